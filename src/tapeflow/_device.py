@@ -1,0 +1,72 @@
+"""Devices with PyTorch's spelling, mapped to JAX devices."""
+
+from __future__ import annotations
+
+import jax
+
+__all__ = ["device", "to_jax_device"]
+
+_KINDS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu", "xla": None}
+
+
+class device:
+    """`tapeflow.device("cpu")`, `device("cuda:0")` (= JAX's first GPU), `device("tpu")`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.device("cpu")
+        device(type='cpu')
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device, index: int | None = None):
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if not isinstance(type, str):
+            raise TypeError(f"device() expects a string such as 'cpu' or 'cuda:0', got {type!r}")
+        name, _, idx = type.partition(":")
+        if name not in _KINDS:
+            raise RuntimeError(
+                f"Expected one of cpu, cuda, gpu, tpu, xla device type at start of device string: {type}")
+        if idx:
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(idx)
+        self.type, self.index = name, index
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index or 0) == (other.type, other.index or 0)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index or 0))
+
+
+def to_jax_device(d) -> jax.Device:
+    """The JAX device for a tapeflow device (or string); a clear error if JAX has none."""
+    d = device(d) if not isinstance(d, device) else d
+    platform = _KINDS[d.type]
+    try:
+        devs = jax.devices(platform) if platform else jax.devices()
+    except RuntimeError:
+        raise RuntimeError(
+            f"tapeflow: no {d.type} device is available to JAX (it sees {jax.devices()}); "
+            f"install the matching jax extra (e.g. `pip install tapeflow[cuda]`) or use device='cpu'") from None
+    i = d.index or 0
+    if i >= len(devs):
+        raise RuntimeError(f"tapeflow: {d} is out of range: JAX has {len(devs)} {d.type} device(s)")
+    return devs[i]
+
+
+def from_jax_device(dev) -> device:
+    kind = {"gpu": "cuda", "cuda": "cuda", "rocm": "cuda"}.get(dev.platform, dev.platform)
+    return device(kind) if kind == "cpu" else device(kind, dev.id)

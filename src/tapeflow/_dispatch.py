@@ -1,0 +1,176 @@
+"""The dispatcher: unwrap Tensors, run one compiled `xla_ops` op, wrap the
+result, and record a backward node when grad mode is on and an input
+requires grad. This is the hottest path in tapeflow; keep it flat.
+
+Also here: views (aliases that share storage) and in-place writes.
+"""
+
+from __future__ import annotations
+
+import traceback
+import weakref
+
+import xla_ops
+from xla_ops.shape import view_apply, view_scatter
+
+from ._state import state
+from ._tensor import Tensor, _alias, _is_float_array
+from .autograd.graph import AccumulateGrad, _sequence, node_class
+
+__all__ = ["dispatch", "view", "inplace", "accumulator", "edge"]
+
+_new = object.__new__
+
+
+def accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's `AccumulateGrad` node (made on demand, kept while a graph uses it)."""
+    ref = t._acc
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def edge(t: Tensor) -> tuple:
+    """The graph edge a gradient for `t` flows into."""
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (accumulator(t), 0) if t._requires_grad else (None, 0)
+
+
+def dispatch(op: xla_ops.Op, args: tuple, params: tuple = ()):
+    """Run `op` on `args` (Tensors, Python scalars, None); return Tensor(s)."""
+    out = op.compiled(params)(*[a._data if isinstance(a, Tensor) else a for a in args])
+    if state.grad_enabled and op.differentiable:
+        for a in args:
+            if isinstance(a, Tensor) and a._requires_grad:
+                return _record(op, args, params, out)
+    if type(out) is tuple:
+        return tuple(None if o is None else Tensor._wrap(o) for o in out)
+    return Tensor._wrap(out)
+
+
+def _record(op, args, params, out):
+    node = _new(node_class(op.node))
+    saves = op.saves
+    needs, edges, saved, versions, metas = [], [], [], [], []
+    any_meta = False
+    for i, a in enumerate(args):
+        is_t = isinstance(a, Tensor)
+        need = is_t and a._requires_grad
+        needs.append(need)
+        edges.append(edge(a) if need else (None, 0))
+        if saves is None or i in saves:
+            saved.append(a)
+            metas.append(None)
+            if is_t:
+                st = a._storage
+                if st is None:
+                    st = a._st()
+                versions.append((st, st.version, a))
+        else:
+            saved.append(None)
+            any_meta = True
+            metas.append((a._data.shape, a._data.dtype) if is_t else ((), None))
+    node.op = op
+    node.params = params
+    node.needs = tuple(needs)
+    node.next_functions = tuple(edges)
+    node._saved = tuple(saved)
+    node._metas = tuple(metas) if any_meta else ()
+    node._freed = False
+    node._sequence_nr = next(_sequence)
+    node._pre_hooks = node._post_hooks = node._tensor_hooks = node._retained = None
+    node._trace = traceback.extract_stack()[:-3] if state.anomaly else None
+    if type(out) is tuple:
+        res = tuple(None if o is None else Tensor._make(o, node, i, True) if _is_float_array(o)
+                    else Tensor._wrap(o) for i, o in enumerate(out))
+        node._out_meta = tuple(None if o is None or not _is_float_array(o) else (o.shape, o.dtype) for o in out)
+    else:
+        res = Tensor._make(out, node, 0, True) if _is_float_array(out) else Tensor._wrap(out)
+        node._out_meta = ()
+    if op.save_ans:
+        node._ans = out
+        st = (res if type(res) is Tensor else res[0])._st()
+        versions.append((st, 0, None))
+    else:
+        node._ans = None
+    node._versions = tuple(versions)
+    return res
+
+
+# -- views ------------------------------------------------------------------------------
+def view(x: Tensor, op: xla_ops.Op, params: tuple = ()):
+    """Apply a view op: the result aliases `x` (shared storage and version)."""
+    out = dispatch(op, (x,), params)
+    if type(out) is tuple:
+        return tuple(_alias(x, o, (op.name, params, i)) for i, o in enumerate(out))
+    return _alias(x, out, (op.name, params, None))
+
+
+# -- in-place writes -------------------------------------------------------------------------
+def inplace(x: Tensor, result: Tensor) -> Tensor:
+    """Make `x` hold `result` (computed out of place from `x`), as an in-place op would.
+
+    The write goes through to `x`'s base and every alias; the shared version
+    counter is bumped; `x` takes over `result`'s history.
+    """
+    if x.grad_fn is None and x._requires_grad and state.grad_enabled:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
+    if result._data.dtype != x._data.dtype:
+        result = _cast_for_inplace(x, result)
+    base = x._base
+    if base is None:
+        x._data = result._data
+        if result.grad_fn is not None:
+            x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
+    elif x._view == ():
+        base._data = result._data
+        x._data = result._data
+        if result.grad_fn is not None:
+            x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
+    else:
+        _write_view(x, base, result)
+    st = x._st()
+    st.version += 1
+    _refresh_views(st, base if base is not None else x, x)
+    return x
+
+
+def _cast_for_inplace(x, result):
+    if not x.dtype.is_floating_point and result.dtype.is_floating_point:
+        raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to the desired "
+                           f"output type {x.dtype.name.capitalize()}")
+    return dispatch(xla_ops.to_dtype, (result,), (("dtype", x._data.dtype),))
+
+
+def _write_view(v: Tensor, base: Tensor, result: Tensor) -> None:
+    chain = v._view
+    if state.grad_enabled and v._requires_grad:
+        if base.grad_fn is None and base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                "Wrap it in `with tapeflow.no_grad():` or modify a clone.")
+        new_base = dispatch(view_scatter, (base, result), (("chain", chain),))
+        base._data, base.grad_fn, base._output_nr, base._requires_grad = new_base._data, new_base.grad_fn, 0, True
+        nv = dispatch(view_apply, (base,), (("chain", chain),))
+        v._data, v.grad_fn, v._output_nr, v._requires_grad = nv._data, nv.grad_fn, 0, True
+        return
+    base._data = view_scatter.compiled((("chain", chain),))(base._data, result._data)
+    v._data = result._data
+    if result.grad_fn is not None:
+        v.grad_fn, v._output_nr, v._requires_grad = result.grad_fn, result._output_nr, True
+
+
+def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
+    """After a write, recompute every other live alias from the base."""
+    if st.views is None:
+        return
+    for w in list(st.views):
+        if w is writer:
+            continue
+        w._data = base._data if not w._view else view_apply.compiled((("chain", w._view),))(base._data)

@@ -1,0 +1,111 @@
+"""dtype objects with PyTorch's names and aliases, mapped to JAX dtypes."""
+
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["dtype", "to_jax_dtype", "from_jax_dtype", "get_default_dtype", "set_default_dtype"]
+
+
+class dtype:
+    """A tensor element type, e.g. `tapeflow.float32` (alias `tapeflow.float`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.float64 is tp.double, tp.tensor([1.0]).dtype
+        (True, tapeflow.float32)
+    """
+
+    __slots__ = ("name", "jax", "is_floating_point", "is_complex", "is_signed", "itemsize")
+
+    def __init__(self, name: str, jax_dtype):
+        self.name = name
+        self.jax = np.dtype(jax_dtype)
+        self.is_floating_point = builtins.bool(jnp.issubdtype(self.jax, jnp.floating))
+        self.is_complex = builtins.bool(jnp.issubdtype(self.jax, jnp.complexfloating))
+        self.is_signed = self.jax.kind in "fic" or self.name == "bfloat16"
+        self.itemsize = self.jax.itemsize
+
+    def __repr__(self) -> str:
+        return f"tapeflow.{self.name}"
+
+    def __reduce__(self):
+        return (from_jax_dtype, (self.jax,))
+
+    def to_real(self) -> dtype:
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+
+float16 = half = dtype("float16", jnp.float16)
+bfloat16 = dtype("bfloat16", jnp.bfloat16)
+float32 = float = dtype("float32", jnp.float32)
+float64 = double = dtype("float64", jnp.float64)
+complex64 = cfloat = dtype("complex64", jnp.complex64)
+complex128 = cdouble = dtype("complex128", jnp.complex128)
+uint8 = dtype("uint8", jnp.uint8)
+int8 = dtype("int8", jnp.int8)
+int16 = short = dtype("int16", jnp.int16)
+int32 = int = dtype("int32", jnp.int32)
+int64 = long = dtype("int64", jnp.int64)
+bool = dtype("bool", jnp.bool_)
+
+_ALL = [float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool]
+_BY_NP = {d.jax: d for d in _ALL}
+_BY_NAME = {d.name: d for d in _ALL} | {"float": float32, "double": float64, "half": float16, "long": int64,
+                                         "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128}
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python numbers (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d) -> None:
+    """Set the default floating dtype (float32 or float64), as `torch.set_default_dtype`."""
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def from_jax_dtype(dt) -> dtype:
+    try:
+        return _BY_NP[dt]
+    except KeyError:
+        try:
+            return _BY_NP[np.dtype(dt)]
+        except (KeyError, TypeError):
+            raise TypeError(f"tapeflow has no dtype for {dt!r}") from None
+
+
+
+
+def to_dtype(d) -> dtype:
+    """Accept a tapeflow dtype, a NumPy/JAX dtype, a name or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is builtins.float:
+        return float64
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if d is builtins.complex:
+        return complex128
+    if isinstance(d, str):
+        name = d.removeprefix("torch.").removeprefix("tapeflow.")
+        if name in _BY_NAME:
+            return _BY_NAME[name]
+        raise TypeError(f"unknown dtype {d!r}; use one of {sorted(_BY_NAME)} (e.g. tapeflow.float32)")
+    try:
+        return from_jax_dtype(np.dtype(d))
+    except TypeError:
+        raise TypeError(f"unknown dtype {d!r}; pass a tapeflow dtype such as tapeflow.float32") from None
+
+
+def to_jax_dtype(d):
+    return None if d is None else to_dtype(d).jax

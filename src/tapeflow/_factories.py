@@ -1,0 +1,308 @@
+"""Tensor factories: `tensor`, `zeros`, `ones`, `arange`, `rand`, ... and the global RNG."""
+
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import xla_ops
+
+from . import _dtype
+from ._device import to_jax_device
+from ._tensor import Tensor
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
+           "eye", "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like", "full_like",
+           "empty_like", "rand_like", "randn_like", "randint_like", "manual_seed", "seed", "initial_seed",
+           "get_rng_state", "set_rng_state", "Generator", "next_key"]
+
+
+def _leaf(arr, device, requires_grad) -> Tensor:
+    if device is not None:
+        arr = jax.device_put(arr, to_jax_device(device))
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer(data):
+    """NumPy array for nested Python data, with PyTorch's dtype inference."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (jax.Array, np.ndarray, np.generic)):
+        return data
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        return jnp.stack([jnp.asarray(_infer(d)) for d in data]) if data else np.zeros((0,), np.float32)
+    arr = np.asarray(data)
+    if arr.dtype.kind == "f":
+        arr = arr.astype(_dtype.get_default_dtype().jax)
+    elif arr.dtype.kind in "iu":
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "c":
+        arr = arr.astype(np.complex64)
+    elif arr.dtype.kind == "O":
+        raise TypeError(f"tensor(): could not infer a dtype for {type(data).__name__} data; pass numbers or "
+                        "nested lists of numbers")
+    elif arr.size == 0 and arr.dtype.kind != "b":
+        arr = arr.astype(_dtype.get_default_dtype().jax)
+    return arr
+
+
+def _flat(data):
+    stack = [data]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, (list, tuple)):
+            stack.extend(d)
+        else:
+            yield d
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of `data` (numbers, nested lists, NumPy/JAX arrays, Tensors).
+
+    Python floats become the default dtype (float32), ints become int64.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.tensor([[1, 2], [3, 4]], dtype=tp.float64, requires_grad=True)
+        tensor([[1., 2.],
+                [3., 4.]], dtype=tapeflow.float64, requires_grad=True)
+    """
+    arr = _infer(data)
+    if dtype is not None:
+        arr = jnp.asarray(arr, _dtype.to_jax_dtype(dtype))
+    else:
+        arr = jnp.asarray(arr)
+    return _leaf(arr, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """`data` as a tensor, sharing memory when it already is one of that dtype."""
+    from ._tensor import as_tensor as _as
+
+    return _as(data, dtype, device)
+
+
+def from_numpy(a: np.ndarray) -> Tensor:
+    """A tensor with the NumPy array's dtype and values."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    return Tensor._wrap(jnp.asarray(a))
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"size must be a tuple of ints, but got an element of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _float_dtype(dtype):
+    return _dtype.to_jax_dtype(dtype) if dtype is not None else _dtype.get_default_dtype().jax
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros. Example: `tp.zeros(2, 3)`."""
+    return _leaf(jnp.zeros(_shape(size), _float_dtype(dtype)), device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones. Example: `tp.ones(2, 3)`."""
+    return _leaf(jnp.ones(_shape(size), _float_dtype(dtype)), device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """An uninitialised tensor (zeros: XLA has no uninitialised memory)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with `fill_value` (dtype inferred from it, as PyTorch does)."""
+    if dtype is None:
+        dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
+                 _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
+    return _leaf(jnp.full(_shape((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
+                          _dtype.to_jax_dtype(dtype)), device, requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from `start` to `end` (exclusive) by `step`; int64 for integer arguments."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
+    jd = _dtype.to_jax_dtype(dtype)
+    n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
+    arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
+    return _leaf(jnp.asarray(arr), device, requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _leaf(jnp.linspace(start, end, steps, dtype=_float_dtype(dtype)), device, requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _leaf(jnp.logspace(start, end, steps, base=base, dtype=_float_dtype(dtype)), device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _leaf(jnp.eye(n, m, dtype=_float_dtype(dtype)), device, requires_grad)
+
+
+# -- random numbers: one global key, split for every call ----------------------------------------------
+class Generator:
+    """A random-number state: a JAX PRNG key, split on every draw.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> g = tp.Generator().manual_seed(0)
+        >>> tp.rand(2, generator=g).shape
+        tapeflow.Size([2])
+    """
+
+    def __init__(self, device="cpu"):
+        self._seed = 0
+        self.key = jax.random.key_data(jax.random.key(0))
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.key = jax.random.key_data(jax.random.key(int(seed)))
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def next_key(self):
+        new, sub = xla_ops.random.split_key(self.key)
+        self.key = new
+        return sub
+
+    def get_state(self) -> Tensor:
+        return Tensor._wrap(self.key)
+
+    def set_state(self, state: Tensor) -> None:
+        self.key = state._data if isinstance(state, Tensor) else jnp.asarray(state)
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the global random-number generator; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2**63))
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(state) -> None:
+    default_generator.set_state(state)
+
+
+def next_key(generator: Generator | None = None):
+    """A fresh JAX key from `generator` (default: the global one)."""
+    return (generator or default_generator).next_key()
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1)."""
+    arr = xla_ops.random.uniform(next_key(generator), shape=_shape(size), dtype=_float_dtype(dtype))
+    return _leaf(arr, device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples."""
+    arr = xla_ops.random.normal(next_key(generator), shape=_shape(size), dtype=_float_dtype(dtype))
+    return _leaf(arr, device, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Integers uniform on [low, high). `randint(high, size)` or `randint(low, high, size)`."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None and isinstance(size, tuple):
+        low, high = 0, low
+    jd = _dtype.to_jax_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    arr = xla_ops.random.randint(next_key(generator), shape=_shape((tuple(size),)), low=int(low), high=int(high),
+                                 dtype=jd)
+    return _leaf(arr, device, requires_grad)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    arr = xla_ops.random.permutation(next_key(generator), n=int(n))
+    if dtype is not None:
+        arr = arr.astype(_dtype.to_jax_dtype(dtype))
+    return _leaf(arr, device, requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        ref = m if m is not None else s
+        z = randn(*ref.shape, generator=generator, dtype=ref.dtype)
+        return z * std + mean
+    arr = xla_ops.random.normal(next_key(generator), shape=_shape((tuple(size),)), dtype=_float_dtype(dtype),
+                                mean=float(mean), std=float(std))
+    return _leaf(arr, device, requires_grad)
+
+
+# -- *_like -------------------------------------------------------------------------------------------------------
+def _like(t: Tensor, dtype):
+    return t.shape, (dtype if dtype is not None else t.dtype)
+
+
+def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dt = _like(input, dtype)
+    return zeros(shape, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dt = _like(input, dtype)
+    return ones(shape, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dt = _like(input, dtype)
+    return full(shape, fill_value, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dt = _like(input, dtype)
+    return rand(shape, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dt = _like(input, dtype)
+    return randn(shape, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)

@@ -1,0 +1,292 @@
+"""Attach the op namespace to `Tensor`: methods, Python operators, in-place
+variants and conversions. Nothing here computes; it only delegates."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import xla_ops as X
+
+from . import _dtype, _ops
+from ._device import device as _device
+from ._device import to_jax_device
+from ._dispatch import dispatch, inplace
+from ._tensor import Tensor
+
+# Functions of `_ops` that are also Tensor methods (same name).
+_METHODS = """
+add sub mul div pow remainder fmod atan2 hypot maximum minimum neg negative lerp addcmul addcdiv
+exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan tanh sigmoid asin acos atan sinh cosh
+asinh acosh atanh arcsin arccos arctan erf erfc erfinv lgamma digamma logit abs absolute sign floor ceil trunc frac
+relu square round nan_to_num clamp clip clamp_min clamp_max where masked_fill
+eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor logical_not
+bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite isclose allclose equal
+clone sum mean nansum nanmean prod var std max min amax amin aminmax argmax argmin all any count_nonzero logsumexp
+norm dist cumsum cumprod logcumsumexp softmax log_softmax sort argsort topk msort
+matmul mm bmm mv dot inner outer ger addmm baddbmm trace
+reshape view_as flatten unflatten ravel permute transpose swapaxes swapdims t adjoint movedim moveaxis expand
+expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk tensor_split unbind flip fliplr
+flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
+index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
+subtract cross float_power
+""".split()
+
+for _name in _METHODS:
+    setattr(Tensor, _name, getattr(_ops, _name))
+
+
+def _view(self, *shape):
+    """The same data with a new shape (a view). `view(dtype)` is not supported."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        raise RuntimeError("view(dtype) is not supported; use .to(dtype) for a converted copy")
+    return _ops.reshape(self, *shape)
+
+
+Tensor.view = _view
+Tensor.__getitem__ = _ops._getitem
+Tensor.__setitem__ = _ops._setitem
+
+
+@property
+def _T(self):
+    return _ops.permute(self, tuple(reversed(range(self.ndim))))
+
+
+@property
+def _mT(self):
+    return _ops.transpose(self, -2, -1)
+
+
+Tensor.T = _T
+Tensor.mT = _mT
+Tensor.H = _T
+
+# -- Python operators -------------------------------------------------------------------------
+Tensor.__add__ = _ops.add
+Tensor.__radd__ = lambda self, other: _ops.add(self, other)
+Tensor.__sub__ = _ops.sub
+Tensor.__rsub__ = lambda self, other: _ops.rsub(self, other)
+Tensor.__mul__ = _ops.mul
+Tensor.__rmul__ = lambda self, other: _ops.mul(self, other)
+Tensor.__truediv__ = _ops.div
+Tensor.__rtruediv__ = lambda self, other: _ops.rdiv(self, other)
+Tensor.__floordiv__ = _ops.floor_divide
+Tensor.__rfloordiv__ = lambda self, other: _ops.floor_divide(_ops.as_tensor(other), self)
+Tensor.__mod__ = _ops.remainder
+Tensor.__rmod__ = lambda self, other: _ops.remainder(_ops.as_tensor(other), self)
+Tensor.__pow__ = _ops.pow
+Tensor.__rpow__ = lambda self, other: _ops.pow(other, self)
+Tensor.__matmul__ = _ops.matmul
+Tensor.__rmatmul__ = lambda self, other: _ops.matmul(_ops.as_tensor(other), self)
+Tensor.__neg__ = _ops.neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = _ops.abs
+Tensor.__invert__ = lambda self: _ops.logical_not(self) if self.dtype is _dtype.bool else _ops.bitwise_not(self)
+Tensor.__and__ = lambda self, other: _ops.logical_and(self, other) if self.dtype is _dtype.bool else _ops.bitwise_and(self, other)
+Tensor.__or__ = lambda self, other: _ops.logical_or(self, other) if self.dtype is _dtype.bool else _ops.bitwise_or(self, other)
+Tensor.__xor__ = lambda self, other: _ops.logical_xor(self, other) if self.dtype is _dtype.bool else _ops.bitwise_xor(self, other)
+Tensor.__rand__ = Tensor.__and__
+Tensor.__ror__ = Tensor.__or__
+Tensor.__rxor__ = Tensor.__xor__
+Tensor.__eq__ = _ops.eq
+Tensor.__ne__ = _ops.ne
+Tensor.__lt__ = _ops.lt
+Tensor.__le__ = _ops.le
+Tensor.__gt__ = _ops.gt
+Tensor.__ge__ = _ops.ge
+
+
+# -- in-place variants: compute out of place, then write through --------------------------------
+def _make_inplace(fn, name):
+    def method(self, *args, **kwargs):
+        return inplace(self, fn(self, *args, **kwargs))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place `{name[:-1]}`: writes the result into this tensor (and its aliases)."
+    return method
+
+
+for _name in """add sub mul div pow remainder fmod atan2 neg exp expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin
+cos tan tanh sigmoid abs sign floor ceil trunc frac relu square round clamp clip clamp_min clamp_max masked_fill
+lerp addcmul addcdiv logical_not logical_and logical_or floor_divide index_put scatter scatter_add index_add
+nan_to_num erf asin acos atan sinh cosh""".split():
+    setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
+
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+Tensor.__imod__ = Tensor.remainder_
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy `src` (broadcast, cast to this dtype) into this tensor; gradients flow to `src`."""
+    return inplace(self, dispatch(X.copy, (self, src if isinstance(src, Tensor) else _ops.as_tensor(src))))
+
+
+def fill_(self, value):
+    return inplace(self, dispatch(X.copy, (self, value)))
+
+
+def zero_(self):
+    return inplace(self, dispatch(X.copy, (self, 0)))
+
+
+def _random_(sampler):
+    def method(self, *args, generator=None, **kwargs):
+        from .autograd.grad_mode import no_grad
+
+        with no_grad():
+            sample = sampler(self, *args, generator=generator, **kwargs)
+        return inplace(self, dispatch(X.copy, (self, sample)))
+    return method
+
+
+def _uniform(self, a=0.0, b=1.0, *, generator=None):
+    from ._factories import rand
+
+    return rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a
+
+
+def _normal(self, mean=0.0, std=1.0, *, generator=None):
+    from ._factories import randn
+
+    return randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean
+
+
+def _bernoulli(self, p=0.5, *, generator=None):
+    from ._factories import rand
+
+    return (rand(*self.shape, generator=generator) < p).to(self.dtype)
+
+
+def _random_int(self, low=0, high=None, *, generator=None):
+    from ._factories import randint
+
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(self.shape), generator=generator, dtype=self.dtype)
+
+
+Tensor.copy_ = copy_
+Tensor.fill_ = fill_
+Tensor.zero_ = zero_
+Tensor.uniform_ = _random_(_uniform)
+Tensor.normal_ = _random_(_normal)
+Tensor.bernoulli_ = _random_(_bernoulli)
+Tensor.random_ = _random_(_random_int)
+
+
+def _unsqueeze_(self, dim):
+    new = _ops.unsqueeze(self, dim)
+    self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
+    return self
+
+
+def _squeeze_(self, dim=None):
+    new = _ops.squeeze(self, dim)
+    self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
+    return self
+
+
+Tensor.unsqueeze_ = _unsqueeze_
+Tensor.squeeze_ = _squeeze_
+
+
+# -- conversions ---------------------------------------------------------------------------------------
+def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, **kwargs):
+    """Convert dtype and/or device: `to(tp.float64)`, `to("cpu")`, `to(other)`, `to("cpu", tp.float64)`.
+
+    Differentiable: gradients are converted back to this tensor's dtype.
+    """
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (_device, str)) and not (isinstance(a, str) and _is_dtype_name(a)):
+            device = a
+        elif a is not None:
+            dtype = a
+    out = self
+    if dtype is not None:
+        out = _ops.to_dtype(out, dtype)
+    if device is not None:
+        dev = to_jax_device(device)
+        if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
+            out = dispatch(X.to_device, (out,), (("device", dev),))
+    if copy and out is self:
+        out = _ops.clone(self)
+    return out
+
+
+def _is_dtype_name(s: str) -> bool:
+    try:
+        _dtype.to_dtype(s)
+        return True
+    except TypeError:
+        return False
+
+
+Tensor.to = to
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.cpu = lambda self: to(self, "cpu")
+Tensor.cuda = lambda self, device=None: to(self, "cuda" if device is None else f"cuda:{int(device)}")
+Tensor.float = lambda self: to(self, _dtype.float32)
+Tensor.double = lambda self: to(self, _dtype.float64)
+Tensor.half = lambda self: to(self, _dtype.float16)
+Tensor.bfloat16 = lambda self: to(self, _dtype.bfloat16)
+Tensor.long = lambda self: to(self, _dtype.int64)
+Tensor.int = lambda self: to(self, _dtype.int32)
+Tensor.short = lambda self: to(self, _dtype.int16)
+Tensor.bool = lambda self: to(self, _dtype.bool)
+Tensor.byte = lambda self: to(self, _dtype.uint8)
+
+
+def _new_factory(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        return fn(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return method
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from ._factories import tensor
+
+    return tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
+def _install_factories():
+    from . import _factories as F
+
+    Tensor.new_zeros = _new_factory(F.zeros)
+    Tensor.new_ones = _new_factory(F.ones)
+    Tensor.new_empty = _new_factory(F.empty)
+    Tensor.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: F.full(
+        size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    Tensor.new_tensor = _new_tensor
+
+
+_install_factories()
+Tensor.jax = property(lambda self: self._data, doc="The underlying JAX array (or tracer).")
+Tensor.is_contiguous = lambda self, memory_format=None: True
+Tensor.stride = lambda self, dim=None: (
+    tuple(int(np.prod(self.shape[i + 1:], dtype=np.int64)) for i in range(self.ndim)) if dim is None
+    else int(np.prod(self.shape[dim + 1:], dtype=np.int64)))
+Tensor.data_ptr = lambda self: id(self._data)
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the leaves' `.grad` (see `tapeflow.autograd.backward`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x ** 2).sum().backward(); x.grad
+        tensor([2., 4.])
+    """
+    from .autograd.backward import backward as _backward
+
+    _backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+Tensor.backward = backward

@@ -1,0 +1,452 @@
+"""`Tensor`: a JAX array (or tracer) plus autograd metadata.
+
+The math lives in `xla_ops`; Tensor methods only delegate (see `_ops.py`,
+which attaches them). Aliases (views, `detach()`, `.data`) share a
+`_Storage` record: its version counter, and the set of live views that an
+in-place write must refresh.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtype
+from ._device import from_jax_device, to_jax_device
+from ._state import state
+
+__all__ = ["Tensor", "as_tensor", "is_tensor", "Size"]
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """A tensor shape: a tuple with PyTorch's repr (`tapeflow.Size([2, 3])`)."""
+
+    def __repr__(self) -> str:
+        return f"tapeflow.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _Storage:
+    """Shared by a tensor and all its aliases: the version counter and live views."""
+
+    __slots__ = ("version", "views")
+
+    def __init__(self):
+        self.version = 0
+        self.views = None
+
+
+_FLOAT_KINDS = frozenset("fcV")
+
+
+def _is_float_array(a) -> bool:
+    return a.dtype.kind in _FLOAT_KINDS
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, backed by a JAX array.
+
+    Build tensors with `tapeflow.tensor` and the factories; results of ops on
+    tensors that require grad carry a `grad_fn`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([1.0], requires_grad=True)
+        >>> y = x.exp()
+        >>> y
+        tensor([2.7183], grad_fn=<ExpBackward0>)
+        >>> y.backward(); x.grad
+        tensor([2.7183])
+    """
+
+    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_storage", "__weakref__", "__dict__")
+    __array_priority__ = 1000
+
+    # Rarely set; class defaults keep tensor creation cheap.
+    _base = None  # the tensor this one is a view of
+    _view = ()  # ((op, params, out_index), ...) from `_base` to this tensor
+    _acc = None  # weakref to this leaf's AccumulateGrad
+    _hooks = None  # {id: fn} gradient hooks of a leaf
+    _retains_grad = False
+    _is_param = False
+
+    def __init__(self, *args, device=None, dtype=None, requires_grad=False):
+        """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = args[0]
+            if isinstance(src, Tensor):
+                arr = src._data
+            else:
+                arr = jnp.asarray(np.asarray(src, dtype=_dtype.get_default_dtype().jax))
+        else:
+            arr = jnp.zeros(tuple(args), _dtype.get_default_dtype().jax)
+        if dtype is not None:
+            arr = arr.astype(_dtype.to_jax_dtype(dtype))
+        if device is not None:
+            arr = jax.device_put(arr, to_jax_device(device))
+        _init(self, arr, None, 0, False)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(data, grad_fn, output_nr: int, requires_grad: bool) -> Tensor:
+        t = _new(Tensor)
+        t._data = data
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._requires_grad = requires_grad
+        t.grad = None
+        t._storage = None
+        return t
+
+    @staticmethod
+    def _wrap(data) -> Tensor:
+        """A new leaf that does not require grad."""
+        t = _new(Tensor)
+        t._data = data
+        t.grad_fn = None
+        t._output_nr = 0
+        t._requires_grad = False
+        t.grad = None
+        t._storage = None
+        return t
+
+    # -- autograd attributes ---------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether autograd records ops on this leaf (in place); returns self."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not _is_float_array(self._data):
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
+                "convert first, e.g. x.float().requires_grad_()")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        s = self._storage
+        return 0 if s is None else s.version
+
+    def _st(self) -> _Storage:
+        s = self._storage
+        if s is None:
+            s = self._storage = _Storage()
+        return s
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in `.grad` during backward."""
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Register `hook(grad) -> grad or None`, called with the gradient of this tensor.
+
+        Returns a handle whose `.remove()` unregisters it.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> x = tp.ones(2, requires_grad=True)
+            >>> h = x.register_hook(lambda g: g * 2)
+            >>> x.sum().backward(); x.grad
+            tensor([2., 2.])
+        """
+        from .autograd.graph import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = {}
+        h = RemovableHandle(self._hooks)
+        self._hooks[h.id] = hook
+        return h
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing this one's data (and version counter), with no history."""
+        return _alias(self, Tensor._wrap(self._data))
+
+    def detach_(self) -> Tensor:
+        """Detach in place: this tensor becomes a leaf that does not require grad."""
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's data as a tensor outside autograd (an alias: writes are seen here)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        st = self._st()
+        st.version += 1
+
+    # -- array attributes ----------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of one dimension."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[dim]
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return _dtype.from_jax_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        try:
+            devs = self._data.devices()
+        except (AttributeError, jax.errors.ConcretizationTypeError):
+            return from_jax_device(jax.devices()[0])
+        return from_jax_device(next(iter(devs)))
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(np.prod(self._data.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # -- conversions to Python / NumPy ---------------------------------------------
+    def _concrete(self, what: str):
+        if isinstance(self._data, jax.core.Tracer):
+            raise RuntimeError(
+                f"tapeflow: {what} needs a concrete value, but this tensor is being traced by JAX "
+                "(inside jax.jit/vmap/grad or tp.compile). Keep data-dependent Python outside the "
+                "traced function, or use tensor ops (tp.where) instead.")
+        return self._data
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array (read-only view of the JAX buffer where possible)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return np.asarray(self._concrete("numpy()"))
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._concrete("conversion to NumPy"))
+        return a.astype(dtype) if dtype is not None else a
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        a = self._concrete("item()")
+        if a.size != 1:
+            raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+        return a.reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._concrete("tolist()")).tolist()
+
+    def __bool__(self) -> bool:
+        a = self._concrete("bool()")
+        if a.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(a.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __repr__(self) -> str:
+        return _format(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (np.asarray(self._concrete("pickling")), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment. Use detach().clone() first.")
+        new = type(self)._copy_leaf(self)
+        memo[id(self)] = new
+        return new
+
+    @classmethod
+    def _copy_leaf(cls, t):
+        new = _new(cls)
+        _init(new, t._data, None, 0, t._requires_grad)
+        if t.grad is not None:
+            new.grad = Tensor._wrap(t.grad._data)
+        if t.__dict__:
+            for k, v in t.__dict__.items():
+                if k not in ("_acc", "_hooks", "_base", "_view"):
+                    new.__dict__[k] = v
+        return new
+
+
+def _init(t, data, grad_fn, output_nr, requires_grad):
+    t._data = data
+    t.grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._requires_grad = requires_grad
+    t.grad = None
+    t._storage = None
+
+
+def _rebuild(array, requires_grad):
+    return Tensor._make(jnp.asarray(array), None, 0, requires_grad)
+
+
+def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:
+    """Make `new` an alias of `src`: same storage; `view` extends the view chain."""
+    base = src._base if src._base is not None else src
+    new._storage = src._st()
+    new._base = base
+    chain = src._view if view is None else src._view + (view,)
+    if chain:
+        new._view = chain
+    st = new._storage
+    if st.views is None:
+        st.views = weakref.WeakSet()
+    st.views.add(new)
+    return new
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """`data` as a Tensor, without a copy when it already is one (of that dtype)."""
+    if isinstance(data, Tensor):
+        if dtype is None or data.dtype is _dtype.to_dtype(dtype):
+            return data
+        return data.to(dtype)
+    from ._factories import tensor
+
+    return tensor(data, dtype=dtype, device=device)
+
+
+def _format(t: Tensor) -> str:
+    a = t._data
+    extras = []
+    if isinstance(a, jax.core.Tracer):
+        body = f"tensor({a}"
+    else:
+        arr = np.asarray(a)
+        body = "tensor(" + _format_array(arr).replace("\n", "\n       ")
+        if arr.size == 0 and arr.ndim != 1:
+            extras.append(f"size={tuple(arr.shape)}")
+        dt = t.dtype
+        if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool):
+            extras.append(f"dtype={dt!r}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return body + "".join(", " + e for e in extras) + ")"
+
+
+def _format_array(arr: np.ndarray) -> str:
+    if arr.dtype.kind == "f" or arr.dtype.kind == "c" or arr.dtype == jnp.bfloat16:
+        arr = arr.astype(np.float64) if arr.dtype == jnp.bfloat16 else arr
+        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+        ints = finite.size == 0 or bool(np.all(finite == np.round(finite)))
+        big = finite.size and (np.abs(finite).max() >= 1e8 or
+                               (np.abs(finite[finite != 0]).min(initial=1.0) < 1e-4 and not ints) or
+                               (finite.size and np.abs(finite).max() / max(np.abs(finite[finite != 0]).min(initial=1.0), 1e-300) > 1000 and not ints))
+        opts = dict(precision=4, separator=", ", threshold=1000, edgeitems=3, max_line_width=80)
+        if big:
+            return np.array2string(arr, formatter={"float_kind": lambda v: f"{v:.4e}"}, **opts)
+        if ints:
+            return np.array2string(arr, formatter={"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}, **opts)
+        return np.array2string(arr, floatmode="fixed", **opts)
+    return np.array2string(arr, separator=", ", threshold=1000, edgeitems=3, max_line_width=80)

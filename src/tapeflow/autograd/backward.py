@@ -1,0 +1,151 @@
+"""`backward` and `grad`: the entry points into the engine."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from .engine import run_backward
+
+__all__ = ["backward", "grad"]
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _roots(outputs, grad_outputs, create_graph, what):
+    from .._dispatch import accumulator
+
+    edges, grads = [], []
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs; "
+                           "pass one gradient (or None) per output")
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{what}: outputs must be Tensors, got {type(out).__name__} at position {i}")
+        if out.grad_fn is None and not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs; pass `gradient=` "
+                                   f"(a tensor of shape {list(out.shape)}) to backward, or reduce the output first "
+                                   "(e.g. y.sum().backward())")
+            if not out.dtype.is_floating_point and not out.dtype.is_complex:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+            g = jnp.ones(out._data.shape, out._data.dtype)
+            g = Tensor._wrap(g) if create_graph else g
+        else:
+            if not isinstance(g, Tensor):
+                from .._tensor import as_tensor
+
+                g = as_tensor(g, dtype=out.dtype)
+            if tuple(g.shape) != tuple(out.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                                   f"has a shape of {out.shape}.")
+            if g._data.dtype != out._data.dtype:
+                g = g.to(out.dtype)
+            g = g if create_graph else g._data
+        edges.append((out.grad_fn, out._output_nr) if out.grad_fn is not None else (accumulator(out), 0))
+        grads.append(g)
+    return edges, grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate gradients of `tensors` into the `.grad` of the leaves (or of `inputs`).
+
+    Arguments:
+        tensors: output tensor(s) to differentiate.
+        grad_tensors: gradient w.r.t. each output; may be omitted for scalar outputs.
+        retain_graph: keep saved tensors for another backward (default: `create_graph`).
+        create_graph: record the backward pass, for higher-order derivatives.
+        inputs: accumulate only into these tensors.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([1.0, 2.0], requires_grad=True)
+        >>> tp.autograd.backward((x * x).sum()); x.grad
+        tensor([2., 4.])
+    """
+    outputs = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(outputs)
+    else:
+        grad_tensors = _as_tuple(grad_tensors) if not isinstance(grad_tensors, (int, float)) else (grad_tensors,)
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges, grads = _roots(outputs, grad_tensors, create_graph, "backward")
+    inputs = _as_tuple(inputs) if inputs is not None else None
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if inputs is None:
+        run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
+        return
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    res = run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=list(inputs),
+                       capture=True, allow_unused=True)
+    from .engine import accumulate
+
+    for t, g in zip(inputs, res):
+        if g is not None:
+            accumulate(t, g if create_graph else g._data, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """Gradients of `outputs` w.r.t. `inputs`, returned (no `.grad` is touched).
+
+    Arguments:
+        outputs: tensor(s) to differentiate.
+        inputs: tensor(s) to differentiate with respect to (leaves or intermediates).
+        grad_outputs: gradient w.r.t. each output (omit for scalars).
+        retain_graph: keep the graph for another pass (default: `create_graph`).
+        create_graph: record the computation of the gradients, for higher order.
+        allow_unused: return `None` for inputs the outputs do not depend on instead of raising.
+        materialize_grads: return zeros instead of `None` for unused inputs.
+
+    Returns:
+        A tuple with one gradient per input.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor(3.0, requires_grad=True)
+        >>> (dx,) = tp.autograd.grad(x ** 3, x, create_graph=True)
+        >>> tp.autograd.grad(dx, x)
+        (tensor(18.),)
+    """
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True: use tapeflow.func.vmap over autograd.grad instead")
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("grad requires at least one input")
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: inputs must be Tensors, got {type(t).__name__} at position {i}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if grad_outputs is None:
+        gouts = (None,) * len(outs)
+    else:
+        gouts = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if materialize_grads:
+        allow_unused = True
+    edges, grads = _roots(outs, gouts, create_graph, "grad")
+    res = run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=list(ins),
+                       capture=True, allow_unused=bool(allow_unused))
+    if materialize_grads:
+        from .._factories import zeros_like
+
+        res = tuple(zeros_like(t) if r is None else r for t, r in zip(ins, res))
+    return res

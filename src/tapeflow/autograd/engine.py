@@ -1,0 +1,281 @@
+"""The backward engine.
+
+From the roots, count how many gradient contributions each node will
+receive; then run nodes from a ready queue (newest first, as PyTorch does),
+each once all its contributions have been summed into its input buffer.
+No recursion anywhere: the graph is walked with explicit stacks.
+
+Without `create_graph`, gradients are raw JAX arrays (one compiled VJP call
+per node); with it they are Tensors and every step is itself recorded.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import jax.numpy as jnp
+
+from .._state import state
+from .._tensor import Tensor
+from .graph import AccumulateGrad, Node
+
+__all__ = ["run_backward", "accumulate"]
+
+
+def accumulate(var: Tensor, g, create_graph: bool) -> None:
+    """Add `g` into `var.grad`: in place, or out of place (recorded) under `create_graph`."""
+    if var._hooks:
+        g = _run_tensor_hooks(var._hooks, g, create_graph)
+    old = var.grad
+    if create_graph:
+        gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
+        var.grad = gt if old is None else old + gt
+        return
+    if isinstance(g, Tensor):
+        g = g._data
+    if old is None:
+        var.grad = Tensor._wrap(g)
+    else:
+        old._data = old._data + g
+        old._st().version += 1
+
+
+def _run_tensor_hooks(hooks: dict, g, create_graph: bool):
+    gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
+    for fn in list(hooks.values()):
+        new = fn(gt)
+        if new is not None:
+            if not isinstance(new, Tensor):
+                raise TypeError(f"a tensor hook must return a Tensor or None, got {type(new).__name__}")
+            if new.shape != gt.shape:
+                raise RuntimeError(f"hook changed the gradient's shape from {list(gt.shape)} to {list(new.shape)}")
+            gt = new
+    return gt if create_graph else gt._data
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _graph(roots: list[Node]) -> dict:
+    """Number of incoming edges of every node reachable from `roots`."""
+    deps: dict = {}
+    stack = []
+    for r in roots:
+        if r not in deps:
+            deps[r] = 0
+            stack.append(r)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                stack.append(nxt)
+    return deps
+
+
+def _needed(deps: dict, targets: set) -> set:
+    """Nodes from which some target is reachable (post-order, iterative)."""
+    needed = set()
+    done = set()
+    for start in deps:
+        if start in done:
+            continue
+        stack = [(start, iter(start.next_functions))]
+        done.add(start)
+        while stack:
+            node, it = stack[-1]
+            advanced = False
+            for nxt, _ in it:
+                if nxt is not None and nxt not in done:
+                    done.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            if node in targets or any(n in needed for n, _ in node.next_functions if n is not None):
+                needed.add(node)
+    return needed
+
+
+def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_graph: bool, create_graph: bool,
+                 inputs: list[Tensor] | None = None, capture: bool = False, allow_unused: bool = False):
+    """Run backward from `roots` (graph edges) seeded with `root_grads`.
+
+    With `capture`, gradients for `inputs` are returned (autograd.grad) and no
+    `.grad` is touched; otherwise gradients accumulate into leaves (only the
+    `inputs`, if given).
+    """
+    root_nodes = [n for n, _ in roots]
+    deps = _graph(root_nodes)
+    for n, _ in roots:
+        deps[n] += 1  # the contribution from the (virtual) graph root
+
+    targets: dict = {}  # edge -> index into results
+    if inputs is not None:
+        from .._dispatch import accumulator
+
+        for i, t in enumerate(inputs):
+            e = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulator(t), 0)
+            targets.setdefault(e, []).append(i)
+        needed = _needed(deps, {e[0] for e in targets})
+    else:
+        needed = None
+    results = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers: dict = {}
+    ready: list = []
+    counter = 0
+    for (n, nr), g in zip(roots, root_grads):
+        buf = buffers.get(n)
+        if buf is None:
+            buf = buffers[n] = [None] * max(len(n._out_meta), nr + 1, 1)
+        buf[nr] = _add(buf[nr], g)
+        deps[n] -= 1
+        if deps[n] == 0:
+            heapq.heappush(ready, (-n._sequence_nr, counter, n))
+            counter += 1
+
+    prev_mode = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node)
+            grad_inputs = _run_node(node, grads, create_graph, needed, targets, results, capture, inputs)
+            if not retain_graph:
+                node._release()
+            for (nxt, nr), g in zip(node.next_functions, grad_inputs):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * max(len(nxt._out_meta), nr + 1)
+                    elif nr >= len(buf):
+                        buf.extend([None] * (nr + 1 - len(buf)))
+                    buf[nr] = _add(buf[nr], g)
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    if nxt in buffers:
+                        heapq.heappush(ready, (-nxt._sequence_nr, counter, nxt))
+                        counter += 1
+                    else:
+                        _skip(nxt, deps, buffers, ready)
+    finally:
+        state.grad_enabled = prev_mode
+
+    if capture:
+        for i, (t, r) in enumerate(zip(inputs, results)):
+            if r is None and not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+        return tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._wrap(r)) for r in results)
+    return None
+
+
+def _skip(node, deps, buffers, ready):
+    """A node that received no gradient at all: pass `None` on without running it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for nxt, _ in n.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                if nxt in buffers:
+                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                else:
+                    stack.append(nxt)
+
+
+def _run_node(node, grads, create_graph, needed, targets, results, capture, inputs):
+    # 1. hooks registered on the tensors this node produced, then retain_grad.
+    th = node._tensor_hooks
+    if th:
+        for nr, hooks in th.items():
+            if hooks and nr < len(grads) and grads[nr] is not None:
+                grads[nr] = _run_tensor_hooks(hooks, grads[nr], create_graph)
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t = ref()
+            if t is not None and nr < len(grads) and grads[nr] is not None:
+                g = grads[nr]
+                if create_graph:
+                    t.grad = g if t.grad is None else t.grad + g
+                else:
+                    g = g._data if isinstance(g, Tensor) else g
+                    t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
+    # 2. gradients requested by autograd.grad / backward(inputs=...).
+    if targets:
+        is_acc = type(node) is AccumulateGrad
+        for nr in range(len(grads)):
+            idxs = targets.get((node, nr))
+            if idxs is None:
+                continue
+            g = grads[nr]
+            if is_acc and node.variable._hooks and g is not None:
+                g = _run_tensor_hooks(node.variable._hooks, g, create_graph)
+            for i in idxs:
+                results[i] = g
+        if capture and is_acc:
+            return ()
+    if needed is not None and node not in needed:
+        return ()
+    # 3. node pre-hooks.
+    if node._pre_hooks:
+        gts = tuple(_as_tensor(g) for g in grads)
+        for fn in list(node._pre_hooks.values()):
+            new = fn(gts)
+            if new is not None:
+                gts = tuple(new)
+        grads = [_unwrap(g, create_graph) for g in gts]
+    # 4. materialise missing gradients of multi-output nodes as zeros.
+    if len(grads) > 1:
+        for i, g in enumerate(grads):
+            if g is None and i < len(node._out_meta) and node._out_meta[i] is not None:
+                shape, dtype = node._out_meta[i]
+                z = jnp.zeros(shape, dtype)
+                grads[i] = Tensor._wrap(z) if create_graph else z
+    if not capture or type(node) is not AccumulateGrad:
+        if state.anomaly:
+            from .anomaly_mode import run_checked
+
+            grad_inputs = run_checked(node, grads, create_graph)
+        else:
+            grad_inputs = node.apply(grads, create_graph)
+    else:
+        grad_inputs = ()
+    # 5. node post-hooks.
+    if node._post_hooks:
+        gi = tuple(_as_tensor(g) for g in grad_inputs)
+        go = tuple(_as_tensor(g) for g in grads)
+        for fn in list(node._post_hooks.values()):
+            new = fn(gi, go)
+            if new is not None:
+                gi = tuple(new)
+        grad_inputs = tuple(_unwrap(g, create_graph) for g in gi)
+    return grad_inputs
+
+
+def _as_tensor(g):
+    return g if g is None or isinstance(g, Tensor) else Tensor._wrap(g)
+
+
+def _unwrap(g, create_graph):
+    if g is None or create_graph:
+        return g
+    return g._data if isinstance(g, Tensor) else g

@@ -1,0 +1,151 @@
+"""Grad modes: `no_grad`, `enable_grad`, `set_grad_enabled`, `inference_mode`.
+
+Each saves the thread's mode on enter and restores it on exit, works as a
+decorator, and nests.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from .._state import state
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are being recorded on this thread."""
+    return state.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference
+
+
+class _Mode:
+    """Base for mode switches: context manager and decorator. Subclasses define
+    `_enter`, which sets the thread's flags."""
+
+    def __enter__(self):
+        self._saved = (state.grad_enabled, state.inference)
+        self._enter()
+        return self
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.inference = self._saved
+        return False
+
+    def clone(self):
+        return type(self)()
+
+    def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen(*args, **kwargs):
+                g = fn(*args, **kwargs)
+                with self.clone():
+                    value = next(g)
+                while True:
+                    try:
+                        with self.clone():
+                            value = g.send((yield value))
+                    except StopIteration as e:
+                        return e.value
+            return gen
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_Mode):
+    """Disable recording: results have no `grad_fn` and nothing is saved for backward.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.ones(2, requires_grad=True)
+        >>> with tp.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
+
+    def _enter(self):
+        state.grad_enabled = False
+
+
+class enable_grad(_Mode):
+    """Enable recording inside a `no_grad` region.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.ones(2, requires_grad=True)
+        >>> with tp.no_grad(), tp.enable_grad():
+        ...     (x * 2).requires_grad
+        True
+    """
+
+    def _enter(self):
+        state.grad_enabled = True
+
+
+class set_grad_enabled(_Mode):
+    """Set grad mode to `mode`: a plain call takes effect at once, a `with` restores it after.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.set_grad_enabled(False):
+        ...     tp.is_grad_enabled()
+        False
+    """
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self._prev = state.grad_enabled
+        state.grad_enabled = self.mode
+
+    def __enter__(self):
+        self._saved = (self._prev, state.inference)
+        state.grad_enabled = self.mode
+        return self
+
+    def _enter(self):
+        state.grad_enabled = self.mode
+
+    def clone(self):
+        prev = state.grad_enabled
+        new = set_grad_enabled(self.mode)
+        state.grad_enabled = prev
+        new._prev = prev
+        return new
+
+    def __call__(self, fn):
+        # Used as a decorator: undo the immediate switch made by __init__.
+        state.grad_enabled = self._prev
+        return super().__call__(fn)
+
+
+class inference_mode(_Mode):
+    """Like `no_grad`, for inference: nothing is recorded or saved.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.inference_mode():
+        ...     tp.is_inference_mode_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def _enter(self):
+        if self.mode:
+            state.grad_enabled = False
+            state.inference = True
+
+    def clone(self):
+        return inference_mode(self.mode)

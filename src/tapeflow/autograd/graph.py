@@ -1,0 +1,213 @@
+"""Backward graph nodes: `Node`, the op node, `AccumulateGrad`, hook handles.
+
+A node is what a tensor's `grad_fn` points at. `next_functions` holds one
+`(node, input_nr)` edge per forward input (`(None, 0)` for inputs that need
+no gradient); leaves that require grad appear as their `AccumulateGrad`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable
+
+__all__ = ["Node", "OpNode", "AccumulateGrad", "RemovableHandle", "node_class", "FREED_MESSAGE"]
+
+_sequence = itertools.count()
+_handle_ids = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+    "or if you need to access saved tensors after calling backward.")
+
+
+class RemovableHandle:
+    """Returned by `register_hook`-style calls; `.remove()` unregisters the hook."""
+
+    __slots__ = ("_hooks_ref", "id")
+
+    def __init__(self, hooks: dict):
+        self._hooks_ref = weakref.ref(hooks) if not isinstance(hooks, dict) else _DictRef(hooks)
+        self.id = next(_handle_ids)
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _DictRef:
+    # dicts cannot be weakly referenced; hold the dict (hooks live as long as their owner anyway).
+    __slots__ = ("d",)
+
+    def __init__(self, d):
+        self.d = d
+
+    def __call__(self):
+        return self.d
+
+
+class Node:
+    """A node of the backward graph.
+
+    Attributes:
+        next_functions: `((node, input_nr), ...)`, one edge per forward input.
+    """
+
+    __slots__ = ("next_functions", "_sequence_nr", "_pre_hooks", "_post_hooks", "_tensor_hooks",
+                 "_retained", "_out_meta", "_trace", "metadata", "__weakref__")
+
+    def __init__(self, next_functions=()):
+        self.next_functions = next_functions
+        self._sequence_nr = next(_sequence)
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_hooks = None
+        self._retained = None
+        self._out_meta = ()
+        self._trace = None
+        self.metadata = {}
+
+    def name(self) -> str:
+        """The node's PyTorch name, e.g. `"MulBackward0"`."""
+        return type(self).__name__
+
+    def _sequence_number(self) -> int:
+        return self._sequence_nr
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # -- hooks ----------------------------------------------------------------
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after the node; it may return new `grad_inputs`."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        h = RemovableHandle(self._post_hooks)
+        self._post_hooks[h.id] = fn
+        return h
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before the node; it may return new `grad_outputs`."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        hooks = self._tensor_hooks.setdefault(output_nr, {})
+        h = RemovableHandle(hooks)
+        hooks[h.id] = fn
+        return h
+
+    @property
+    def _input_metadata(self):
+        """Shape and dtype of each gradient this node receives (its forward outputs)."""
+        return self._out_meta
+
+    # -- running ----------------------------------------------------------------
+    def apply(self, grads: list, create_graph: bool) -> tuple:
+        """Gradients for the forward inputs, given one gradient per forward output.
+
+        Arrays in, arrays out; Tensors in and out when `create_graph` (then the
+        computation is itself recorded)."""
+        raise NotImplementedError(f"{self.name()} does not define apply")
+
+    def _release(self) -> None:
+        """Free saved tensors (after a backward without `retain_graph`)."""
+
+    def __call__(self, *grads):
+        """Run this node by hand: gradients w.r.t. its outputs in, w.r.t. its inputs out."""
+        from .._tensor import Tensor, as_tensor
+        from .._state import state
+
+        gs = [None if g is None else as_tensor(g) for g in grads]
+        create = state.grad_enabled and any(g is not None and g.requires_grad for g in gs)
+        res = self.apply([g if create or g is None else g._data for g in gs], create)
+        res = tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._wrap(r)) for r in res)
+        return res[0] if len(res) == 1 else res
+
+
+def _version_error(entry, node) -> RuntimeError:
+    storage, version, t = entry
+    if t is None:  # the node's own saved output
+        ans = node._ans[0] if isinstance(node._ans, tuple) else node._ans
+        what = f"output 0 of {node.name()}"
+        desc = "saved output" if ans is None else f"tapeflow.{ans.dtype.name} {list(ans.shape)}"
+    else:
+        desc = f"tapeflow.{t.dtype.name} {list(t.shape)}"
+        what = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn is not None else "a leaf tensor"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[{desc}], which is {what}, is at version {storage.version}; expected version {version} instead. "
+        f"Hint: it was saved by {node.name()}; clone() it before the in-place change, or change a copy.")
+
+
+class OpNode(Node):
+    """The node of one `xla_ops` op; its backward is that op's compiled VJP."""
+
+    __slots__ = ("op", "params", "needs", "_saved", "_ans", "_metas", "_versions", "_freed")
+
+    def apply(self, grads, create_graph):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        for entry in self._versions:
+            if entry[0].version != entry[1]:
+                raise _version_error(entry, self)
+        op, nout = self.op, len(grads)
+        if create_graph:
+            from .._dispatch import dispatch
+            from .._tensor import Tensor
+
+            ans = self._ans
+            if ans is not None and nout == 1:
+                ans = Tensor._make(ans, self, 0, True)
+            gop = op.grad_op(self.params, self.needs, self._metas, nout)
+            return dispatch(gop, (*grads, ans, *self._saved))
+        saved = [getattr(s, "_data", s) for s in self._saved]
+        return op.backward(self.params, self.needs, self._metas, nout)(*grads, self._ans, *saved)
+
+    def _release(self):
+        if self._versions or self._ans is not None or any(s is not None for s in self._saved):
+            self._freed = True
+            self._saved = ()
+            self._ans = None
+
+
+_NODE_CLASSES: dict[str, type] = {}
+
+
+def node_class(name: str) -> type:
+    """The `OpNode` subclass named `name` (`MulBackward0`), made once."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": ()})
+    return cls
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds the incoming gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable
+        self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
+
+    def apply(self, grads, create_graph):
+        from .engine import accumulate
+
+        accumulate(self.variable, grads[0], create_graph)
+        return ()

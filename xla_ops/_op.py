@@ -1,0 +1,229 @@
+"""The `Op` record: a forward JAX function, its static parameters, what it
+saves for backward, and its vector-Jacobian product.
+
+Everything here is pure JAX. Compiled callables are built once per
+(op, static parameters) and kept on the op, so a call costs one dictionary
+lookup plus JAX's own dispatch; JAX caches the XLA executable per shape and
+dtype.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["Op", "Meta", "unbroadcast", "TABLE", "op"]
+
+#: Every op, by name.
+TABLE: dict[str, Op] = {}
+
+
+class Meta:
+    """Shape and dtype of an input the op did not save (enough to undo broadcasting)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Meta) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __repr__(self) -> str:
+        return f"Meta({self.shape}, {self.dtype})"
+
+
+def unbroadcast(g, x):
+    """Sum `g` down to the shape of `x` and cast it to `x`'s dtype.
+
+    The one place where broadcasting is undone.
+    """
+    shape = tuple(x.shape)
+    if g.shape != shape:
+        lead = g.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+        )
+        g = jnp.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and g.dtype != dtype:
+        g = g.astype(dtype)
+    return g
+
+
+def _is_float(dtype) -> bool:
+    return jnp.issubdtype(dtype, jnp.inexact)
+
+
+class Op:
+    """One differentiable (or explicitly non-differentiable) operation.
+
+    Arguments:
+        name: the op's name in the table (`"mul"`).
+        fwd: `fwd(*inputs, **params) -> array | tuple[array, ...]`, pure JAX.
+        vjp: `vjp(g, ans, *inputs, **params) -> tuple` of one gradient per input
+            (`None` where there is none). `g` is a tuple for multi-output ops.
+            Omitted: derived with `jax.vjp` (recomputing the forward).
+        saves: which of the inputs (by argument name or index) and/or `"ans"`
+            the tape must keep for `vjp`. Defaults to all inputs when `vjp` is
+            derived.
+        differentiable: `False` for comparisons, argmax, integer ops.
+        node: the PyTorch name of the backward node (`"MulBackward0"`).
+        nin: number of array inputs (the rest of `fwd`'s arguments are static).
+    """
+
+    __slots__ = (
+        "name", "fwd", "vjp", "saves", "save_ans", "differentiable", "node", "nin",
+        "derived", "_fwd_cache", "_bwd_cache", "_grad_op_cache", "__weakref__",
+    )
+
+    def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
+                 saves: tuple = (), differentiable: bool = True, node: str | None = None,
+                 nin: int | None = None):
+        self.name = name
+        self.fwd = fwd
+        self.nin = nin if nin is not None else _count_inputs(fwd)
+        self.derived = vjp is None and differentiable
+        self.vjp = vjp
+        names = _arg_names(vjp)[2:] if vjp is not None else []
+        if self.derived:
+            self.saves = frozenset(range(self.nin)) if self.nin >= 0 else None
+            self.save_ans = False
+        else:
+            idx = set()
+            for s in saves:
+                if s == "ans":
+                    continue
+                idx.add(s if isinstance(s, int) else names.index(s))
+            self.saves = frozenset(idx)
+            self.save_ans = "ans" in saves
+        self.differentiable = differentiable
+        self.node = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self._fwd_cache: dict = {}
+        self._bwd_cache: dict = {}
+        self._grad_op_cache: dict = {}
+
+    def __repr__(self) -> str:
+        return f"<xla_ops.Op {self.name}>"
+
+    # -- forward -----------------------------------------------------------
+    def compiled(self, params: tuple = ()) -> Callable:
+        """The jit-compiled forward with `params` (a tuple of (name, value)) bound."""
+        fn = self._fwd_cache.get(params)
+        if fn is None:
+            fn = jax.jit(functools.partial(self.fwd, **dict(params)) if params else self.fwd)
+            self._fwd_cache[params] = fn
+        return fn
+
+    def __call__(self, *inputs, **params):
+        """Run the forward eagerly: `xla_ops.mul(x, y)`."""
+        return self.compiled(tuple(params.items()))(*inputs)
+
+    # -- backward ----------------------------------------------------------
+    def backward(self, params: tuple, needs: tuple, metas: tuple, nout: int = 1) -> Callable:
+        """The jit-compiled VJP: `f(*gs, ans, *inputs) -> tuple of grads`.
+
+        One `g` per forward output (`None` for integer outputs); `needs` (one
+        bool per input) is static so XLA drops unused work; `metas` gives the
+        shape/dtype of inputs the op did not save.
+        """
+        key = (params, needs, metas, nout)
+        fn = self._bwd_cache.get(key)
+        if fn is None:
+            fn = jax.jit(functools.partial(self._vjp_impl, params, needs, metas, nout))
+            self._bwd_cache[key] = fn
+        return fn
+
+    def _vjp_impl(self, params, needs, metas, nout, *args):
+        g = args[0] if nout == 1 else args[:nout]
+        ans = args[nout]
+        inputs = args[nout + 1:]
+        if metas:
+            inputs = tuple(x if m is None else Meta(*m) for x, m in zip(inputs, metas))
+        kw = dict(params)
+        if self.derived:
+            grads = derived_vjp(self.fwd, kw, needs, g, inputs)
+        else:
+            grads = self.vjp(g, ans, *inputs, **kw)
+        return tuple(gr if need else None for gr, need in zip(grads, needs))
+
+    def grad_op(self, params: tuple, needs: tuple, metas: tuple, nout: int = 1) -> Op:
+        """The VJP itself as an `Op` of `(*gs, ans, *inputs)`, so it can be
+        recorded on the tape (`create_graph=True`); its own VJP is derived by JAX."""
+        key = (params, needs, metas, nout)
+        gop = self._grad_op_cache.get(key)
+        if gop is None:
+            impl = functools.partial(self._vjp_impl, params, needs, metas, nout)
+            gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"))
+            self._grad_op_cache[key] = gop
+        return gop
+
+
+def derived_vjp(fwd, kw, needs, g, inputs):
+    """VJP of `fwd` by `jax.vjp`, differentiating only the inputs in `needs`."""
+    diff = [i for i, n in enumerate(needs) if n and _is_float(jnp.result_type(inputs[i]))]
+
+    def f(*d):
+        full = list(inputs)
+        for i, v in zip(diff, d):
+            full[i] = v
+        return _float_outputs(fwd(*full, **kw))
+
+    out, pullback = jax.vjp(f, *(inputs[i] for i in diff))
+    # Integer outputs get no cotangent (`None`); the float ones are all present.
+    cts = tuple(gi for gi in g if gi is not None) if isinstance(g, tuple) else g
+    res = pullback(cts)
+    grads: list = [None] * len(inputs)
+    for i, r in zip(diff, res):
+        grads[i] = r
+    return tuple(grads)
+
+
+def _float_outputs(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(o for o in out if o is not None and _is_float(o.dtype))
+    return out
+
+
+def _arg_names(fn) -> list[str]:
+    import inspect
+
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        return []
+
+
+def _count_inputs(fn) -> int:
+    """Positional parameters without defaults are array inputs; the rest are static."""
+    import inspect
+
+    n = 0
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            return -1
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+            n += 1
+    return n
+
+
+def op(name: str, fwd: Callable, vjp: Callable | None = None, **kw) -> Op:
+    """Declare an op and add it to the table."""
+    if name in TABLE:
+        raise ValueError(f"xla_ops: op {name!r} is declared twice")
+    o = Op(name, fwd, vjp, **kw)
+    TABLE[name] = o
+    return o
+

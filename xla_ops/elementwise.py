@@ -1,0 +1,163 @@
+"""Elementwise ops: arithmetic, math functions, comparisons, casts."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._op import op, unbroadcast
+
+# -- broadcasting arithmetic -----------------------------------------------
+add = op("add", lambda x, y, alpha=1: x + y if alpha == 1 else x + alpha * y,
+         lambda g, ans, x, y, alpha=1: (unbroadcast(g, x), unbroadcast(g if alpha == 1 else g * alpha, y)))
+sub = op("sub", lambda x, y, alpha=1: x - y if alpha == 1 else x - alpha * y,
+         lambda g, ans, x, y, alpha=1: (unbroadcast(g, x), unbroadcast(-g if alpha == 1 else -alpha * g, y)))
+rsub = op("rsub", lambda x, y: y - x,
+          lambda g, ans, x, y: (unbroadcast(-g, x), unbroadcast(g, y)), node="RsubBackward1")
+mul = op("mul", jnp.multiply,
+         lambda g, ans, x, y: (unbroadcast(g * y, x), unbroadcast(g * x, y)), saves=("x", "y"))
+div = op("div", jnp.true_divide,
+         lambda g, ans, x, y: (unbroadcast(g / y, x), unbroadcast(-g * x / (y * y), y)), saves=("x", "y"))
+maximum = op("maximum", jnp.maximum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x > y), saves=("x", "y"))
+minimum = op("minimum", jnp.minimum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x < y), saves=("x", "y"))
+
+
+def _minmax_vjp(g, x, y, x_wins):
+    # NOTE: ties split the gradient evenly between both inputs, as PyTorch does.
+    tie = x == y
+    gx = jnp.where(x_wins, g, jnp.where(tie, g / 2, 0))
+    gy = jnp.where(x_wins, 0, jnp.where(tie, g / 2, g))
+    return unbroadcast(gx, x), unbroadcast(gy, y)
+
+
+def _pow(x, y):
+    return jnp.power(x, y)
+
+
+def _pow_vjp(g, ans, x, y):
+    gx = g * y * jnp.power(x, y - 1)
+    # NOTE: d/dy x**y = x**y log x; PyTorch defines it as 0 where x == 0 and y >= 0.
+    gy = jnp.where((x == 0) & (y >= 0), 0, g * ans * jnp.log(jnp.where(x == 0, 1, x)))
+    return unbroadcast(gx, x), unbroadcast(gy, y)
+
+
+pow = op("pow", _pow, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
+pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(g * y * jnp.power(x, y - 1), x), None),
+                saves=("x", "y"), node="PowBackward0")
+rpow = op("rpow", lambda x, y: jnp.power(y, x),
+          lambda g, ans, x, y: (unbroadcast(g * ans * jnp.log(y), x), None), saves=("y", "ans"), node="PowBackward2")
+atan2 = op("atan2", jnp.arctan2)
+fmod = op("fmod", jnp.fmod)
+remainder = op("remainder", jnp.remainder)
+hypot = op("hypot", jnp.hypot)
+floor_divide = op("floor_divide", jnp.floor_divide, differentiable=False)
+
+
+# -- unary math --------------------------------------------------------------
+neg = op("neg", jnp.negative, lambda g, ans, x: (-g,))
+exp = op("exp", jnp.exp, lambda g, ans, x: (g * ans,), saves=("ans",))
+exp2 = op("exp2", jnp.exp2, lambda g, ans, x: (g * ans * jnp.log(2.0).astype(ans.dtype),), saves=("ans",))
+expm1 = op("expm1", jnp.expm1, lambda g, ans, x: (g * (ans + 1),), saves=("ans",))
+log = op("log", jnp.log, lambda g, ans, x: (g / x,), saves=("x",))
+log2 = op("log2", jnp.log2, lambda g, ans, x: (g / (x * jnp.log(2.0).astype(x.dtype)),), saves=("x",))
+log10 = op("log10", jnp.log10, lambda g, ans, x: (g / (x * jnp.log(10.0).astype(x.dtype)),), saves=("x",))
+log1p = op("log1p", jnp.log1p, lambda g, ans, x: (g / (1 + x),), saves=("x",))
+sqrt = op("sqrt", jnp.sqrt, lambda g, ans, x: (g / (2 * ans),), saves=("ans",))
+rsqrt = op("rsqrt", jax.lax.rsqrt, lambda g, ans, x: (-0.5 * g * ans * ans * ans,), saves=("ans",))
+reciprocal = op("reciprocal", jnp.reciprocal, lambda g, ans, x: (-g * ans * ans,), saves=("ans",))
+square = op("square", jnp.square, lambda g, ans, x: (2 * g * x,), saves=("x",), node="PowBackward0")
+sin = op("sin", jnp.sin, lambda g, ans, x: (g * jnp.cos(x),), saves=("x",))
+cos = op("cos", jnp.cos, lambda g, ans, x: (-g * jnp.sin(x),), saves=("x",))
+tan = op("tan", jnp.tan, lambda g, ans, x: (g * (1 + ans * ans),), saves=("ans",))
+tanh = op("tanh", jnp.tanh, lambda g, ans, x: (g * (1 - ans * ans),), saves=("ans",))
+sigmoid = op("sigmoid", jax.nn.sigmoid, lambda g, ans, x: (g * ans * (1 - ans),), saves=("ans",))
+relu = op("relu", jax.nn.relu, lambda g, ans, x: (jnp.where(ans > 0, g, 0),), saves=("ans",))
+abs = op("abs", jnp.abs, lambda g, ans, x: (g * jnp.sign(x),), saves=("x",))
+asin = op("asin", jnp.arcsin)
+acos = op("acos", jnp.arccos)
+atan = op("atan", jnp.arctan, lambda g, ans, x: (g / (1 + x * x),), saves=("x",))
+sinh = op("sinh", jnp.sinh, lambda g, ans, x: (g * jnp.cosh(x),), saves=("x",))
+cosh = op("cosh", jnp.cosh, lambda g, ans, x: (g * jnp.sinh(x),), saves=("x",))
+asinh = op("asinh", jnp.arcsinh)
+acosh = op("acosh", jnp.arccosh)
+atanh = op("atanh", jnp.arctanh)
+erf = op("erf", jax.scipy.special.erf)
+erfc = op("erfc", jax.scipy.special.erfc)
+erfinv = op("erfinv", jax.scipy.special.erfinv)
+lgamma = op("lgamma", jax.scipy.special.gammaln)
+digamma = op("digamma", jax.scipy.special.digamma)
+logit = op("logit", jax.scipy.special.logit)
+# NOTE: the derivative of sign, floor, ceil, round and trunc is zero almost
+# everywhere; PyTorch returns zeros rather than refusing, and so do we.
+_zero_vjp = lambda g, ans, x, **kw: (jnp.zeros_like(g),)  # noqa: E731
+sign = op("sign", jnp.sign, _zero_vjp)
+floor = op("floor", jnp.floor, _zero_vjp)
+ceil = op("ceil", jnp.ceil, _zero_vjp)
+trunc = op("trunc", jnp.trunc, _zero_vjp)
+round = op("round", lambda x, decimals=0: jnp.round(x, decimals), _zero_vjp)
+frac = op("frac", lambda x: x - jnp.trunc(x), lambda g, ans, x: (g,))
+nan_to_num = op("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
+
+# -- clamp and select --------------------------------------------------------
+
+
+def _clamp(x, lo, hi):
+    if lo is not None:
+        x = jnp.maximum(x, jnp.asarray(lo, x.dtype) if not hasattr(lo, "shape") else lo)
+    if hi is not None:
+        x = jnp.minimum(x, jnp.asarray(hi, x.dtype) if not hasattr(hi, "shape") else hi)
+    return x
+
+
+def _clamp_vjp(g, ans, x, lo, hi):
+    # NOTE: the gradient passes where lo <= x <= hi (boundaries included), as in PyTorch.
+    inside = jnp.ones(x.shape, bool)
+    glo = ghi = None
+    if lo is not None:
+        inside = inside & (x >= lo)
+        glo = unbroadcast(jnp.where(x < lo, g, 0), lo) if hasattr(lo, "shape") else None
+    if hi is not None:
+        inside = inside & (x <= hi)
+        ghi = unbroadcast(jnp.where(x > hi, g, 0), hi) if hasattr(hi, "shape") else None
+    return unbroadcast(jnp.where(inside, g, 0), x), glo, ghi
+
+
+clamp = op("clamp", _clamp, _clamp_vjp, saves=("x", "lo", "hi"))
+
+
+def _where_vjp(g, ans, cond, x, y):
+    zero = jnp.zeros((), g.dtype)
+    return None, unbroadcast(jnp.where(cond, g, zero), x), unbroadcast(jnp.where(cond, zero, g), y)
+
+
+where = op("where", jnp.where, _where_vjp, saves=("cond",), node="WhereBackward0")
+masked_fill = op("masked_fill", lambda x, mask, value: jnp.where(mask, jnp.asarray(value, x.dtype), x),
+                 lambda g, ans, x, mask, value: (jnp.where(mask, 0, g), None, unbroadcast(jnp.sum(jnp.where(mask, g, 0)), value) if hasattr(value, "shape") else None),
+                 saves=("mask", "value"))
+lerp = op("lerp", lambda x, y, w: x + w * (y - x))
+
+# -- casts and copies --------------------------------------------------------
+to_dtype = op("to_dtype", lambda x, dtype: x.astype(dtype), lambda g, ans, x, dtype: (unbroadcast(g, x),),
+              node="ToCopyBackward0")
+to_device = op("to_device", lambda x, device: jax.device_put(x, device), node="ToCopyBackward0")
+clone = op("clone", lambda x: x, lambda g, ans, x: (g,))
+
+# -- non-differentiable ------------------------------------------------------
+eq = op("eq", jnp.equal, differentiable=False)
+ne = op("ne", jnp.not_equal, differentiable=False)
+lt = op("lt", jnp.less, differentiable=False)
+le = op("le", jnp.less_equal, differentiable=False)
+gt = op("gt", jnp.greater, differentiable=False)
+ge = op("ge", jnp.greater_equal, differentiable=False)
+logical_and = op("logical_and", jnp.logical_and, differentiable=False)
+logical_or = op("logical_or", jnp.logical_or, differentiable=False)
+logical_xor = op("logical_xor", jnp.logical_xor, differentiable=False)
+logical_not = op("logical_not", jnp.logical_not, differentiable=False)
+bitwise_and = op("bitwise_and", jnp.bitwise_and, differentiable=False)
+bitwise_or = op("bitwise_or", jnp.bitwise_or, differentiable=False)
+bitwise_xor = op("bitwise_xor", jnp.bitwise_xor, differentiable=False)
+bitwise_not = op("bitwise_not", jnp.invert, differentiable=False)
+isnan = op("isnan", jnp.isnan, differentiable=False)
+isinf = op("isinf", jnp.isinf, differentiable=False)
+isfinite = op("isfinite", jnp.isfinite, differentiable=False)
+isclose = op("isclose", lambda x, y, rtol=1e-5, atol=1e-8, equal_nan=False: jnp.isclose(x, y, rtol, atol, equal_nan), differentiable=False)

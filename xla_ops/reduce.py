@@ -1,0 +1,151 @@
+"""Reductions, scans and normalising maps over an axis.
+
+`dim` is always a canonical tuple of non-negative axes (or `None` for all).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ._op import op
+
+
+def _expand(g, shape, dim, keepdim):
+    """Broadcast a reduced gradient back to `shape`."""
+    if dim is None:
+        return jnp.broadcast_to(g.reshape((1,) * len(shape)) if shape else g, shape)
+    if not keepdim:
+        g = jnp.expand_dims(g, dim)
+    return jnp.broadcast_to(g, shape)
+
+
+def _count(shape, dim):
+    n = 1
+    for i in (range(len(shape)) if dim is None else dim):
+        n *= shape[i]
+    return n
+
+
+# -- sums and means ------------------------------------------------------------
+sum = op("sum", lambda x, dtype=None: jnp.sum(x, dtype=dtype),
+         lambda g, ans, x, dtype=None: (_expand(g, x.shape, None, False).astype(x.dtype),))
+sum_dim = op("sum_dim", lambda x, dim, keepdim=False, dtype=None: jnp.sum(x, axis=dim, keepdims=keepdim, dtype=dtype),
+             lambda g, ans, x, dim, keepdim=False, dtype=None: (_expand(g, x.shape, dim, keepdim).astype(x.dtype),),
+             node="SumBackward1")
+mean = op("mean", lambda x, dtype=None: jnp.mean(x, dtype=dtype),
+          lambda g, ans, x, dtype=None: ((_expand(g, x.shape, None, False) / _count(x.shape, None)).astype(x.dtype),))
+mean_dim = op("mean_dim", lambda x, dim, keepdim=False, dtype=None: jnp.mean(x, axis=dim, keepdims=keepdim, dtype=dtype),
+              lambda g, ans, x, dim, keepdim=False, dtype=None: ((_expand(g, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype),),
+              node="MeanBackward1")
+nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim))
+prod = op("prod", lambda x, dim=None, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim))
+var = op("var", lambda x, dim=None, correction=1, keepdim=False: jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim))
+std = op("std", lambda x, dim=None, correction=1, keepdim=False: jnp.std(x, axis=dim, ddof=correction, keepdims=keepdim))
+
+
+# -- extrema ---------------------------------------------------------------------
+def _even_vjp(g, ans, x, dim=None, keepdim=False):
+    # NOTE: amax/amin (and full max/min) share the gradient evenly among ties.
+    a = _expand(ans, x.shape, dim, keepdim)
+    mask = (x == a).astype(g.dtype)
+    count = jnp.sum(mask, axis=dim, keepdims=True)
+    return (_expand(g, x.shape, dim, keepdim) * mask / count,)
+
+
+amax = op("amax", lambda x, dim=None, keepdim=False: jnp.max(x, axis=dim, keepdims=keepdim), _even_vjp,
+          saves=("x", "ans"))
+amin = op("amin", lambda x, dim=None, keepdim=False: jnp.min(x, axis=dim, keepdims=keepdim), _even_vjp,
+          saves=("x", "ans"))
+max = op("max", lambda x: jnp.max(x), _even_vjp, saves=("x", "ans"), node="MaxBackward1")
+min = op("min", lambda x: jnp.min(x), _even_vjp, saves=("x", "ans"), node="MinBackward1")
+
+
+def _arg_extreme(x, dim, keepdim, largest):
+    idx = jnp.argmax(x, axis=dim, keepdims=True) if largest else jnp.argmin(x, axis=dim, keepdims=True)
+    val = jnp.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        idx, val = jnp.squeeze(idx, dim), jnp.squeeze(val, dim)
+    return val, idx.astype(jnp.int64)
+
+
+def _indexed_vjp(g, ans, x, dim, keepdim=False, **kw):
+    # Gradient flows to the element each index picked.
+    gv, idx = g[0], ans[1]
+    if not keepdim:
+        gv, idx = jnp.expand_dims(gv, dim), jnp.expand_dims(idx, dim)
+    return (jnp.zeros(x.shape, gv.dtype).at[_grid(idx, dim)].add(gv),)
+
+
+def _grid(idx, dim):
+    """Index tuple that puts `idx` along `dim` and the identity elsewhere."""
+    grids = jnp.meshgrid(*(jnp.arange(n) for n in idx.shape), indexing="ij", sparse=True)
+    grids[dim] = idx
+    return tuple(grids)
+
+
+max_dim = op("max_dim", lambda x, dim, keepdim=False: _arg_extreme(x, dim, keepdim, True), _indexed_vjp,
+             saves=("ans",), node="MaxBackward0")
+min_dim = op("min_dim", lambda x, dim, keepdim=False: _arg_extreme(x, dim, keepdim, False), _indexed_vjp,
+             saves=("ans",), node="MinBackward0")
+argmax = op("argmax", lambda x, dim=None, keepdim=False: jnp.argmax(x, axis=dim, keepdims=keepdim).astype(jnp.int64),
+            differentiable=False)
+argmin = op("argmin", lambda x, dim=None, keepdim=False: jnp.argmin(x, axis=dim, keepdims=keepdim).astype(jnp.int64),
+            differentiable=False)
+all = op("all", lambda x, dim=None, keepdim=False: jnp.all(x, axis=dim, keepdims=keepdim), differentiable=False)
+any = op("any", lambda x, dim=None, keepdim=False: jnp.any(x, axis=dim, keepdims=keepdim), differentiable=False)
+count_nonzero = op("count_nonzero", lambda x, dim=None: jnp.count_nonzero(x, axis=dim).astype(jnp.int64),
+                   differentiable=False)
+
+# -- smooth reductions -------------------------------------------------------------
+logsumexp = op("logsumexp", lambda x, dim, keepdim=False: jax.nn.logsumexp(x, axis=dim, keepdims=keepdim),
+               lambda g, ans, x, dim, keepdim=False: (_expand(g, x.shape, dim, keepdim) * jnp.exp(x - _expand(ans, x.shape, dim, keepdim)),),
+               saves=("x", "ans"))
+
+
+def _norm(x, p=2.0, dim=None, keepdim=False):
+    if p == 2.0:
+        return jnp.sqrt(jnp.sum(x * x, axis=dim, keepdims=keepdim))
+    if p == float("inf"):
+        return jnp.max(jnp.abs(x), axis=dim, keepdims=keepdim)
+    if p == float("-inf"):
+        return jnp.min(jnp.abs(x), axis=dim, keepdims=keepdim)
+    if p == 0:
+        return jnp.sum(x != 0, axis=dim, keepdims=keepdim).astype(x.dtype)
+    if p == 1:
+        return jnp.sum(jnp.abs(x), axis=dim, keepdims=keepdim)
+    return jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_vjp(g, ans, x, p=2.0, dim=None, keepdim=False):
+    g, ans = _expand(g, x.shape, dim, keepdim), _expand(ans, x.shape, dim, keepdim)
+    if p == 2.0:
+        # NOTE: the subgradient 0 at x == 0, as in PyTorch (JAX would give NaN).
+        return (jnp.where(ans == 0, 0, g * x / jnp.where(ans == 0, 1, ans)),)
+    if p == 1:
+        return (g * jnp.sign(x),)
+    if p == 0:
+        return (jnp.zeros_like(x),)
+    if p in (float("inf"), float("-inf")):
+        mask = (jnp.abs(x) == ans).astype(x.dtype)
+        return (g * jnp.sign(x) * mask / jnp.sum(mask, axis=dim, keepdims=True),)
+    safe = jnp.where(ans == 0, 1, ans)
+    return (jnp.where(ans == 0, 0, g * jnp.sign(x) * jnp.abs(x) ** (p - 1) / safe ** (p - 1)),)
+
+
+norm = op("norm", _norm, _norm_vjp, saves=("x", "ans"), node="NormBackward1")
+
+# -- scans ----------------------------------------------------------------------------
+cumsum = op("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim),
+            lambda g, ans, x, dim: (jnp.flip(jnp.cumsum(jnp.flip(g, dim), axis=dim), dim),))
+cumprod = op("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim))
+cummax = op("cummax", lambda x, dim: jax.lax.cummax(x, axis=dim))
+logcumsumexp = op("logcumsumexp", lambda x, dim: jax.lax.cumlogsumexp(x, axis=dim))
+
+# -- softmax family --------------------------------------------------------------------
+softmax = op("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim),
+             lambda g, ans, x, dim: (ans * (g - jnp.sum(g * ans, axis=dim, keepdims=True)),),
+             saves=("ans",), node="SoftmaxBackward0")
+log_softmax = op("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim),
+                 lambda g, ans, x, dim: (g - jnp.exp(ans) * jnp.sum(g, axis=dim, keepdims=True),),
+                 saves=("ans",), node="LogSoftmaxBackward0")

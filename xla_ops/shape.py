@@ -1,0 +1,104 @@
+"""Shape ops. Most are views in tapeflow (they alias their input); here they
+are plain functions of arrays. `index` parameters use hashable encodings:
+slices are `("s", start, stop, step)`."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ._op import op, unbroadcast
+
+
+def decode_index(index):
+    """Turn a hashable index encoding back into a NumPy-style index tuple."""
+    return tuple(slice(i[1], i[2], i[3]) if type(i) is tuple else i for i in index)
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+# -- views ------------------------------------------------------------------------
+reshape = op("reshape", lambda x, shape: jnp.reshape(x, shape), lambda g, ans, x, shape: (g.reshape(x.shape),),
+             node="ViewBackward0")
+permute = op("permute", lambda x, dims: jnp.transpose(x, dims),
+             lambda g, ans, x, dims: (jnp.transpose(g, _inverse(dims)),))
+transpose = op("transpose", lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1),
+               lambda g, ans, x, dim0, dim1: (jnp.swapaxes(g, dim0, dim1),))
+t = op("t", lambda x: jnp.swapaxes(x, 0, 1) if x.ndim == 2 else x,
+       lambda g, ans, x: (jnp.swapaxes(g, 0, 1) if g.ndim == 2 else g,), node="TBackward0")
+expand = op("expand", lambda x, shape: jnp.broadcast_to(x, shape), lambda g, ans, x, shape: (unbroadcast(g, x),))
+squeeze = op("squeeze", lambda x, dim=None: jnp.squeeze(x, dim), lambda g, ans, x, dim=None: (g.reshape(x.shape),),
+             node="SqueezeBackward1")
+unsqueeze = op("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), lambda g, ans, x, dim: (g.reshape(x.shape),))
+select = op("select", lambda x, dim, index: jnp.take(x, index, axis=dim),
+            lambda g, ans, x, dim, index: (jnp.zeros(x.shape, g.dtype).at[(slice(None),) * dim + (index,)].set(g),))
+slice_ = op("slice", lambda x, dim, start, stop, step=1: x[(slice(None),) * dim + (slice(start, stop, step),)],
+            lambda g, ans, x, dim, start, stop, step=1:
+            (jnp.zeros(x.shape, g.dtype).at[(slice(None),) * dim + (slice(start, stop, step),)].set(g),))
+index_basic = op("index_basic", lambda x, index: x[decode_index(index)], node="SliceBackward0")
+diagonal = op("diagonal", lambda x, offset=0, dim1=0, dim2=1: jnp.diagonal(x, offset, dim1, dim2))
+alias = op("alias", lambda x: x, lambda g, ans, x: (g,), node="AliasBackward0")
+
+
+def _split(x, sizes, dim):
+    out, start = [], 0
+    for n in sizes:
+        out.append(x[(slice(None),) * dim + (slice(start, start + n),)])
+        start += n
+    return tuple(out)
+
+
+split = op("split", _split, lambda g, ans, x, sizes, dim: (jnp.concatenate(g, axis=dim),), node="SplitWithSizesBackward0")
+unbind = op("unbind", lambda x, dim=0: tuple(jnp.moveaxis(x, dim, 0)),
+            lambda g, ans, x, dim=0: (jnp.stack(g, axis=dim),))
+
+
+
+def apply_chain(x, chain):
+    """Apply a view chain `((op_name, params, out_index), ...)` to `x`."""
+    from ._op import TABLE
+
+    for name, params, i in chain:
+        x = TABLE[name].fwd(x, **dict(params))
+        if i is not None:
+            x = x[i]
+    return x
+
+
+def _view_scatter(base, new, chain):
+    # Where each element of the view lives in `base`: the chain applied to an iota.
+    where = apply_chain(jnp.arange(base.size).reshape(base.shape), chain)
+    new = jnp.broadcast_to(jnp.asarray(new).astype(base.dtype), where.shape)
+    return base.ravel().at[where.ravel()].set(new.ravel()).reshape(base.shape)
+
+
+view_apply = op("view_apply", apply_chain, nin=1, node="AsStridedBackward0")
+view_scatter = op("view_scatter", _view_scatter, nin=2, node="CopySlices")
+copy = op("copy", lambda x, src: jnp.broadcast_to(src, x.shape).astype(x.dtype),
+          lambda g, ans, x, src: (jnp.zeros_like(g), unbroadcast(g, src)), node="CopyBackwards")
+
+# -- copies ------------------------------------------------------------------------
+
+
+def _cat_vjp(g, ans, *xs, dim):
+    sizes = [x.shape[dim] for x in xs]
+    return tuple(_split(g, sizes, dim))
+
+
+cat = op("cat", lambda *xs, dim=0: jnp.concatenate(xs, axis=dim), _cat_vjp, node="CatBackward0")
+stack = op("stack", lambda *xs, dim=0: jnp.stack(xs, axis=dim),
+           lambda g, ans, *xs, dim=0: tuple(jnp.moveaxis(g, dim, 0)))
+flip = op("flip", lambda x, dims: jnp.flip(x, dims), lambda g, ans, x, dims: (jnp.flip(g, dims),))
+roll = op("roll", lambda x, shifts, dims=None: jnp.roll(x, shifts, dims),
+          lambda g, ans, x, shifts, dims=None: (jnp.roll(g, tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts, dims),))
+repeat = op("repeat", lambda x, repeats: jnp.tile(x, repeats))
+repeat_interleave = op("repeat_interleave", lambda x, repeats, dim=None: jnp.repeat(x, repeats, axis=dim))
+tril = op("tril", lambda x, diagonal=0: jnp.tril(x, diagonal), lambda g, ans, x, diagonal=0: (jnp.tril(g, diagonal),))
+triu = op("triu", lambda x, diagonal=0: jnp.triu(x, diagonal), lambda g, ans, x, diagonal=0: (jnp.triu(g, diagonal),))
+pad = op("pad", lambda x, widths, mode="constant", value=0.0:
+         jnp.pad(x, widths, mode=mode, constant_values=value) if mode == "constant" else jnp.pad(x, widths, mode=mode),
+         node="ConstantPadNdBackward0")
