@@ -17,9 +17,15 @@ from ._state import state
 from ._tensor import Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
-__all__ = ["dispatch", "view", "inplace", "accumulator", "edge"]
+__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "interceptors"]
 
 _new = object.__new__
+
+#: Functions `f(op, args, params, proceed)` wrapped around every dispatch while
+#: present (profiler, forward-mode AD, `tp.compile`'s state discovery). Each
+#: must return `proceed(op, args, params)` or a replacement. Empty in the
+#: common case, so the hot path pays one truthiness test.
+interceptors: list = []
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -42,7 +48,22 @@ def edge(t: Tensor) -> tuple:
 
 def dispatch(op: xla_ops.Op, args: tuple, params: tuple = ()):
     """Run `op` on `args` (Tensors, Python scalars, None); return Tensor(s)."""
-    out = op.compiled(params)(*[a._data if isinstance(a, Tensor) else a for a in args])
+    if interceptors:
+        return _intercepted(op, args, params, 0)
+    return _dispatch(op, args, params)
+
+
+def _intercepted(op, args, params, i):
+    if i == len(interceptors):
+        return _dispatch(op, args, params)
+    return interceptors[i](op, args, params, lambda o, a, p: _intercepted(o, a, p, i + 1))
+
+
+def _dispatch(op, args, params):
+    try:
+        out = op.compiled(params)(*[a._data if isinstance(a, Tensor) else a for a in args])
+    except (TypeError, ValueError) as e:
+        raise _op_error(op, args, e) from e
     if state.grad_enabled and op.differentiable:
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
@@ -50,6 +71,16 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = ()):
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
     return Tensor._wrap(out)
+
+
+def _op_error(op, args, e) -> RuntimeError:
+    shapes = ", ".join(str(list(a.shape)) if isinstance(a, Tensor) else repr(a) for a in args)
+    msg = str(e)
+    if "broadcast" in msg.lower() or "incompatible shapes" in msg.lower():
+        return RuntimeError(f"{op.name}: the shapes of the inputs ({shapes}) cannot be broadcast together. "
+                            f"Shapes broadcast when, from the last dimension back, sizes are equal or one of them is 1. "
+                            f"({msg})")
+    return RuntimeError(f"{op.name} failed on inputs of shapes ({shapes}): {msg}")
 
 
 def _record(op, args, params, out):

@@ -19,7 +19,11 @@ from .._state import state
 from .._tensor import Tensor
 from .graph import AccumulateGrad, Node
 
-__all__ = ["run_backward", "accumulate"]
+__all__ = ["run_backward", "accumulate", "node_interceptors"]
+
+#: Functions `f(node, grads, create_graph, proceed)` wrapped around every node's
+#: backward while present (the profiler); each returns `proceed(node, grads, create_graph)`.
+node_interceptors: list = []
 
 
 def accumulate(var: Tensor, g, create_graph: bool) -> None:
@@ -251,12 +255,10 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 z = jnp.zeros(shape, dtype)
                 grads[i] = Tensor._wrap(z) if create_graph else z
     if not capture or type(node) is not AccumulateGrad:
-        if state.anomaly:
-            from .anomaly_mode import run_checked
-
-            grad_inputs = run_checked(node, grads, create_graph)
+        if node_interceptors:
+            grad_inputs = _intercepted(node, grads, create_graph, 0)
         else:
-            grad_inputs = node.apply(grads, create_graph)
+            grad_inputs = _apply(node, grads, create_graph)
     else:
         grad_inputs = ()
     # 5. node post-hooks.
@@ -269,6 +271,20 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 gi = tuple(new)
         grad_inputs = tuple(_unwrap(g, create_graph) for g in gi)
     return grad_inputs
+
+
+def _apply(node, grads, create_graph):
+    if state.anomaly:
+        from .anomaly_mode import run_checked
+
+        return run_checked(node, grads, create_graph)
+    return node.apply(grads, create_graph)
+
+
+def _intercepted(node, grads, create_graph, i):
+    if i == len(node_interceptors):
+        return _apply(node, grads, create_graph)
+    return node_interceptors[i](node, grads, create_graph, lambda n, g, c: _intercepted(n, g, c, i + 1))
 
 
 def _as_tensor(g):
