@@ -147,7 +147,7 @@ class Op:
         return fn
 
     def _vjp_impl(self, params, needs, metas, nout, *args):
-        g = args[0] if nout == 1 else args[:nout]
+        g = args[:nout]
         ans = args[nout]
         inputs = args[nout + 1:]
         if metas:
@@ -156,7 +156,7 @@ class Op:
         if self.derived:
             grads = derived_vjp(self.fwd, kw, needs, g, inputs)
         else:
-            grads = self.vjp(g, ans, *inputs, **kw)
+            grads = self.vjp(g[0] if nout == 1 else g, ans, *inputs, **kw)
         return tuple(gr if need else None for gr, need in zip(grads, needs))
 
     def grad_op(self, params: tuple, needs: tuple, metas: tuple, nout: int = 1) -> Op:
@@ -182,8 +182,9 @@ def derived_vjp(fwd, kw, needs, g, inputs):
         return _float_outputs(fwd(*full, **kw))
 
     out, pullback = jax.vjp(f, *(inputs[i] for i in diff))
-    # Integer outputs get no cotangent (`None`); the float ones are all present.
-    cts = tuple(gi for gi in g if gi is not None) if isinstance(g, tuple) else g
+    # `g` has one entry per forward output: `None` for integer (or absent)
+    # outputs, which `f` dropped; the float ones are all present.
+    cts = tuple(gi for gi in g if gi is not None) if isinstance(out, tuple) else g[0]
     res = pullback(cts)
     grads: list = [None] * len(inputs)
     for i, r in zip(diff, res):
