@@ -154,6 +154,10 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
     if result._data.dtype != x._data.dtype:
         result = _cast_for_inplace(x, result)
+    st = x._st()
+    node = result.grad_fn
+    if node is not None:
+        _snapshot_saved(node, st)
     base = x._base
     if base is None:
         x._data = result._data
@@ -165,11 +169,36 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         if result.grad_fn is not None:
             x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
     else:
-        _write_view(x, base, result)
-    st = x._st()
+        _write_view(x, base, result, st)
     st.version += 1
+    if node is not None and result._storage is not None:
+        _retarget_saved(node, result._storage, st)
     _refresh_views(st, base if base is not None else x, x)
     return x
+
+
+def _snapshot_saved(node, st) -> None:
+    """The node of an in-place op saved the tensor it is about to overwrite:
+    point it at a snapshot of the old value and history instead (JAX arrays are
+    immutable, so the snapshot is exact and needs no copy)."""
+    saved = getattr(node, "_saved", None)
+    if not saved or not any(isinstance(s, Tensor) and s._storage is st for s in saved):
+        return
+    snaps = {}
+    for s in saved:
+        if isinstance(s, Tensor) and s._storage is st and id(s) not in snaps:
+            snaps[id(s)] = Tensor._make(s._data, s.grad_fn, s._output_nr, s._requires_grad)
+    node._saved = tuple(snaps.get(id(s), s) if isinstance(s, Tensor) else s for s in saved)
+    node._versions = tuple((snaps[id(e[2])]._st(), 0, snaps[id(e[2])]) if e[2] is not None and id(e[2]) in snaps
+                           else e for e in node._versions)
+
+
+def _retarget_saved(node, old_st, st) -> None:
+    """Saved entries that referred to the temporary result now refer to the
+    written tensor, at its new version."""
+    versions = getattr(node, "_versions", None)
+    if versions and any(e[0] is old_st for e in versions):
+        node._versions = tuple((st, st.version, e[2]) if e[0] is old_st else e for e in versions)
 
 
 def _cast_for_inplace(x, result):
@@ -179,7 +208,7 @@ def _cast_for_inplace(x, result):
     return dispatch(xla_ops.to_dtype, (result,), (("dtype", x._data.dtype),))
 
 
-def _write_view(v: Tensor, base: Tensor, result: Tensor) -> None:
+def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:
     chain = v._view
     if state.grad_enabled and v._requires_grad:
         if base.grad_fn is None and base._requires_grad:
@@ -187,8 +216,11 @@ def _write_view(v: Tensor, base: Tensor, result: Tensor) -> None:
                 "a view of a leaf Variable that requires grad is being used in an in-place operation. "
                 "Wrap it in `with tapeflow.no_grad():` or modify a clone.")
         new_base = dispatch(view_scatter, (base, result), (("chain", chain),))
+        _snapshot_saved(new_base.grad_fn, st)
         base._data, base.grad_fn, base._output_nr, base._requires_grad = new_base._data, new_base.grad_fn, 0, True
-        nv = dispatch(view_apply, (base,), (("chain", chain),))
+        # The view's new history reads the new base; snapshot it so the version bump does not invalidate it.
+        snap = Tensor._make(base._data, base.grad_fn, 0, True)
+        nv = dispatch(view_apply, (snap,), (("chain", chain),))
         v._data, v.grad_fn, v._output_nr, v._requires_grad = nv._data, nv.grad_fn, 0, True
         return
     base._data = view_scatter.compiled((("chain", chain),))(base._data, result._data)

@@ -1,0 +1,146 @@
+"""Views, aliases, in-place ops and version counters."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+
+def t(x, **kw):
+    return tp.tensor(x, dtype=tp.float64, **kw)
+
+
+def test_view_write_updates_base_and_other_views():
+    base = t([[1.0, 2.0], [3.0, 4.0]])
+    row = base[0]
+    col = base[:, 1]
+    flat = base.view(-1)
+    row.mul_(10)
+    np.testing.assert_allclose(base.numpy(), [[10, 20], [3, 4]])
+    np.testing.assert_allclose(col.numpy(), [20, 4])
+    np.testing.assert_allclose(flat.numpy(), [10, 20, 3, 4])
+    assert base._version == row._version == 1
+
+
+def test_setitem_and_iadd():
+    x = t([1.0, 2.0, 3.0])
+    x[1] = 7.0
+    x[x > 5] = 0.0
+    x += 1
+    np.testing.assert_allclose(x.numpy(), [2.0, 1.0, 4.0])
+    x[tp.tensor([0, 2])] = t([9.0, 8.0])
+    np.testing.assert_allclose(x.numpy(), [9.0, 1.0, 8.0])
+
+
+def test_detach_and_data_share_storage():
+    x = t([1.0, 2.0], requires_grad=True)
+    d = x.detach()
+    d.zero_()
+    np.testing.assert_allclose(x.detach().numpy(), [0.0, 0.0])
+    assert x._version == 1
+    x.data.add_(5.0)
+    np.testing.assert_allclose(d.numpy(), [5.0, 5.0])
+    assert not d.requires_grad and d.grad_fn is None
+
+
+def test_modified_saved_tensor_raises():
+    a = t([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = b * b
+    b.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()
+
+
+def test_modified_saved_output_raises():
+    a = t([1.0], requires_grad=True)
+    e = a.exp()
+    e.mul_(2)
+    with pytest.raises(RuntimeError, match=r"is at version 1; expected version 0"):
+        e.sum().backward()
+
+
+def test_inplace_on_leaf_requiring_grad_raises_outside_no_grad():
+    w = t([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        w.add_(1)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        w[0] = 2.0
+    with tp.no_grad():
+        w.sub_(0.5)
+    assert w.is_leaf and w.requires_grad and w.item() == 0.5
+
+
+def test_view_of_leaf_inplace_raises():
+    w = t([1.0, 2.0], requires_grad=True)
+    v = w[0:1]
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        v.mul_(2)
+
+
+def test_inplace_on_non_leaf_gradients():
+    x = t([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.add_(1)
+    y.mul_(y)
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (2 * np.array([1.0, 2.0]) + 1) * 2)
+
+
+def test_write_into_view_of_non_leaf_flows_gradients():
+    x = t([1.0, 2.0, 3.0], requires_grad=True)
+    w = t([10.0], requires_grad=True)
+    y = x * 1.0
+    y[1:2] = w * 2
+    (y * t([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.0, 3.0])
+    np.testing.assert_allclose(w.grad.numpy(), [4.0])
+
+
+def test_inplace_through_view_updates_base_graph():
+    x = t([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x.clone()
+    v = y.view(2, 2)[0]
+    v.mul_(3)
+    assert y.grad_fn.name() == "CopySlices"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0, 1.0, 1.0])
+
+
+def test_inplace_dtype_rules():
+    x = tp.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        x.add_(0.5)
+    f = tp.tensor([1.0, 2.0])
+    f.add_(t([0.5, 0.5]))
+    assert f.dtype == tp.float32
+
+
+def test_clamp_copy_fill_zero():
+    x = t([-2.0, 0.5, 3.0])
+    x.clamp_(-1, 1)
+    np.testing.assert_allclose(x.numpy(), [-1, 0.5, 1])
+    x.copy_(t([4.0, 5.0, 6.0]))
+    np.testing.assert_allclose(x.numpy(), [4, 5, 6])
+    x.fill_(2.0)
+    np.testing.assert_allclose(x.numpy(), [2, 2, 2])
+    x.zero_()
+    assert x._version == 4 and x.sum().item() == 0
+
+
+def test_copy_gradient_flows_to_source():
+    src = t([1.0, 2.0], requires_grad=True)
+    dst = tp.zeros(2, dtype=tp.float64)
+    dst.copy_(src * 3)
+    dst.sum().backward()
+    np.testing.assert_allclose(src.grad.numpy(), [3.0, 3.0])
+
+
+def test_views_share_version_and_transpose_write():
+    m = t([[1.0, 2.0], [3.0, 4.0]])
+    mt = m.t()
+    mt[0, 1] = 30.0
+    np.testing.assert_allclose(m.numpy(), [[1, 2], [30, 4]])
+    e = m.unsqueeze(0).expand(3, 2, 2)
+    assert e._version == m._version
