@@ -10,6 +10,8 @@ from __future__ import annotations
 import traceback
 import weakref
 
+import jax.numpy as jnp
+
 import xla_ops
 from xla_ops.shape import view_apply, view_scatter
 
@@ -59,15 +61,34 @@ def _intercepted(op, args, params, i):
     return interceptors[i](op, args, params, lambda o, a, p: _intercepted(o, a, p, i + 1))
 
 
+_SCALAR_TYPES = frozenset((float, int, bool))
+_scalars: dict = {}
+
+
+def _scalar(a):
+    """A Python number as a cached, weakly typed JAX scalar (passing Python
+    numbers to a jitted function converts them on every call)."""
+    key = (type(a), a)
+    v = _scalars.get(key)
+    if v is None:
+        v = jnp.asarray(a)
+        if a == a and a != 0:  # NaN never hits the cache; 0.0 and -0.0 compare equal
+            if len(_scalars) > 4096:
+                _scalars.clear()
+            _scalars[key] = v
+    return v
+
+
 def _dispatch(op, args, params):
+    arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
     try:
-        out = op.compiled(params)(*[a._data if isinstance(a, Tensor) else a for a in args])
+        out = op.compiled(params)(*arrays)
     except (TypeError, ValueError) as e:
         raise _op_error(op, args, e) from e
     if state.grad_enabled and op.differentiable:
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
-                return _record(op, args, params, out)
+                return _record(op, args, arrays, params, out)
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
     return Tensor._wrap(out)
@@ -83,28 +104,41 @@ def _op_error(op, args, e) -> RuntimeError:
     return RuntimeError(f"{op.name} failed on inputs of shapes ({shapes}): {msg}")
 
 
-def _record(op, args, params, out):
+def _record(op, args, arrays, params, out):
     node = _new(node_class(op.node))
     saves = op.saves
     needs, edges, saved, versions, metas = [], [], [], [], []
     any_meta = False
     for i, a in enumerate(args):
-        is_t = isinstance(a, Tensor)
-        need = is_t and a._requires_grad
-        needs.append(need)
-        edges.append(edge(a) if need else (None, 0))
-        if saves is None or i in saves:
-            saved.append(a)
-            metas.append(None)
-            if is_t:
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                needs.append(True)
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (accumulator(a), 0))
+            else:
+                needs.append(False)
+                edges.append((None, 0))
+            if saves is None or i in saves:
+                saved.append(a)
+                metas.append(None)
                 st = a._storage
                 if st is None:
                     st = a._st()
                 versions.append((st, st.version, a))
+            else:
+                saved.append(None)
+                any_meta = True
+                metas.append((a._data.shape, a._data.dtype))
         else:
-            saved.append(None)
-            any_meta = True
-            metas.append((a._data.shape, a._data.dtype) if is_t else ((), None))
+            needs.append(False)
+            edges.append((None, 0))
+            if saves is None or i in saves:
+                saved.append(arrays[i])
+                metas.append(None)
+            else:
+                saved.append(None)
+                any_meta = True
+                metas.append(((), None))
     node.op = op
     node.params = params
     node.needs = tuple(needs)
@@ -113,8 +147,8 @@ def _record(op, args, params, out):
     node._metas = tuple(metas) if any_meta else ()
     node._freed = False
     node._sequence_nr = next(_sequence)
-    node._pre_hooks = node._post_hooks = node._tensor_hooks = node._retained = None
-    node._trace = traceback.extract_stack()[:-3] if state.anomaly else None
+    if state.anomaly:
+        node._trace = traceback.extract_stack()[:-3]
     if type(out) is tuple:
         res = tuple(None if o is None else Tensor._make(o, node, i, True) if _is_float_array(o)
                     else Tensor._wrap(o) for i, o in enumerate(out))

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from .._state import state
 from .._tensor import Tensor
+from ._fused import try_fused_backward
 from .graph import AccumulateGrad, Node
 
 __all__ = ["run_backward", "accumulate", "node_interceptors"]
@@ -120,6 +121,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     `.grad` is touched; otherwise gradients accumulate into leaves (only the
     `inputs`, if given).
     """
+    if not create_graph and inputs is None and not state.anomaly and not node_interceptors \
+            and try_fused_backward(roots, root_grads, retain_graph):
+        return None
     root_nodes = [n for n, _ in roots]
     deps = _graph(root_nodes)
     for n, _ in roots:

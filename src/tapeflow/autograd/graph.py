@@ -62,19 +62,27 @@ class Node:
         next_functions: `((node, input_nr), ...)`, one edge per forward input.
     """
 
-    __slots__ = ("next_functions", "_sequence_nr", "_pre_hooks", "_post_hooks", "_tensor_hooks",
-                 "_retained", "_out_meta", "_trace", "metadata", "__weakref__")
+    __slots__ = ("next_functions", "_sequence_nr", "_out_meta", "__weakref__", "__dict__")
+
+    # Rarely set; class defaults keep node creation (on the hot path) cheap.
+    _pre_hooks = None  # {id: fn(grad_outputs)}
+    _post_hooks = None  # {id: fn(grad_inputs, grad_outputs)}
+    _tensor_hooks = None  # {output_nr: {id: fn(grad)}} of the tensors this node produced
+    _retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
+    _trace = None  # forward stack, recorded in anomaly mode
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._sequence_nr = next(_sequence)
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retained = None
         self._out_meta = ()
-        self._trace = None
-        self.metadata = {}
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for user annotations, as PyTorch's `Node.metadata`."""
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
 
     def name(self) -> str:
         """The node's PyTorch name, e.g. `"MulBackward0"`."""
