@@ -42,6 +42,8 @@ def _plan(roots):
     leaves: dict = {}
     nodes: list = []
     key: list = []
+    args: list = []  # the distinct saved arrays, passed to the program once each
+    arg_index: dict = {}
     for n, _ in roots:
         if type(n) is AccumulateGrad:
             if n.variable._hooks:
@@ -74,21 +76,31 @@ def _plan(roots):
                     j = index[nxt] = len(nodes)
                     nodes.append(nxt)
                 edges.append((j, nr))
-        key.append((node.op, node.params, node.needs, node._metas, node._out_meta, node._ans is None,
-                    tuple(map(type, node._saved)), tuple(edges)))
+        slots = []
+        for a in (node._ans, *node._saved):
+            if a is None:
+                slots.append(-1)
+                continue
+            a = getattr(a, "_data", a)
+            j = arg_index.get(id(a))
+            if j is None:
+                j = arg_index[id(a)] = len(args)
+                args.append(a)
+            slots.append(j)
+        key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), tuple(edges)))
         if i > MAX_NODES:
             return None
     root_key = tuple((-1 - leaves[n] if type(n) is AccumulateGrad else index[n], nr) for n, nr in roots)
     leaf_list = list(leaves)
     grads_present = tuple(leaf.variable.grad is not None for leaf in leaf_list)
-    return nodes, leaf_list, (tuple(key), root_key, grads_present)
+    return nodes, leaf_list, args, (tuple(key), root_key, grads_present)
 
 
 def _schedule(nodes_key) -> list[int]:
     """A topological order of the nodes (each before the nodes it sends gradients to)."""
     deps = [0] * len(nodes_key)
     for spec in nodes_key:
-        for e in spec[7]:
+        for e in spec[6]:
             if e is not None and e[0] >= 0:
                 deps[e[0]] += 1
     ready = [i for i, d in enumerate(deps) if d == 0]
@@ -97,7 +109,7 @@ def _schedule(nodes_key) -> list[int]:
     while ready:
         i = heapq.heappop(ready)
         order.append(i)
-        for e in nodes_key[i][7]:
+        for e in nodes_key[i][6]:
             if e is not None and e[0] >= 0:
                 deps[e[0]] -= 1
                 if deps[e[0]] == 0:
@@ -110,7 +122,7 @@ def _program(key):
     nodes_key, root_key, grads_present = key
     order = _schedule(nodes_key)
 
-    def run(root_grads, node_args, leaf_grads):
+    def run(root_grads, args, leaf_grads):
         bufs = [[None] * (len(spec[4]) or 1) for spec in nodes_key]
         acc = [None] * len(grads_present)
 
@@ -125,7 +137,7 @@ def _program(key):
         for (target, nr), g in zip(root_key, root_grads):
             send(target, nr, g)
         for i in order:
-            op, params, needs, metas, out_meta, _, _, edges = nodes_key[i]
+            op, params, needs, metas, out_meta, slots, edges = nodes_key[i]
             gs = bufs[i]
             if all(g is None for g in gs):
                 continue
@@ -133,7 +145,7 @@ def _program(key):
             if nout > 1:
                 gs = [jax.numpy.zeros(*out_meta[k]) if g is None and out_meta[k] is not None else g
                       for k, g in enumerate(gs)]
-            out = op._vjp_impl(params, needs, metas, nout, *gs, *node_args[i])
+            out = op._vjp_impl(params, needs, metas, nout, *gs, *(None if j < 0 else args[j] for j in slots))
             for edge, g in zip(edges, out):
                 if edge is not None and g is not None:
                     send(edge[0], edge[1], g)
@@ -147,7 +159,7 @@ def try_fused_backward(roots, root_grads, retain_graph: bool) -> bool:
     plan = _plan(roots)
     if plan is None:
         return False
-    order, leaves, key = plan  # `order`: the nodes, in the key's numbering
+    order, leaves, args, key = plan  # `order`: the nodes, in the key's numbering
     prog = _programs.get(key, False)
     if prog is False:
         _programs[key] = None
@@ -162,9 +174,8 @@ def try_fused_backward(roots, root_grads, retain_graph: bool) -> bool:
         prog = _programs[key] = _program(key)
     else:
         _programs.move_to_end(key)
-    node_args = [(node._ans, *[getattr(s, "_data", s) for s in node._saved]) for node in order]
     old = [leaf.variable.grad._data if leaf.variable.grad is not None else None for leaf in leaves]
-    new = prog(list(root_grads), node_args, old)
+    new = prog(list(root_grads), args, old)
     for leaf, g in zip(leaves, new):
         if g is None:
             continue
