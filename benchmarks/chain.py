@@ -12,9 +12,9 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import interleaved, report
 
 import tapeflow as tp
-from _timing import interleaved, report
 
 N_BLOCKS = 25  # 4 ops each: 100 ops
 

@@ -11,8 +11,11 @@ Example:
 
 import xla_ops as _xla_ops  # noqa: F401  (enables float64/int64 in JAX)
 
-from . import _methods  # noqa: F401  (attaches Tensor methods)
-from . import autograd, testing
+from . import (
+    _methods,  # noqa: F401  (attaches Tensor methods)
+    autograd,
+    testing,
+)
 from ._device import device
 from ._dtype import (
     bfloat16,

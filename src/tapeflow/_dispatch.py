@@ -19,7 +19,7 @@ from ._state import state
 from ._tensor import Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
-__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "interceptors"]
+__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "interceptors", "inplace_listeners"]
 
 _new = object.__new__
 
@@ -28,6 +28,10 @@ _new = object.__new__
 #: must return `proceed(op, args, params)` or a replacement. Empty in the
 #: common case, so the hot path pays one truthiness test.
 interceptors: list = []
+
+#: Functions `f(x, result)` called after an in-place write made `x` hold
+#: `result` (forward-mode AD moves the tangent along). Usually empty.
+inplace_listeners: list = []
 
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -208,6 +212,9 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     if node is not None and result._storage is not None:
         _retarget_saved(node, result._storage, st)
     _refresh_views(st, base if base is not None else x, x)
+    if inplace_listeners:
+        for f in inplace_listeners:
+            f(x, result)
     return x
 
 

@@ -103,7 +103,7 @@ def div(input, other, *, rounding_mode=None):
         if rounding_mode == "floor":
             return floor_divide(input, other)
         if rounding_mode == "trunc":
-            return trunc(div(input, other)).to(_result_dtype(input, other))
+            return trunc(div(input, other)).to(_result_dtype(input, other))  # noqa: F821
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if input._data.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._data.dtype.kind in "iub") \
             and type(other) is not builtins.float:

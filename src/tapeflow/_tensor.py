@@ -16,7 +16,6 @@ import numpy as np
 
 from . import _dtype
 from ._device import from_jax_device, to_jax_device
-from ._state import state
 
 __all__ = ["Tensor", "as_tensor", "is_tensor", "Size"]
 
@@ -320,7 +319,7 @@ class Tensor:
     def __bool__(self) -> bool:
         a = self._concrete("bool()")
         if a.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(a.reshape(()))
 
     def __float__(self) -> float:

@@ -185,7 +185,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
         state.grad_enabled = prev_mode
 
     if capture:
-        for i, (t, r) in enumerate(zip(inputs, results)):
+        for i, r in enumerate(results):
             if r is None and not allow_unused:
                 raise RuntimeError(
                     f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "

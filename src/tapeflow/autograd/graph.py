@@ -137,8 +137,8 @@ class Node:
 
     def __call__(self, *grads):
         """Run this node by hand: gradients w.r.t. its outputs in, w.r.t. its inputs out."""
-        from .._tensor import Tensor, as_tensor
         from .._state import state
+        from .._tensor import Tensor, as_tensor
 
         gs = [None if g is None else as_tensor(g) for g in grads]
         create = state.grad_enabled and any(g is not None and g.requires_grad for g in gs)
