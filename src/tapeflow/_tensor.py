@@ -435,17 +435,18 @@ def _format(t: Tensor) -> str:
 
 
 def _format_array(arr: np.ndarray) -> str:
-    if arr.dtype.kind == "f" or arr.dtype.kind == "c" or arr.dtype == jnp.bfloat16:
+    """NumPy's printing with PyTorch's choices: 4 decimals unless every value is
+    integral, scientific notation when magnitudes span too far."""
+    opts = dict(separator=", ", threshold=1000, edgeitems=3, max_line_width=80)
+    if arr.dtype == jnp.bfloat16 or arr.dtype.kind == "f":
         arr = arr.astype(np.float64) if arr.dtype == jnp.bfloat16 else arr
-        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
-        ints = finite.size == 0 or bool(np.all(finite == np.round(finite)))
-        big = finite.size and (np.abs(finite).max() >= 1e8 or
-                               (np.abs(finite[finite != 0]).min(initial=1.0) < 1e-4 and not ints) or
-                               (finite.size and np.abs(finite).max() / max(np.abs(finite[finite != 0]).min(initial=1.0), 1e-300) > 1000 and not ints))
-        opts = dict(precision=4, separator=", ", threshold=1000, edgeitems=3, max_line_width=80)
-        if big:
-            return np.array2string(arr, formatter={"float_kind": lambda v: f"{v:.4e}"}, **opts)
-        if ints:
-            return np.array2string(arr, formatter={"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}, **opts)
-        return np.array2string(arr, floatmode="fixed", **opts)
-    return np.array2string(arr, separator=", ", threshold=1000, edgeitems=3, max_line_width=80)
+        finite = np.abs(arr[np.isfinite(arr)])
+        if finite.size == 0 or np.all(finite == np.round(finite)):
+            if finite.size and finite.max() >= 1e8:
+                return np.array2string(arr, formatter={"float_kind": "{:.4e}".format}, **opts)
+            return np.array2string(arr, **opts)
+        nonzero = finite[finite != 0]
+        if nonzero.size and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4 or nonzero.max() / nonzero.min() > 1000):
+            return np.array2string(arr, formatter={"float_kind": "{:.4e}".format}, **opts)
+        return np.array2string(arr, precision=4, floatmode="fixed", **opts)
+    return np.array2string(arr, **opts)
