@@ -160,6 +160,7 @@ def _record(op, args, arrays, params, out):
     else:
         res = Tensor._make(out, node, 0, True) if _is_float_array(out) else Tensor._wrap(out)
         node._out_meta = ()
+        node._aval = out.aval
     if op.save_ans:
         node._ans = out
         st = (res if type(res) is Tensor else res[0])._st()

@@ -11,6 +11,8 @@ import itertools
 import weakref
 from collections.abc import Callable
 
+from .._dtype import from_jax_dtype
+
 __all__ = ["Node", "OpNode", "AccumulateGrad", "RemovableHandle", "node_class", "FREED_MESSAGE"]
 
 _sequence = itertools.count()
@@ -70,6 +72,7 @@ class Node:
     _tensor_hooks = None  # {output_nr: {id: fn(grad)}} of the tensors this node produced
     _retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
     _trace = None  # forward stack, recorded in anomaly mode
+    _aval = None  # shape/dtype of the single forward output (multi-output nodes use _out_meta)
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
@@ -120,9 +123,11 @@ class Node:
         return h
 
     @property
-    def _input_metadata(self):
-        """Shape and dtype of each gradient this node receives (its forward outputs)."""
-        return self._out_meta
+    def _input_metadata(self) -> tuple:
+        """`(shape, dtype)` of each gradient this node receives (its forward outputs)."""
+        if self._aval is not None:
+            return ((tuple(self._aval.shape), from_jax_dtype(self._aval.dtype)),)
+        return tuple(None if m is None else (tuple(m[0]), from_jax_dtype(m[1])) for m in self._out_meta)
 
     # -- running ----------------------------------------------------------------
     def apply(self, grads: list, create_graph: bool) -> tuple:
