@@ -14,6 +14,8 @@ import xla_ops as _xla_ops  # noqa: F401  (enables float64/int64 in JAX)
 from . import (
     _methods,  # noqa: F401  (attaches Tensor methods)
     autograd,
+    distributed,
+    interop,
     testing,
 )
 from ._device import device
@@ -85,5 +87,8 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .interop import compile, from_dlpack
+
+interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported
 
 __version__ = "0.1.0"

@@ -1,0 +1,130 @@
+"""Finding the state a function reads without taking it as an argument.
+
+`tp.compile` lifts such state into inputs and outputs of the compiled
+program. Candidates are found by walking what the function can reach
+directly: its closure cells, the globals its code names, `self` of a bound
+method (or the `__dict__` of a callable object), and its arguments. The walk
+descends into lists, tuples, dicts, `nn.Module`s (parameters and buffers),
+optimizers (parameters and per-parameter state) and plain objects reached
+through `self`. Tensors it cannot reach this way are caught while tracing
+(see `compile.py`).
+"""
+
+from __future__ import annotations
+
+import types
+
+from .._tensor import Tensor
+from .pytree import module_base, optimizer_base, optimizer_params
+
+__all__ = ["roots_of", "collect", "hyperparameters"]
+
+_MAX_DEPTH = 4
+_SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, str, bytes, int, float, complex,
+         bool, type(None))
+
+
+def roots_of(fn) -> list:
+    """The objects `fn` can reach without arguments: closure, named globals, bound self."""
+    roots: list = []
+    seen_fns: set = set()
+    stack = [fn]
+    while stack:
+        f = stack.pop()
+        if id(f) in seen_fns:
+            continue
+        seen_fns.add(id(f))
+        if isinstance(f, types.MethodType):
+            roots.append(f.__self__)
+            stack.append(f.__func__)
+            continue
+        code = getattr(f, "__code__", None)
+        if code is None:
+            if hasattr(f, "__dict__") and not isinstance(f, _SKIP):
+                roots.append(f)  # a callable object: its attributes are its state
+            continue
+        for cell in f.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            (stack if isinstance(value, types.FunctionType) else roots).append(value)
+        g = getattr(f, "__globals__", {})
+        for name in _names(code):
+            if name in g:
+                value = g[name]
+                (stack if isinstance(value, types.FunctionType) else roots).append(value)
+    return roots
+
+
+def _names(code) -> set:
+    """Global names used by `code` and the code objects nested in it (lambdas, comprehensions)."""
+    names: set = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return names
+
+
+def collect(roots, out: dict, modules: list, optimizers: list) -> None:
+    """Add every Tensor reachable from `roots` to `out` (id -> tensor), in discovery order.
+
+    Modules and optimizers met on the way are appended to `modules` / `optimizers`.
+    """
+    module_cls, optimizer_cls = module_base(), optimizer_base()
+    seen: set = set()
+    stack = [(r, 0) for r in reversed(list(roots))]
+    while stack:
+        obj, depth = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Tensor):
+            out.setdefault(id(obj), obj)
+        elif module_cls is not None and isinstance(obj, module_cls):
+            modules.append(obj)
+            for t in (*obj.parameters(), *obj.buffers()):
+                if t is not None:
+                    out.setdefault(id(t), t)
+        elif optimizer_cls is not None and isinstance(obj, optimizer_cls):
+            optimizers.append(obj)
+            for p in optimizer_params(obj):
+                out.setdefault(id(p), p)
+                for v in obj.state.get(p, {}).values():
+                    if isinstance(v, Tensor):
+                        out.setdefault(id(v), v)
+        elif isinstance(obj, _SKIP) or depth >= _MAX_DEPTH:
+            continue
+        elif isinstance(obj, dict):
+            stack.extend((v, depth + 1) for v in reversed(list(obj.values())))
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack.extend((v, depth + 1) for v in reversed(list(obj)))
+        elif depth == 0 and isinstance(getattr(obj, "__dict__", None), dict):
+            # `self` of a bound method, or a callable object: look one level into its attributes.
+            stack.extend((v, depth + 1) for v in reversed(list(vars(obj).values())))
+
+
+def hyperparameters(modules: list, optimizers: list) -> tuple:
+    """The Python-level settings a trace bakes in: training flags and optimizer hyperparameters."""
+    flags = tuple(m.training for root in modules for m in root.modules())
+    hp = []
+    for opt in optimizers:
+        for group in opt.param_groups:
+            for k, v in group.items():
+                if k != "params":
+                    hp.append((k, _hashable(v)))
+        for p in optimizer_params(opt):
+            for k, v in opt.state.get(p, {}).items():
+                if not isinstance(v, Tensor):
+                    hp.append((k, _hashable(v)))
+    return flags, tuple(hp)
+
+
+def _hashable(v):
+    try:
+        hash(v)
+    except TypeError:
+        return repr(v)
+    return v
