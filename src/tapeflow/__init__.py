@@ -15,6 +15,7 @@ from . import (
     _methods,  # noqa: F401  (attaches Tensor methods)
     autograd,
     distributed,
+    func,
     interop,
     testing,
 )

@@ -1,11 +1,13 @@
 """tapeflow.autograd: the tape, the engine and the tools around them."""
 
-from . import anomaly_mode, grad_mode, graph
+from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .backward import backward, grad
+from .function import Function, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-           "graph", "grad_mode", "anomaly_mode"]
+           "graph", "grad_mode", "anomaly_mode",
+           "Function", "once_differentiable", "function", "functional", "forward_ad"]

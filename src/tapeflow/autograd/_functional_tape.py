@@ -1,0 +1,204 @@
+"""The tape implementations behind `autograd.functional`: `autograd.grad` on a
+freshly recorded graph. Used for `create_graph=True` (results stay on the
+tape), `strict=True`, and functions that cannot be traced by JAX.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._state import state
+from .._tensor import Tensor
+from .backward import grad as _grad
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "second"]
+
+
+class _enable_grad:
+    def __enter__(self):
+        self.prev = state.grad_enabled
+        state.grad_enabled = True
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev
+
+
+def _prep(xs: tuple, create_graph: bool) -> tuple:
+    """Inputs to record on: connected to the caller's graph when `create_graph`, else fresh leaves."""
+    res = []
+    for x in xs:
+        if create_graph and x._requires_grad:
+            res.append(x.view_as(x))
+        else:
+            res.append(Tensor._make(x._data, None, 0, True))
+    return tuple(res)
+
+
+def _call(func, xs: tuple, fn_name: str) -> tuple[bool, tuple]:
+    out = func(*xs)
+    is_tuple = isinstance(out, tuple)
+    outs = out if is_tuple else (out,)
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"The outputs of the user-provided function given to {fn_name} must be either a Tensor "
+                            f"or a tuple of Tensors but the given outputs of the user-provided function has an "
+                            f"output of type {type(o).__name__} at index {i}.")
+    return is_tuple, outs
+
+
+def _post(res, is_tuple: bool):
+    return res if is_tuple else res[0]
+
+
+def _out(outs: tuple, create_graph: bool) -> tuple:
+    return outs if create_graph else tuple(o.detach() for o in outs)
+
+
+def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, independent: str) -> tuple:
+    """`autograd.grad` of `outs` w.r.t. `xs`; unused inputs give zeros (or an error when `strict`)."""
+    diff = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
+    if diff:
+        res = _grad(tuple(o for o, _ in diff), xs, tuple(g for _, g in diff), retain_graph=True,
+                    create_graph=create_graph, allow_unused=True)
+    else:
+        res = (None,) * len(xs)
+    final = []
+    for i, (r, x) in enumerate(zip(res, xs)):
+        if r is None:
+            if strict:
+                raise RuntimeError(independent.format(i=i, fn=fn_name))
+            r = Tensor._wrap(jnp.zeros(x._data.shape, x._data.dtype))
+        elif strict and create_graph and not r._requires_grad:
+            raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This is "
+                               "not allowed in strict mode when create_graph=True.")
+        final.append(r if create_graph else r.detach())
+    return tuple(final)
+
+
+_INDEPENDENT = ("The output of the user-provided function is independent of input {i}. This is not allowed in "
+                "strict mode.")
+
+
+def vjp(func, in_tuple, xs, vs, create_graph, strict):
+    with _enable_grad():
+        ins = _prep(xs, create_graph)
+        out_tuple, outs = _call(func, ins, "vjp")
+        if vs is None:
+            if len(outs) != 1 or outs[0]._data.size != 1:
+                raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
+                                   "Tensor with a single element.")
+            vs = (Tensor._wrap(jnp.ones(outs[0]._data.shape, outs[0]._data.dtype)),)
+        _check(vs, outs, "vjp")
+        g = _grads(outs, ins, vs, create_graph, strict, "vjp", _INDEPENDENT)
+    return _post(_out(outs, create_graph), out_tuple), _post(g, in_tuple)
+
+
+def _check(vs, ref, fn_name):
+    if len(vs) != len(ref):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got {len(vs)}.")
+    for i, (a, b) in enumerate(zip(vs, ref)):
+        if tuple(a.shape) != tuple(b.shape):
+            raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} but got "
+                               f"{list(a.shape)}. v must have the shape of the outputs of the function in {fn_name}.")
+
+
+def jvp(func, in_tuple, xs, vs, create_graph, strict):
+    # The double-backward trick: J v = d/du <J^T u, v>, with a dummy cotangent u.
+    with _enable_grad():
+        ins = _prep(xs, create_graph)
+        out_tuple, outs = _call(func, ins, "jvp")
+        us = tuple(Tensor._make(jnp.zeros(o._data.shape, o._data.dtype), None, 0, True) for o in outs)
+        gs = _grads(outs, ins, us, True, False, "jvp", _INDEPENDENT)
+        pairs = [(g, v) for g, v in zip(gs, vs) if g._requires_grad]
+        if pairs:
+            res = _grad(tuple(g for g, _ in pairs), us, tuple(v for _, v in pairs), retain_graph=True,
+                        create_graph=create_graph, allow_unused=True)
+        else:
+            res = (None,) * len(us)
+        tangents = []
+        for i, (r, o) in enumerate(zip(res, outs)):
+            if r is None:
+                if strict:
+                    raise RuntimeError(f"The output of the user-provided function is independent of input {i}. "
+                                       "This is not allowed in strict mode.")
+                r = Tensor._wrap(jnp.zeros(o._data.shape, o._data.dtype))
+            tangents.append(r if create_graph else r.detach())
+    return _post(_out(outs, create_graph), out_tuple), _post(tuple(tangents), out_tuple)
+
+
+def _jac_rows(outs, ins, create_graph, strict, fn_name):
+    """Jacobian blocks `[i][j]` (`out_i.shape + in_j.shape`), one VJP per output element."""
+    blocks = []
+    for i, o in enumerate(outs):
+        n = o._data.size
+        rows = [[] for _ in ins]
+        for k in range(n):
+            onehot = Tensor._wrap(jnp.zeros(n, o._data.dtype).at[k].set(1).reshape(o._data.shape))
+            msg = (f"Output {i} of the user-provided function is independent of input {{i}}. This is not allowed "
+                   "in strict mode.")
+            gs = _grads((o,), ins, (onehot,), create_graph, strict, fn_name, msg)
+            for j, g in enumerate(gs):
+                rows[j].append(g)
+        row = []
+        for j, x in enumerate(ins):
+            if n == 0:
+                row.append(Tensor._wrap(jnp.zeros(tuple(o.shape) + tuple(x.shape), x._data.dtype)))
+                continue
+            from .._ops import stack
+
+            row.append(stack(rows[j]).reshape(tuple(o.shape) + tuple(x.shape)))
+        blocks.append(tuple(row))
+    return tuple(blocks)
+
+
+def jacobian(func, in_tuple, xs, create_graph, strict):
+    with _enable_grad():
+        ins = _prep(xs, create_graph)
+        out_tuple, outs = _call(func, ins, "jacobian")
+        blocks = _jac_rows(outs, ins, create_graph, strict, "jacobian")
+    if not in_tuple:
+        blocks = tuple(b[0] for b in blocks)
+    return blocks if out_tuple else blocks[0]
+
+
+def _scalar_out(func, ins, fn_name):
+    out_tuple, outs = _call(func, ins, fn_name)
+    if len(outs) != 1:
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outs[0]._data.size != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
+    return outs[0].reshape(())
+
+
+def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy):
+    with _enable_grad():
+        ins = _prep(xs, create_graph)
+        out = _scalar_out(func, ins, "hessian")
+        gs = _grads((out,), ins, (None,), True, strict, "hessian", _INDEPENDENT)
+        blocks = _jac_rows(gs, ins, create_graph, strict, "hessian")
+    if not in_tuple:
+        blocks = tuple(b[0] for b in blocks)
+    return blocks if in_tuple else blocks[0]
+
+
+def second(kind, func, in_tuple, xs, vs, create_graph, strict):
+    """`vhp` (`v^T H`) or `hvp` (`H v`); equal for the symmetric Hessian of a twice-differentiable function."""
+    with _enable_grad():
+        ins = _prep(xs, create_graph)
+        out = _scalar_out(func, ins, kind)
+        gs = _grads((out,), ins, (None,), True, strict, kind, _INDEPENDENT)
+        pairs = [(g, v) for g, v in zip(gs, vs) if g._requires_grad]
+        if pairs:
+            res = _grad(tuple(g for g, _ in pairs), ins, tuple(v for _, v in pairs), retain_graph=True,
+                        create_graph=create_graph, allow_unused=True)
+        else:
+            res = (None,) * len(ins)
+        prods = []
+        for i, (r, x) in enumerate(zip(res, ins)):
+            if r is None:
+                if strict:
+                    raise RuntimeError(f"The user-provided function is independent of input {i}. This is not "
+                                       f"allowed in strict mode when computing {kind}.")
+                r = Tensor._wrap(jnp.zeros(x._data.shape, x._data.dtype))
+            prods.append(r if create_graph else r.detach())
+    return (out if create_graph else out.detach()), _post(tuple(prods), in_tuple)

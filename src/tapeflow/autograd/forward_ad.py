@@ -1,0 +1,267 @@
+"""Forward-mode AD: dual tensors carrying a tangent, propagated op by op.
+
+Inside `with dual_level():`, `make_dual(x, t)` gives a tensor whose tangent
+is `t`. A dispatch interceptor watches every op: when an input carries a
+tangent, it runs JAX's JVP of that op's forward (one compiled call, cached
+per op, static parameters and which inputs carry tangents) and attaches
+the output tangents. `unpack_dual(y)` reads `(primal, tangent)` back.
+
+Tangents are kept in a side table keyed weakly by Tensor, together with the
+array they belong to: an in-place write moves the tangent of the written
+result onto the target; a tensor whose data changed behind the table's back
+(a view refreshed by a write through another alias) reports the stale
+tangent as an error instead of using it.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections import namedtuple
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dispatch
+from .._tensor import Tensor, _is_float_array
+
+__all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level", "UnpackedDualTensor"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "`(primal, tangent)` of a dual tensor; `tangent` is None when it has none."
+
+
+
+class _TangentTable:
+    """Tensor -> (data, tangent), by identity, forgetting tensors that die.
+
+    (A WeakKeyDictionary would compare keys with `==`, which is elementwise on Tensors.)
+    """
+
+    def __init__(self):
+        self._d: dict = {}
+
+    def get(self, t):
+        e = self._d.get(id(t))
+        return None if e is None or e[0]() is not t else e[1]
+
+    def __contains__(self, t) -> bool:
+        return self.get(t) is not None
+
+    def __setitem__(self, t, value) -> None:
+        key = id(t)
+        d = self._d
+        d[key] = (weakref.ref(t, lambda _, key=key: d.pop(key, None)), value)
+
+
+_levels: list[int] = []
+_tables: dict[int, _TangentTable] = {}
+_jvp_cache: dict = {}
+
+
+def enter_dual_level() -> int:
+    """Start a forward-AD level and return its index (prefer the `dual_level` context manager)."""
+    if _levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment: exit the current dual_level "
+                           "before entering a new one.")
+    level = 0
+    _levels.append(level)
+    _tables[level] = _TangentTable()
+    _dispatch.interceptors.append(_propagate)
+    _dispatch.inplace_listeners.append(_on_inplace)
+    return level
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """End the current forward-AD level: every tangent created in it is dropped."""
+    if level is None:
+        level = _levels[-1] if _levels else None
+    if level is None or level not in _levels:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
+                           "Exit levels in the reverse order they were entered.")
+    _levels.remove(level)
+    _tables.pop(level, None)
+    _dispatch.interceptors.remove(_propagate)
+    _dispatch.inplace_listeners.remove(_on_inplace)
+
+
+class dual_level:
+    """Context manager for forward-mode AD: dual tensors made inside carry tangents until exit.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> import tapeflow.autograd.forward_ad as fwAD
+        >>> x = tp.tensor([1.0, 2.0])
+        >>> with fwAD.dual_level():
+        ...     y = fwAD.make_dual(x, tp.ones(2)) ** 2
+        ...     fwAD.unpack_dual(y).tangent
+        tensor([2., 4.])
+    """
+
+    def __enter__(self) -> int:
+        self.level = enter_dual_level()
+        return self.level
+
+    def __exit__(self, *exc) -> bool:
+        exit_dual_level(level=self.level)
+        return False
+
+
+def _table(level: int | None):
+    if level is None:
+        if not _levels:
+            return None
+        level = _levels[-1]
+    return _tables.get(level)
+
+
+def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
+    """A tensor with the values of `tensor` carrying `tangent` as its forward gradient.
+
+    Arguments:
+        tensor: the primal (a floating-point tensor).
+        tangent: its tangent, of the same shape and dtype.
+        level: the dual level (defaults to the current one).
+
+    Returns:
+        A view of `tensor` that carries `tangent`; ops on it propagate the tangent.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> import tapeflow.autograd.forward_ad as fwAD
+        >>> with fwAD.dual_level():
+        ...     d = fwAD.make_dual(tp.tensor([0.0]), tp.tensor([3.0]))
+        ...     fwAD.unpack_dual(d.sin()).tangent
+        tensor([3.])
+    """
+    table = _table(level)
+    if table is None:
+        raise RuntimeError("To create a dual Tensor, you need to be within a forward AD level: use "
+                           "`with tapeflow.autograd.forward_ad.dual_level():`.")
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("make_dual expects Tensors for both the primal and the tangent")
+    if not _is_float_array(tensor._data):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
+                           f"forward gradient is of size {list(tangent.shape)}.")
+    if tangent._data.dtype != tensor._data.dtype:
+        raise RuntimeError(f"Expected tangent to have the same dtype as primal (got {tangent.dtype} and "
+                           f"{tensor.dtype}); convert it with tangent.to(primal.dtype).")
+    dual = tensor.view_as(tensor)
+    table[dual] = (dual._data, tangent._data)
+    return dual
+
+
+def _tangent_of(t: Tensor, table):
+    entry = table.get(t)
+    if entry is None:
+        return None
+    data, tan = entry
+    if data is not t._data:
+        raise RuntimeError("forward AD: this dual tensor's values were changed through another alias (a view "
+                           "or its base was written in place) after its tangent was computed, so the tangent is "
+                           "stale. Make the in-place write on the dual tensor itself, or use out-of-place ops.")
+    return tan
+
+
+def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """Split a dual tensor into `(primal, tangent)`.
+
+    Arguments:
+        tensor: any tensor (its tangent is `None` when it carries none).
+        level: the dual level (defaults to the current one).
+
+    Returns:
+        `UnpackedDualTensor(primal, tangent)`; `primal` is a view of `tensor`
+        without the tangent.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> import tapeflow.autograd.forward_ad as fwAD
+        >>> with fwAD.dual_level():
+        ...     p, t = fwAD.unpack_dual(fwAD.make_dual(tp.ones(1), tp.ones(1)) * 5)
+        >>> t
+        tensor([5.])
+    """
+    table = _table(level)
+    if table is None:
+        return UnpackedDualTensor(tensor, None)
+    tan = _tangent_of(tensor, table)
+    if tan is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_primal_view(tensor), Tensor._wrap(tan))
+
+
+def _primal_view(tensor: Tensor) -> Tensor:
+    # A view made with the interceptor bypassed, so it carries no tangent.
+    saved = list(_dispatch.interceptors)
+    _dispatch.interceptors.clear()
+    try:
+        return tensor.view_as(tensor)
+    finally:
+        _dispatch.interceptors[:] = saved
+
+
+# -- propagation -------------------------------------------------------------------------
+def _jvp_program(op, params: tuple, idx: tuple):
+    """Compiled `(args, tangents) -> output tangents` for `op` with tangents at positions `idx`."""
+    key = (op, params, idx)
+    fn = _jvp_cache.get(key)
+    if fn is None:
+        fwd = functools.partial(op.fwd, **dict(params)) if params else op.fwd
+
+        def run(args, tangents):
+            def f(*diff):
+                full = list(args)
+                for i, d in zip(idx, diff):
+                    full[i] = d
+                return fwd(*full)
+            return jax.jvp(f, tuple(args[i] for i in idx), tuple(tangents))[1]
+
+        fn = _jvp_cache[key] = jax.jit(run)
+    return fn
+
+
+def _propagate(op, args, params, proceed):
+    out = proceed(op, args, params)
+    table = _table(None)
+    if table is None or not op.differentiable:
+        return out
+    idx, tans = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            tan = _tangent_of(a, table)
+            if tan is not None:
+                idx.append(i)
+                tans.append(tan)
+    if not idx:
+        return out
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    out_tans = _jvp_program(op, params, tuple(idx))(arrays, tans)
+    if isinstance(out, tuple):
+        for o, t in zip(out, out_tans):
+            _attach(table, o, t)
+    else:
+        _attach(table, out, out_tans)
+    return out
+
+
+def _attach(table, o, t) -> None:
+    if isinstance(o, Tensor) and t is not None and _is_float_array(o._data):
+        if t.dtype != o._data.dtype:
+            t = t.astype(o._data.dtype)
+        table[o] = (o._data, t)
+
+
+def _on_inplace(x: Tensor, result: Tensor) -> None:
+    table = _table(None)
+    if table is None:
+        return
+    entry = table.get(result)
+    if entry is not None and tuple(entry[1].shape) == tuple(x._data.shape):
+        table[x] = (x._data, entry[1])
+    elif x in table:
+        # Written from values without a tangent: the tangent of the new values is zero.
+        table[x] = (x._data, jnp.zeros(x._data.shape, x._data.dtype))

@@ -1,0 +1,380 @@
+"""`tapeflow.autograd.functional`: vjp, jvp, jacobian, hessian, vhp, hvp of a
+user function, with PyTorch's signatures and result shapes.
+
+Two implementations give the same numbers:
+
+- the fast path traces the function once (Tensors wrapping JAX tracers),
+  applies a JAX transform (`jax.vjp`, `jax.jvp`, `jax.jacrev`/`jacfwd`,
+  forward-over-reverse for second order) and compiles it with `jax.jit`,
+  cached per function, input shapes/dtypes and captured state (see `_trace`);
+- the tape path differentiates with `autograd.grad`. It is used for
+  `create_graph=True` (results stay connected to the graph), `strict=True`,
+  and functions whose Python depends on tensor values (`.item()`,
+  `if x > 0`), which cannot be traced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from . import _functional_tape as tape
+from ._trace import Cache, Unsupported
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
+
+_cache = Cache()
+
+
+# -- argument handling ------------------------------------------------------------------------
+def _as_tuple(x, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
+    is_tuple = isinstance(x, tuple)
+    xs = x if is_tuple else (x,)
+    for i, el in enumerate(xs):
+        if not isinstance(el, Tensor):
+            if is_tuple:
+                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                                f"but the value at index {i} has type {type(el).__name__}.")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
+                            f"but the given {arg_name} has type {type(el).__name__}.")
+    return is_tuple, xs
+
+
+def _post(res, is_tuple_flags):
+    """Undo the tuple normalisation: one flag per nesting level (outer first)."""
+    if isinstance(is_tuple_flags, bool):
+        return res if is_tuple_flags else res[0]
+    outer, inner = is_tuple_flags
+    if not inner:
+        res = tuple(r[0] for r in res)
+    return res if outer else res[0]
+
+
+def _check_v(v: tuple, ref: tuple, what: str, fn_name: str) -> None:
+    if len(v) != len(ref):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got {len(v)}.")
+    for i, (a, b) in enumerate(zip(v, ref)):
+        if tuple(a.shape) != tuple(b.shape):
+            raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} but got "
+                               f"{list(a.shape)}. v must have the shape of the {what} of {fn_name}.")
+
+
+def _single_element_v(ref: tuple, what: str) -> tuple:
+    if len(ref) != 1 or ref[0]._data.size != 1:
+        raise RuntimeError(f"The vector v can only be None if the {what} to the user-provided function is a "
+                           "single Tensor with a single element.")
+    return (jnp.ones(ref[0]._data.shape, ref[0]._data.dtype),)
+
+
+def _fast(create_graph: bool, strict: bool) -> bool:
+    return not create_graph and not strict
+
+
+def _wrap(arrays) -> tuple:
+    return tuple(Tensor._wrap(a) for a in arrays)
+
+
+def _arrays(ts) -> tuple:
+    return tuple(t._data for t in ts)
+
+
+# -- vjp / jvp ------------------------------------------------------------------------------------
+def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """The vector-Jacobian product `v^T J` of `func` at `inputs`.
+
+    Arguments:
+        func: a function of Tensors returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        v: the vector (same shapes as `func`'s outputs); may be omitted when the
+            output has a single element.
+        create_graph: keep the results connected to the graph (higher order).
+        strict: raise if an output does not depend on an input (instead of zeros).
+
+    Returns:
+        `(func_output, vjp)`; `vjp` has the structure of `inputs`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> out, g = tp.autograd.functional.vjp(lambda x: (x ** 2).sum(), tp.tensor([1.0, 2.0]))
+        >>> g
+        tensor([2., 4.])
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "vjp")
+    vs = None if v is None else _as_tuple(v, "v", "vjp")[1]
+    if _fast(create_graph, strict):
+        try:
+            return _vjp_fast(func, in_tuple, xs, vs)
+        except Unsupported:
+            pass
+    return tape.vjp(func, in_tuple, xs, vs, create_graph, strict)
+
+
+def _vjp_fast(func, in_tuple, xs, vs):
+    arrays = _arrays(xs)
+    extra = () if vs is None else _arrays(vs)
+
+    def build(g):
+        def prog(cap, *args):
+            xs_, v_ = args[:len(arrays)], args[len(arrays):]
+            out, pull = jax.vjp(lambda *a: g(cap, *a), *xs_)
+            outs = out if isinstance(out, tuple) else (out,)
+            if not v_:
+                if len(outs) != 1 or outs[0].size != 1:
+                    raise Unsupported("v is required")
+                v_ = (jnp.ones(outs[0].shape, outs[0].dtype),)
+            for a, b in zip(v_, outs):
+                if a.shape != b.shape:
+                    raise Unsupported("shape mismatch")
+            if len(v_) != len(outs):
+                raise Unsupported("length mismatch")
+            ct = tuple(v_) if isinstance(out, tuple) else v_[0]
+            return out, pull(ct)
+        return prog
+
+    out, grads = _cache.run(func, "vjp", build, arrays, extra, "vjp")
+    out_t = out if isinstance(out, tuple) else (out,)
+    return _post(_wrap(out_t), isinstance(out, tuple)), _post(_wrap(grads), in_tuple)
+
+
+def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """The Jacobian-vector product `J v` of `func` at `inputs`.
+
+    Arguments:
+        func: a function of Tensors returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        v: the tangent (same shapes as `inputs`); may be omitted for a single one-element input.
+        create_graph: keep the results connected to the graph.
+        strict: raise if an output does not depend on an input.
+
+    Returns:
+        `(func_output, jvp)`; `jvp` has the structure of the outputs.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([1.0, 2.0])
+        >>> out, t = tp.autograd.functional.jvp(lambda x: x ** 2, x, tp.ones(2))
+        >>> t
+        tensor([2., 4.])
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "jvp")
+    if v is None:
+        vs = _wrap(_single_element_v(xs, "input"))
+    else:
+        vs = _as_tuple(v, "v", "jvp")[1]
+        _check_v(vs, xs, "inputs", "jvp")
+    if _fast(create_graph, strict):
+        try:
+            arrays = _arrays(xs)
+
+            def build(g):
+                def prog(cap, *args):
+                    n = len(args) // 2
+                    return jax.jvp(lambda *a: g(cap, *a), args[:n], args[n:])
+                return prog
+
+            out, tan = _cache.run(func, "jvp", build, arrays, _arrays(vs), "jvp")
+            is_t = isinstance(out, tuple)
+            out_t, tan_t = (out, tan) if is_t else ((out,), (tan,))
+            return _post(_wrap(out_t), is_t), _post(_wrap(tan_t), is_t)
+        except Unsupported:
+            pass
+    return tape.jvp(func, in_tuple, xs, vs, create_graph, strict)
+
+
+# -- jacobian -----------------------------------------------------------------------------------
+_STRATEGIES = ("forward-mode", "reverse-mode")
+
+
+def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode"):
+    """The Jacobian of `func` at `inputs`: entry `[i][j]` has shape `out_i.shape + in_j.shape`.
+
+    Arguments:
+        func: a function of Tensors returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a tuple of Tensors.
+        create_graph: keep the results connected to the graph (higher order).
+        strict: raise if an output does not depend on an input.
+        vectorize: accepted for compatibility (the compiled path is always vectorised).
+        strategy: `"reverse-mode"` (rows by VJPs) or `"forward-mode"` (columns by JVPs;
+            needs `vectorize=True`, as in PyTorch).
+
+    Returns:
+        A Tensor, or nested tuples following the tuple-ness of outputs (outer) and inputs (inner).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> J = tp.autograd.functional.jacobian(lambda x: x[:2] * 3, tp.ones(4))
+        >>> J.shape
+        tapeflow.Size([2, 4])
+    """
+    if strategy not in _STRATEGIES:
+        raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                         f'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                         f'Otherwise, prefer to use "reverse-mode". Got {strategy!r}.')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and `strategy=\"forward-mode\"` are not "
+                "supported together (yet). Please either set `create_graph=False` or `strategy=\"reverse-mode\"`.")
+        if not vectorize:
+            raise ValueError("jacobian: `strategy=\"forward-mode\"` is only implemented for `vectorize=True`; "
+                             "pass vectorize=True.")
+    if strict and vectorize:
+        raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together. Please "
+                           "either set `strict=False` or `vectorize=False`.")
+    in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
+    if _fast(create_graph, strict):
+        try:
+            transform = jax.jacfwd if strategy == "forward-mode" else jax.jacrev
+            argnums = tuple(range(len(xs)))
+
+            def build(g):
+                def prog(cap, *args):
+                    return transform(lambda *a: g(cap, *a), argnums=argnums)(*args)
+                return prog
+
+            jac = _cache.run(func, ("jacobian", strategy), build, _arrays(xs), (), "jacobian")
+            # One tuple per output when the function returns a tuple, else one array per input.
+            out_is_tuple = bool(jac) and isinstance(jac[0], tuple)
+            rows = jac if out_is_tuple else (jac,)
+            return _post(tuple(_wrap(row) for row in rows), (out_is_tuple, in_tuple))
+        except Unsupported:
+            pass
+    return tape.jacobian(func, in_tuple, xs, create_graph, strict)
+
+
+# -- second order -----------------------------------------------------------------------------
+def _scalar(g, cap, what: str):
+    def s(*a):
+        out = g(cap, *a)
+        if isinstance(out, tuple):
+            if len(out) != 1:
+                raise RuntimeError(f"The function given to {what} should return a single Tensor")
+            out = out[0]
+        if out.size != 1:
+            raise RuntimeError(f"The Tensor returned by the function given to {what} should contain a single "
+                               "element")
+        return out.reshape(())
+    return s
+
+
+def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode"):
+    """The Hessian of a scalar function: entry `[i][j]` has shape `in_i.shape + in_j.shape`.
+
+    Arguments:
+        func: a function of Tensors returning a Tensor with a single element.
+        inputs: a Tensor or a tuple of Tensors.
+        create_graph: keep the results connected to the graph.
+        strict: raise if the output does not depend on an input.
+        vectorize: accepted for compatibility (the compiled path is always vectorised).
+        outer_jacobian_strategy: `"reverse-mode"` or `"forward-mode"` for the outer
+            Jacobian on the tape path; the compiled path always uses forward-over-reverse.
+
+    Returns:
+        A Tensor, or a tuple of tuples for tuple inputs.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.autograd.functional.hessian(lambda x: (x ** 2).sum(), tp.ones(2))
+        tensor([[2., 0.],
+                [0., 2.]])
+    """
+    if outer_jacobian_strategy not in _STRATEGIES:
+        raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode". '
+                         f'Got {outer_jacobian_strategy!r}.')
+    if strict and vectorize:
+        raise RuntimeError("hessian: `strict=True` and `vectorize=True` are not supported together. Please "
+                           "either set `strict=False` or `vectorize=False`.")
+    in_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
+    if _fast(create_graph, strict):
+        try:
+            argnums = tuple(range(len(xs)))
+
+            def build(g):
+                def prog(cap, *args):
+                    return jax.jacfwd(jax.jacrev(_scalar(g, cap, "hessian"), argnums=argnums), argnums=argnums)(*args)
+                return prog
+
+            h = _cache.run(func, "hessian", build, _arrays(xs), (), "hessian")
+            return _post(tuple(_wrap(row) for row in h), (in_tuple, in_tuple))
+        except Unsupported:
+            pass
+    return tape.hessian(func, in_tuple, xs, create_graph, strict, outer_jacobian_strategy)
+
+
+def _second(kind: str, func, inputs, v, create_graph, strict):
+    in_tuple, xs = _as_tuple(inputs, "inputs", kind)
+    if v is None:
+        vs = _wrap(_single_element_v(xs, "input"))
+    else:
+        vs = _as_tuple(v, "v", kind)[1]
+        _check_v(vs, xs, "inputs", kind)
+    if _fast(create_graph, strict):
+        try:
+            def build(g):
+                def prog(cap, *args):
+                    n = len(args) // 2
+                    s = _scalar(g, cap, kind)
+                    grad = jax.grad(s, argnums=tuple(range(n)))
+                    if kind == "hvp":
+                        _, prod = jax.jvp(grad, args[:n], args[n:])
+                    else:
+                        _, pull = jax.vjp(grad, *args[:n])
+                        prod = pull(tuple(args[n:]))
+                    return s(*args[:n]), prod
+                return prog
+
+            out, prod = _cache.run(func, kind, build, _arrays(xs), _arrays(vs), kind)
+            return Tensor._wrap(out), _post(_wrap(prod), in_tuple)
+        except Unsupported:
+            pass
+    return tape.second(kind, func, in_tuple, xs, vs, create_graph, strict)
+
+
+def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """The vector-Hessian product `v^T H` of a scalar function.
+
+    Arguments:
+        func: a function of Tensors returning a single-element Tensor.
+        inputs: a Tensor or a tuple of Tensors.
+        v: the vector (shapes of `inputs`); may be omitted for a single one-element input.
+        create_graph: keep the results connected to the graph.
+        strict: raise if the output does not depend on an input.
+
+    Returns:
+        `(func_output, vhp)`; `vhp` has the structure of `inputs`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> _, p = tp.autograd.functional.vhp(lambda x: (x ** 3).sum(), tp.tensor([1.0, 2.0]), tp.ones(2))
+        >>> p
+        tensor([ 6., 12.])
+    """
+    return _second("vhp", func, inputs, v, create_graph, strict)
+
+
+def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """The Hessian-vector product `H v` of a scalar function.
+
+    Arguments:
+        func: a function of Tensors returning a single-element Tensor.
+        inputs: a Tensor or a tuple of Tensors.
+        v: the vector (shapes of `inputs`); may be omitted for a single one-element input.
+        create_graph: keep the results connected to the graph.
+        strict: raise if the output does not depend on an input.
+
+    Returns:
+        `(func_output, hvp)`; `hvp` has the structure of `inputs`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> _, p = tp.autograd.functional.hvp(lambda x: (x ** 3).sum(), tp.tensor([1.0, 2.0]), tp.ones(2))
+        >>> p
+        tensor([ 6., 12.])
+    """
+    return _second("hvp", func, inputs, v, create_graph, strict)
+

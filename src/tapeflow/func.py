@@ -1,0 +1,412 @@
+"""`tapeflow.func`: JAX-style function transforms over tapeflow functions,
+with `torch.func`'s names and argument conventions.
+
+Each transform turns the tapeflow function into a pure JAX function on
+arrays (Tensors in arguments become arrays; inside, arrays or tracers are
+wrapped back into Tensors; Tensor results are unwrapped), applies the JAX
+transform, and wraps the arrays it returns into Tensors. Transforms compose
+(`jacfwd(grad(f))`), and work inside `jax.jit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+from ._tensor import Tensor
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def _to_arrays(tree):
+    return jax.tree.map(lambda t: t._data if isinstance(t, Tensor) else t, tree, is_leaf=_is_tensor)
+
+
+def _to_tensors(tree):
+    return jax.tree.map(lambda a: Tensor._make(a, None, 0, False) if isinstance(a, (jax.Array, jax.core.Tracer))
+                        else a, tree, is_leaf=_is_tensor)
+
+
+def _pure(func: Callable, kwargs: dict) -> Callable:
+    """`func` as a function of arrays (pytrees of arrays) returning arrays."""
+
+    def f(*arrays):
+        return _to_arrays(func(*_to_tensors(arrays), **kwargs))
+
+    return f
+
+
+def _argnums_tuple(argnums, nargs: int, name: str) -> tuple:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got {type(a).__name__}")
+        if not -nargs <= a < nargs:
+            raise RuntimeError(f"{name}: Got argnums={argnums}, but only {nargs} positional inputs; pass an "
+                               "argnums within range.")
+    return nums
+
+
+def _scalar_check(out, name: str, has_aux: bool):
+    value = out[0] if has_aux else out
+    if has_aux and not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a tuple: (output, aux) "
+                           "if has_aux is True")
+    if not isinstance(value, Tensor):
+        raise RuntimeError(f"{name}(f)(*args): Expected f(*args) to return a Tensor, got {type(value).__name__}")
+    if value.ndim != 0:
+        raise RuntimeError(f"{name}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
+                           f"{value.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+
+
+def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
+    """A function returning `(gradient, value)` of a scalar-valued `func`.
+
+    Arguments:
+        func: a function of Tensors returning a 0-d Tensor (or `(output, aux)` with `has_aux`).
+        argnums: which positional argument(s) to differentiate.
+        has_aux: `func` returns `(output, aux)`; aux is returned untouched.
+
+    Returns:
+        A function with `func`'s signature returning `(grad, value)` (or
+        `(grad, (value, aux))`). `grad` is a tuple when `argnums` is one.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> g, v = tp.func.grad_and_value(lambda x: (x ** 2).sum())(tp.tensor([1.0, 2.0]))
+        >>> g, v
+        (tensor([2., 4.]), tensor(5.))
+    """
+
+    def wrapper(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "grad_and_value")
+
+        def checked(*a, **kw):
+            out = func(*a, **kw)
+            _scalar_check(out, "grad_and_value", has_aux)
+            return out
+
+        f = _pure(checked, kwargs)
+        jnums = nums[0] if isinstance(argnums, int) else nums
+        value_grad = jax.value_and_grad(f, argnums=jnums, has_aux=has_aux)
+        value, g = value_grad(*_to_arrays(args))
+        return _to_tensors(g), _to_tensors(value)
+
+    return wrapper
+
+
+def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
+    """A function computing the gradient of a scalar-valued `func`.
+
+    Arguments:
+        func: a function of Tensors returning a 0-d Tensor (or `(output, aux)` with `has_aux`).
+        argnums: which positional argument(s) to differentiate.
+        has_aux: `func` returns `(output, aux)`; the wrapper then returns `(grad, aux)`.
+
+    Returns:
+        A function with `func`'s signature returning the gradient(s).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.func.grad(lambda x: x.sin().sum())(tp.tensor([0.0]))
+        tensor([1.])
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False):
+    """Run `func` at `primals`; return its output and a function computing vector-Jacobian products.
+
+    Arguments:
+        func: a function of Tensors returning a Tensor or a pytree of Tensors.
+        *primals: the positional arguments to `func`.
+        has_aux: `func` returns `(output, aux)`.
+
+    Returns:
+        `(output, vjp_fn)` or `(output, vjp_fn, aux)`; `vjp_fn(cotangents)`
+        returns a tuple with one gradient per primal.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> out, fn = tp.func.vjp(lambda x: x * 3, tp.tensor([1.0, 2.0]))
+        >>> fn(tp.ones(2))
+        (tensor([3., 3.]),)
+    """
+    f = _pure(func, {})
+    res = jax.vjp(f, *_to_arrays(primals), has_aux=has_aux)
+    out, pull = res[0], res[1]
+
+    def vjp_fn(cotangents):
+        return tuple(_to_tensors(pull(_to_arrays(cotangents))))
+
+    if has_aux:
+        return _to_tensors(out), vjp_fn, _to_tensors(res[2])
+    return _to_tensors(out), vjp_fn
+
+
+def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
+    """The output of `func` at `primals` and its Jacobian-vector product with `tangents`.
+
+    Arguments:
+        func: a function of Tensors.
+        primals: a tuple of positional arguments.
+        tangents: a tuple of tangents, one per primal, of the same shapes.
+        strict: accepted for compatibility with `torch.func.jvp`.
+        has_aux: `func` returns `(output, aux)`.
+
+    Returns:
+        `(output, jvp_out)` or `(output, jvp_out, aux)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.func.jvp(lambda x: x ** 2, (tp.tensor([3.0]),), (tp.ones(1),))
+        (tensor([9.]), tensor([6.]))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it "
+                           "should be valid to call f(*primals).")
+    if len(primals) != len(tangents):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           f"structure; got {len(primals)} primals and {len(tangents)} tangents.")
+    f = _pure(func, {})
+    if has_aux:
+        out, tan, aux = jax.jvp(f, tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)), has_aux=True)
+        return _to_tensors(out), _to_tensors(tan), _to_tensors(aux)
+    out, tan = jax.jvp(f, tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)))
+    return _to_tensors(out), _to_tensors(tan)
+
+
+def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callable:
+    def wrapper(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), name)
+        jnums = nums[0] if isinstance(argnums, int) else nums
+        jf = transform(_pure(func, kwargs), argnums=jnums, has_aux=has_aux)
+        res = jf(*_to_arrays(args))
+        if has_aux:
+            return _to_tensors(res[0]), _to_tensors(res[1])
+        return _to_tensors(res)
+
+    return wrapper
+
+
+def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None, _preallocate_and_copy: bool = False) -> Callable:
+    """The Jacobian of `func` by reverse mode (one vectorised VJP per output element).
+
+    Arguments:
+        func: a function of Tensors.
+        argnums: which positional argument(s) to differentiate.
+        has_aux: `func` returns `(output, aux)`.
+        chunk_size: accepted for compatibility (the whole Jacobian is computed at once).
+
+    Returns:
+        A function returning the Jacobian, shaped `output.shape + input.shape`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.func.jacrev(lambda x: x * 2)(tp.ones(2))
+        tensor([[2., 0.],
+                [0., 2.]])
+    """
+    return _jac(jax.jacrev, "jacrev", func, argnums, has_aux)
+
+
+def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable:
+    """The Jacobian of `func` by forward mode (one vectorised JVP per input element).
+
+    Arguments:
+        func: a function of Tensors.
+        argnums: which positional argument(s) to differentiate.
+        has_aux: `func` returns `(output, aux)`.
+        randomness: accepted for compatibility with `torch.func.jacfwd`.
+
+    Returns:
+        A function returning the Jacobian, shaped `output.shape + input.shape`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.func.jacfwd(lambda x: x ** 2)(tp.tensor([1.0, 2.0]))
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
+    _check_randomness(randomness)
+    return _jac(jax.jacfwd, "jacfwd", func, argnums, has_aux)
+
+
+def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
+    """The Hessian of a scalar `func` (forward-over-reverse: `jacfwd(jacrev(func))`).
+
+    Arguments:
+        func: a function of Tensors returning a 0-d Tensor.
+        argnums: which positional argument(s) to differentiate.
+
+    Returns:
+        A function returning the Hessian, shaped `input.shape + input.shape`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.func.hessian(lambda x: (x ** 3).sum())(tp.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def _check_randomness(randomness: str) -> None:
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+                           f"Got {randomness}")
+
+
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """Vectorise `func` over a batch dimension of its inputs (`jax.vmap` underneath).
+
+    Arguments:
+        func: a function of Tensors.
+        in_dims: the batch dimension of each input (an int, `None` for unbatched,
+            or a structure matching the arguments).
+        out_dims: where the batch dimension goes in each output.
+        randomness: `"error"`, `"different"` or `"same"` (accepted; random ops
+            inside draw from tapeflow's generator).
+        chunk_size: accepted for compatibility (the whole batch runs at once).
+
+    Returns:
+        The batched function.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.func.vmap(lambda x: x.sum())(tp.ones(3, 2))
+        tensor([2., 2., 2.])
+    """
+    _check_randomness(randomness)
+    in_axes = tuple(in_dims) if isinstance(in_dims, list) else in_dims
+
+    def wrapper(*args, **kwargs):
+        f = _pure(func, kwargs)
+        return _to_tensors(jax.vmap(f, in_axes=in_axes, out_axes=out_dims)(*_to_arrays(args)))
+
+    return wrapper
+
+
+def functional_call(module: Any, parameter_and_buffer_dicts: dict | tuple, args: Any = None,
+                    kwargs: dict | None = None, *, tie_weights: bool = True, strict: bool = False):
+    """Call `module` with some of its parameters and buffers replaced by the given tensors.
+
+    The replacement is temporary (restored on exit, even after an error) and
+    by name (`"layer.weight"`). It works with any object exposing
+    `named_parameters()` / `named_buffers()`; combined with `grad` it gives
+    gradients with respect to a parameter dictionary.
+
+    Arguments:
+        module: the module (or object) to call.
+        parameter_and_buffer_dicts: a dict name -> Tensor, or a tuple of such dicts.
+        args: positional arguments (a single non-tuple value is one argument).
+        kwargs: keyword arguments.
+        tie_weights: replace every name that shares the replaced tensor (tied weights).
+        strict: every parameter and buffer must be given, and no unknown name.
+
+    Returns:
+        Whatever `module(*args, **kwargs)` returns.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> lin = tp.nn.Linear(2, 1, bias=False)
+        >>> tp.func.functional_call(lin, {"weight": tp.ones(1, 2)}, (tp.tensor([1.0, 2.0]),))
+        tensor([3.])
+    """
+    params = _merge(parameter_and_buffer_dicts)
+    args = () if args is None else (args if isinstance(args, tuple) else (args,))
+    kwargs = kwargs or {}
+    known = _named_state(module)
+    if strict:
+        missing = [k for k in known if k not in params]
+        unexpected = [k for k in params if k not in known]
+        if missing or unexpected:
+            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: missing keys {missing}, "
+                               f"unexpected keys {unexpected}. Pass every parameter and buffer by name when "
+                               "strict=True.")
+    if tie_weights:
+        by_id: dict = {}
+        for name, t in known.items():
+            by_id.setdefault(id(t), []).append(name)
+        for name in list(params):
+            if name in known:
+                for other in by_id[id(known[name])]:
+                    params.setdefault(other, params[name])
+    restore = []
+    try:
+        for name, value in params.items():
+            restore.append(_swap(module, name, value))
+        return module(*args, **kwargs)
+    finally:
+        for undo in reversed(restore):
+            undo()
+
+
+def _merge(dicts) -> dict:
+    if isinstance(dicts, dict):
+        return dict(dicts)
+    merged: dict = {}
+    for d in dicts:
+        for k, v in d.items():
+            if k in merged:
+                raise ValueError(f"{k} appeared in multiple dictionaries; behavior of functional call is ambiguous")
+            merged[k] = v
+    return merged
+
+
+def _named_state(module) -> dict:
+    state: dict = {}
+    for getter in ("named_parameters", "named_buffers"):
+        fn = getattr(module, getter, None)
+        if fn is None:
+            continue
+        try:
+            items = fn(remove_duplicate=False)
+        except TypeError:
+            items = fn()
+        for k, v in items:
+            state[k] = v
+    return state
+
+
+def _swap(module, name: str, value) -> Callable:
+    """Put `value` at dotted `name`; return a function undoing it."""
+    *path, leaf = name.split(".")
+    owner = module
+    for p in path:
+        owner = getattr(owner, p)
+    d = getattr(owner, "__dict__", {})
+    for store in ("_parameters", "_buffers"):
+        s = d.get(store)
+        if isinstance(s, dict) and leaf in s:
+            old = s[leaf]
+            s[leaf] = value
+
+            def undo(s=s, old=old):
+                s[leaf] = old
+            return undo
+    had = leaf in d
+    old = d.get(leaf)
+    object.__setattr__(owner, leaf, value)
+
+    def undo_attr():
+        if had:
+            object.__setattr__(owner, leaf, old)
+        else:
+            object.__delattr__(owner, leaf)
+    return undo_attr
