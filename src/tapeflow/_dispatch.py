@@ -11,6 +11,7 @@ import traceback
 import weakref
 
 import jax.numpy as jnp
+import numpy as np
 
 import xla_ops
 from xla_ops.shape import view_apply, view_scatter
@@ -65,7 +66,8 @@ def _intercepted(op, args, params, i):
     return interceptors[i](op, args, params, lambda o, a, p: _intercepted(o, a, p, i + 1))
 
 
-_SCALAR_TYPES = frozenset((float, int, bool))
+# NumPy scalars count as Python numbers (weakly typed), as in PyTorch.
+_SCALAR_TYPES = frozenset((float, int, bool, np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_))
 _scalars: dict = {}
 
 
@@ -75,7 +77,7 @@ def _scalar(a):
     key = (type(a), a)
     v = _scalars.get(key)
     if v is None:
-        v = jnp.asarray(a)
+        v = jnp.asarray(a.item() if isinstance(a, np.generic) else a)
         if a == a and a != 0:  # NaN never hits the cache; 0.0 and -0.0 compare equal
             if len(_scalars) > 4096:
                 _scalars.clear()
