@@ -154,13 +154,18 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
             heapq.heappush(ready, (-n._sequence_nr, counter, n))
             counter += 1
 
+    plain = not targets and not node_interceptors and not state.anomaly
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node)
-            grad_inputs = _run_node(node, grads, create_graph, needed, targets, results, capture, inputs)
+            if plain and len(grads) == 1 and node._tensor_hooks is None and node._retained is None \
+                    and node._pre_hooks is None and node._post_hooks is None:
+                grad_inputs = node.apply(grads, create_graph)
+            else:
+                grad_inputs = _run_node(node, grads, create_graph, needed, targets, results, capture, inputs)
             if not retain_graph:
                 node._release()
             for (nxt, nr), g in zip(node.next_functions, grad_inputs):

@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Callable
 
 from .._dtype import from_jax_dtype
+from .._tensor import Tensor
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "RemovableHandle", "node_class", "FREED_MESSAGE"]
 
@@ -181,15 +182,14 @@ class OpNode(Node):
         op, nout = self.op, len(grads)
         if create_graph:
             from .._dispatch import dispatch
-            from .._tensor import Tensor
 
             ans = self._ans
             if ans is not None and nout == 1:
                 ans = Tensor._make(ans, self, 0, True)
             gop = op.grad_op(self.params, self.needs, self._metas, nout)
             return dispatch(gop, (*grads, ans, *self._saved))
-        saved = [getattr(s, "_data", s) for s in self._saved]
-        return op.backward(self.params, self.needs, self._metas, nout)(*grads, self._ans, *saved)
+        return op.backward(self.params, self.needs, self._metas, nout)(
+            *grads, self._ans, *[s._data if isinstance(s, Tensor) else s for s in self._saved])
 
     def _release(self):
         if self._versions or self._ans is not None or any(s is not None for s in self._saved):
