@@ -10,6 +10,7 @@ from __future__ import annotations
 import traceback
 import weakref
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -78,7 +79,9 @@ def _scalar(a):
     v = _scalars.get(key)
     if v is None:
         v = jnp.asarray(a.item() if isinstance(a, np.generic) else a)
-        if a == a and a != 0:  # NaN never hits the cache; 0.0 and -0.0 compare equal
+        # NaN never hits the cache; 0.0 and -0.0 compare equal; inside a JAX trace
+        # `asarray` gives a tracer, which must not outlive that trace.
+        if a == a and a != 0 and not isinstance(v, jax.core.Tracer):
             if len(_scalars) > 4096:
                 _scalars.clear()
             _scalars[key] = v

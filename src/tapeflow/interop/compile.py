@@ -157,7 +157,13 @@ class CompiledFunction:
 
     def _make_jitted(self):
         donate = (0, 1) if self.donate_state else ()
-        return jax.jit(self._traced, donate_argnums=donate)
+
+        # A fresh function per signature: JAX shares its trace cache between `jax.jit`s of equal
+        # functions (bound methods compare equal), and each signature must get its own trace.
+        def traced(datas, grads, arrays, rng):
+            return self._traced(datas, grads, arrays, rng)
+
+        return jax.jit(traced, donate_argnums=donate)
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
     def _traced(self, datas, grads, arrays, rng):
