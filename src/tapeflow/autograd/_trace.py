@@ -25,7 +25,7 @@ __all__ = ["pure", "Cache", "Unsupported", "signature"]
 
 
 class Unsupported(Exception):
-    """The function cannot be traced (data-dependent Python, outer tracers): use the tape."""
+    """The function cannot be traced (data-dependent Python): use the tape."""
 
 
 def _unwrap_outputs(out, what: str):
@@ -64,43 +64,26 @@ class _Discover:
 
     def __init__(self):
         self.seen: dict = {}
-        self.outer = False
-        self.ours: set = set()
 
     def __call__(self, op, args, params, proceed):
         for a in args:
-            if isinstance(a, Tensor):
-                d = a._data
-                if isinstance(d, jax.core.Tracer):
-                    if id(d) not in self.ours:
-                        self.outer = True
-                elif id(a) not in self.seen:
-                    self.seen[id(a)] = a
-        out = proceed(op, args, params)
-        for o in out if isinstance(out, tuple) else (out,):
-            if isinstance(o, Tensor):
-                self.ours.add(id(o._data))
-        return out
+            if isinstance(a, Tensor) and not isinstance(a._data, jax.core.Tracer) and id(a) not in self.seen:
+                self.seen[id(a)] = a
+        return proceed(op, args, params)
 
 
 def _discover(f: Callable, arrays: tuple) -> list[Tensor]:
     """Trace `f` abstractly; return the captured tensors that outlive the call."""
     rec = _Discover()
 
-    def traced(*xs):
-        rec.ours.update(id(x) for x in xs)
-        return f(*xs)
-
     _dispatch.interceptors.append(rec)
     try:
-        jax.eval_shape(traced, *arrays)
+        jax.eval_shape(f, *arrays)
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
             jax.errors.TracerArrayConversionError, RuntimeError) as e:
         raise Unsupported(str(e)) from e
     finally:
         _dispatch.interceptors.remove(rec)
-    if rec.outer:
-        raise Unsupported("the function reads values traced by an enclosing JAX transform")
     refs = [weakref.ref(t) for t in rec.seen.values()]
     rec.seen.clear()
     # Temporaries made inside the function (tp.ones(...), constants) are gone by now.
@@ -169,8 +152,11 @@ class Cache:
         self._by_func: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def run(self, func: Callable, kind, build: Callable, arrays: tuple, extra: tuple = (), what: str = ""):
-        if any(isinstance(a, jax.core.Tracer) for a in arrays + extra):
-            raise Unsupported("inputs are traced by an enclosing JAX transform")
+        f = pure(func, what)
+        if not _trace_state_clean() or any(isinstance(a, jax.core.Tracer) for a in arrays + extra):
+            # Inside an enclosing JAX transform: apply the transform inline, it
+            # becomes part of the enclosing program (nothing to cache).
+            return build(lambda cap, *xs: _no_grad(f)(*xs))([], *arrays, *extra)
         owner = getattr(func, "__func__", func)
         try:
             per = self._by_func.get(owner)
@@ -179,7 +165,6 @@ class Cache:
         if per is None:
             per = self._by_func[owner] = {}
         key = (id(getattr(func, "__self__", None)), _closure_key(func), signature(arrays), state.grad_enabled)
-        f = pure(func, what)
         entry = per.get(key)
         captured = entry.current() if entry is not None else None
         if captured is None:
@@ -195,6 +180,15 @@ class Cache:
         if prog is None:
             prog = entry.programs[pkey] = jax.jit(build(lifted(_no_grad(f), captured)))
         return prog([t._data for t in captured], *arrays, *extra)
+
+
+def _trace_state_clean() -> bool:
+    """Whether no JAX transform is being traced right now."""
+    try:
+        from jax._src.core import trace_state_clean
+    except ImportError:  # pragma: no cover - older/newer JAX without it: assume a clean state
+        return True
+    return trace_state_clean()
 
 
 def _no_grad(f: Callable) -> Callable:

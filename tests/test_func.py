@@ -1,0 +1,144 @@
+"""tapeflow.func: transforms agree with JAX on the same maths, compose, and follow torch.func conventions."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tapeflow as tp
+from tapeflow import func as F
+from tapeflow.autograd import functional as AF
+
+
+def t(x, **kw):
+    return tp.tensor(x, dtype=tp.float64, **kw)
+
+
+A = np.array([[1.0, -2.0, 0.5], [0.3, 0.7, -1.1]])
+X = np.array([0.2, -0.4, 0.9])
+
+
+def tf(x):
+    return (t(A) @ x).tanh().sum() + (x ** 3).sum()
+
+
+def jf(x):
+    return jnp.tanh(jnp.asarray(A) @ x).sum() + (x ** 3).sum()
+
+
+CASES = [
+    ("grad", lambda: F.grad(tf)(t(X)), lambda: jax.grad(jf)(X)),
+    ("jacrev", lambda: F.jacrev(lambda x: (t(A) @ x).sin())(t(X)), lambda: jax.jacrev(lambda x: jnp.sin(A @ x))(X)),
+    ("jacfwd", lambda: F.jacfwd(lambda x: (t(A) @ x).sin())(t(X)), lambda: jax.jacfwd(lambda x: jnp.sin(A @ x))(X)),
+    ("hessian", lambda: F.hessian(tf)(t(X)), lambda: jax.hessian(jf)(X)),
+    ("jacfwd(grad)", lambda: F.jacfwd(F.grad(tf))(t(X)), lambda: jax.jacfwd(jax.grad(jf))(X)),
+    ("vmap(grad)", lambda: F.vmap(F.grad(tf))(t(np.stack([X, 2 * X]))),
+     lambda: jax.vmap(jax.grad(jf))(np.stack([X, 2 * X]))),
+]
+
+
+@pytest.mark.parametrize("name,ours,theirs", CASES, ids=[c[0] for c in CASES])
+def test_matches_jax(name, ours, theirs):
+    np.testing.assert_allclose(ours().numpy(), np.asarray(theirs()), rtol=1e-12, atol=1e-14)
+
+
+def test_grad_argnums_has_aux_and_value():
+    x, y = t([1.0, 2.0]), t([3.0, 4.0])
+    gx, gy = F.grad(lambda x, y: (x * y).sum(), argnums=(0, 1))(x, y)
+    assert tp.equal(gx, y) and tp.equal(gy, x)
+    (g, aux) = F.grad(lambda x: ((x ** 2).sum(), {"double": x * 2}), has_aux=True)(x)
+    assert tp.equal(g, 2 * x) and tp.equal(aux["double"], 2 * x)
+    g, (value, aux) = F.grad_and_value(lambda x: ((x ** 2).sum(), x.sum()), has_aux=True)(x)
+    assert value.item() == 5.0 and aux.item() == 3.0
+    g, value = F.grad_and_value(lambda x, k: (x * k).sum())(x, 3.0)
+    assert tp.equal(g, t([3.0, 3.0])) and value.item() == 9.0
+
+
+def test_grad_errors():
+    with pytest.raises(RuntimeError, match="scalar Tensor"):
+        F.grad(lambda x: x * 2)(t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="argnums"):
+        F.grad(lambda x: x.sum(), argnums=3)(t([1.0]))
+
+
+def test_vjp_and_jvp():
+    x = t([1.0, 2.0])
+    out, fn = F.vjp(lambda x: x ** 2, x)
+    (g,) = fn(t([1.0, 1.0]))
+    assert tp.equal(out, x ** 2) and tp.equal(g, 2 * x)
+    out, fn, aux = F.vjp(lambda x: (x.exp(), x.sum()), x, has_aux=True)
+    assert aux.item() == 3.0
+    out, tan = F.jvp(lambda x, y: x * y, (x, t([5.0, 6.0])), (t([1.0, 0.0]), t([0.0, 1.0])))
+    assert tp.equal(tan, t([5.0, 2.0]))
+    with pytest.raises(RuntimeError, match="tuples"):
+        F.jvp(lambda x: x, x, x)
+
+
+def test_vmap_in_dims_out_dims():
+    a, b = t(np.arange(6.0).reshape(2, 3)), t([10.0, 20.0])
+    out = F.vmap(lambda x, y: x + y, in_dims=(1, None))(a, b)  # map over a's columns
+    np.testing.assert_allclose(out.numpy(), a.numpy().T + b.numpy()[None, :])
+    out = F.vmap(lambda x: x * 2, out_dims=1)(a)
+    assert out.shape == (3, 2)
+    with pytest.raises(RuntimeError, match="randomness"):
+        F.vmap(lambda x: x, randomness="sometimes")
+
+
+def test_transforms_inside_jit():
+    def step(a):
+        return F.hessian(lambda x: (x ** 3).sum())(tp.Tensor._make(a, None, 0, False))._data
+
+    np.testing.assert_allclose(jax.jit(step)(jnp.array([1.0, 2.0])), np.diag([6.0, 12.0]))
+    # autograd.functional inside jit runs the transform inline.
+    h = jax.jit(lambda a: AF.hessian(lambda x: (x ** 3).sum(), tp.Tensor._make(a, None, 0, False))._data)
+    np.testing.assert_allclose(h(jnp.array([1.0, 2.0])), np.diag([6.0, 12.0]))
+
+
+class _Affine:
+    """A minimal object exposing named_parameters()/named_buffers() and __call__."""
+
+    def __init__(self):
+        self.weight = t([[1.0, 2.0]])
+        self.shift = t([0.5])
+
+    def named_parameters(self):
+        return [("weight", self.weight)]
+
+    def named_buffers(self):
+        return [("shift", self.shift)]
+
+    def __call__(self, x):
+        return self.weight @ x + self.shift
+
+
+def _nn_linear():
+    try:
+        import tapeflow.nn as nn
+
+        return nn.Linear(2, 1)
+    except (ImportError, AttributeError):
+        return None
+
+
+@pytest.mark.parametrize("make", [_Affine, _nn_linear], ids=["minimal", "nn.Linear"])
+def test_functional_call_swaps_and_restores(make):
+    m = make()
+    if m is None:
+        pytest.skip("tapeflow.nn.Linear is not available")
+    x = t([1.0, 2.0]) if m.weight.dtype == tp.float64 else tp.tensor([1.0, 2.0])
+    old_w = m.weight
+    w = tp.ones(1, 2, dtype=old_w.dtype)
+    params = {"weight": w}
+    out = F.functional_call(m, params, (x,))
+    bias = dict(list(m.named_parameters()) + list(m.named_buffers())).get("bias", None)
+    shift = bias if bias is not None else m.shift
+    np.testing.assert_allclose(out.detach().numpy(), 3.0 + shift.detach().numpy(), rtol=1e-6)
+    assert m.weight is old_w
+    g = F.grad(lambda p, x: F.functional_call(m, p, (x,)).sum())(params, x)
+    np.testing.assert_allclose(g["weight"].numpy(), [[1.0, 2.0]])
+    # The tape also sees through the swapped tensors.
+    w2 = w.clone().requires_grad_()
+    F.functional_call(m, {"weight": w2}, x).sum().backward()
+    np.testing.assert_allclose(w2.grad.numpy(), [[1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="missing keys"):
+        F.functional_call(m, {"weight": w}, (x,), strict=True)
