@@ -49,6 +49,27 @@ def bound_arrays(module, params: dict, buffers: dict):
             t.grad = grad
 
 
+class _Opaque:
+    """Holds the tapeflow model as one static (non-pytree) value, compared by identity.
+
+    The model itself is a pytree of arrays, which equinox rejects as a static field.
+    """
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Opaque) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return f"{type(self.obj).__name__}(...)"
+
+
 @functools.cache
 def _equinox_class():
     try:
@@ -61,7 +82,12 @@ def _equinox_class():
 
         params: dict
         buffers: dict
-        module: object = eqx.field(static=True)
+        static: _Opaque = eqx.field(static=True)
+
+        @property
+        def module(self):
+            """The tapeflow model this module runs."""
+            return self.static.obj
 
         def __call__(self, *args, **kwargs):
             """Run the tapeflow model's forward on arrays (or tracers); returns arrays."""
@@ -96,7 +122,8 @@ def to_equinox(module):
         module: a tapeflow `nn.Module`.
 
     Returns:
-        An `equinox.Module` with fields `params` and `buffers` (dicts `{name: jax.Array}`) and `module`.
+        An `equinox.Module` with fields `params` and `buffers` (dicts `{name: jax.Array}`); `.module` is the
+        tapeflow model.
 
     Example:
         >>> import equinox as eqx, jax.numpy as jnp, tapeflow as tp
@@ -108,4 +135,4 @@ def to_equinox(module):
     cls = _equinox_class()
     params = {name: p._data for name, p in module.named_parameters()}
     buffers = {name: b._data for name, b in module.named_buffers()}
-    return cls(params, buffers, module)
+    return cls(params, buffers, _Opaque(module))

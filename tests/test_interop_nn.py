@@ -1,0 +1,139 @@
+"""The JAX bridge with nn.Module and optimizers: pytrees, tp.compile of training steps, equinox, optax."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+nn = pytest.importorskip("tapeflow.nn")
+optim = pytest.importorskip("tapeflow.optim")
+
+
+def _model(seed=0, dropout=0.0, batchnorm=False):
+    tp.manual_seed(seed)
+    layers = [nn.Linear(4, 8)]
+    if batchnorm:
+        layers.append(nn.BatchNorm1d(8))
+    layers.append(nn.ReLU())
+    if dropout:
+        layers.append(nn.Dropout(dropout))
+    layers.append(nn.Linear(8, 2))
+    return nn.Sequential(*layers)
+
+
+def _data():
+    tp.manual_seed(99)
+    return tp.randn(16, 4), tp.randn(16, 2)
+
+
+# -- pytrees ------------------------------------------------------------------------------------------------------
+def test_module_leaves_map_and_jit():
+    m = _model(batchnorm=True)
+    leaves = jax.tree.leaves(m)
+    named = [t for _, t in m.named_parameters()] + [t for _, t in m.named_buffers()]
+    assert sorted(a.shape for a in leaves) == sorted(tuple(t.shape) for t in named)
+    zeroed = jax.tree.map(jnp.zeros_like, m)
+    assert type(zeroed) is type(m) and type(zeroed[0]) is nn.Linear and zeroed is not m
+    assert isinstance(zeroed[0].weight, nn.Parameter) and zeroed[0].weight.sum().item() == 0.0
+    assert m[0].weight.abs().sum().item() > 0  # the original is untouched
+    x = tp.randn(3, 4)
+    out = jax.jit(lambda mod, inp: mod(inp))(m.eval(), x)
+    tp.testing.assert_close(out.detach(), m(x).detach())
+
+
+def test_optimizer_state_is_a_pytree():
+    m = _model()
+    opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    assert jax.tree.leaves(opt) == []
+    m(tp.randn(2, 4)).sum().backward()
+    opt.step()
+    bufs = jax.tree.leaves(opt)
+    assert [b.shape for b in bufs] == [tuple(p.shape) for p in m.parameters()]
+    halved = jax.tree.map(lambda a: a / 2, opt)
+    p0 = next(iter(m.parameters()))
+    assert type(halved) is type(opt) and halved.param_groups is opt.param_groups
+    tp.testing.assert_close(halved.state[p0]["momentum_buffer"], opt.state[p0]["momentum_buffer"] / 2)
+
+
+# -- tp.compile of real training steps ---------------------------------------------------------------------------------
+def _training_step(m, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("config", [
+    dict(opt=lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), dropout=0.3, batchnorm=True),
+    dict(opt=lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3)),
+])
+def test_compiled_training_step_equals_eager(config):
+    x, y = _data()
+    runs = []
+    for compiled in (False, True):
+        m = _model(dropout=config.get("dropout", 0.0), batchnorm=config.get("batchnorm", False))
+        opt = config["opt"](m.parameters())
+        params = list(m.parameters())
+        step = _training_step(m, opt)
+        run = tp.compile(step) if compiled else step
+        tp.manual_seed(3)
+        losses = [run(x, y).item() for _ in range(3)]
+        assert [p is q for p, q in zip(params, m.parameters())] == [True] * len(params)
+        runs.append((losses, [np.asarray(a) for a in jax.tree.leaves(m)], [np.asarray(a) for a in jax.tree.leaves(opt)]))
+    (l0, m0, o0), (l1, m1, o1) = runs
+    np.testing.assert_allclose(l1, l0, rtol=1e-5)
+    for a, b in zip(m0 + o0, m1 + o1):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_compile_retraces_on_train_eval_switch():
+    m = _model(dropout=0.5)
+    f = tp.compile(lambda x: m(x))
+    x = tp.ones(2, 4)
+    f(x)
+    m.eval()
+    tp.testing.assert_close(f(x), m(x).detach())
+    assert f.traces == 2
+
+
+# -- equinox and optax -------------------------------------------------------------------------------------------------
+def test_to_equinox_gradients_equal_tapeflow():
+    eqx = pytest.importorskip("equinox")
+    m = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+    x = tp.randn(4, 3)
+    (m(x) ** 2).mean().backward()
+    em = tp.interop.to_equinox(m)
+    grads = eqx.filter_jit(eqx.filter_grad(lambda mod, a: (mod(a) ** 2).mean()))(em, x._data)
+    for name, p in m.named_parameters():
+        np.testing.assert_allclose(np.asarray(grads.params[name]), p.grad.numpy(), rtol=1e-5, atol=1e-7)
+    ys = jax.vmap(em)(x._data[:, None, :])
+    np.testing.assert_allclose(np.asarray(ys)[:, 0], m(x).detach().numpy(), rtol=1e-5)
+
+
+def test_optax_trains_a_tapeflow_model():
+    optax = pytest.importorskip("optax")
+    tp.manual_seed(0)
+    m = nn.Linear(3, 1)
+    x = tp.randn(32, 3)
+    y = x @ tp.tensor([[1.0], [-2.0], [0.5]]) + 0.3
+    tx = optax.adam(0.1)
+    opt_state = tx.init(tp.interop.to_jax(dict(m.named_parameters())))
+    first = None
+    for _ in range(60):
+        m.zero_grad()
+        loss = nn.functional.mse_loss(m(x), y)
+        loss.backward()
+        first = first if first is not None else loss.item()
+        params = tp.interop.to_jax(dict(m.named_parameters()))
+        grads = {n: p.grad._data for n, p in m.named_parameters()}
+        updates, opt_state = tx.update(grads, opt_state, params)
+        with tp.no_grad():
+            for n, p in m.named_parameters():
+                p.add_(tp.interop.from_jax(updates[n]))
+    assert loss.item() < 0.05 * first
