@@ -22,7 +22,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 docs: $(VENV)/.installed
-	$(VENV)/bin/mkdocs build --strict -q
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -q
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run_all.py
