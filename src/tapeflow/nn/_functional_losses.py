@@ -1,0 +1,175 @@
+"""Loss functions of `tapeflow.nn.functional` (one fused op each)."""
+
+from __future__ import annotations
+
+import warnings
+
+import xla_ops as X
+
+from .._dispatch import dispatch
+from .._tensor import Tensor
+
+__all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div"]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduction(reduction, size_average=None, reduce=None) -> str:
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "none" if not reduce else ("mean" if size_average else "sum")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction; use one of {_REDUCTIONS}")
+    return reduction
+
+
+def _same_shape(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                      f"in {name}. This will likely lead to incorrect results due to broadcasting. Please ensure "
+                      "they have the same size.", stacklevel=3)
+
+
+def _class_checks(input, target, weight, name):
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError(f"{name}: input and target must be Tensors")
+    if input.ndim == 0:
+        raise ValueError(f"{name}: input must have a class dimension, got a 0-d tensor")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None and tuple(weight.shape) != (c,):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+    if target.dtype.is_floating_point:
+        return True
+    batch = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim > 1 else ()
+    if tuple(target.shape) != batch:
+        raise ValueError(f"Expected target size {list(batch)}, got {list(target.shape)}; class-index targets "
+                         "have the input's shape without the class dimension")
+    return False
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0) -> Tensor:
+    """Cross-entropy between logits and class indices or class probabilities (one fused op).
+
+    Arguments:
+        input: logits `(N, C)`, `(N, C, d1, ...)` or `(C,)`.
+        target: class indices (integer, input's shape without C) or probabilities (input's shape).
+        weight: per-class weights `(C,)`.
+        ignore_index: index targets equal to this contribute nothing (and do not count in the mean).
+        reduction: "none" | "mean" | "sum".
+        label_smoothing: in [0, 1].
+
+    Returns:
+        The loss (a scalar unless reduction="none").
+
+    Example:
+        >>> import tapeflow as tp
+        >>> F = tp.nn.functional
+        >>> F.cross_entropy(tp.zeros(2, 4), tp.tensor([1, 3]))
+        tensor(1.3863)
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    probs = _class_checks(input, target, weight, "cross_entropy")
+    if probs and tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected input batch_size and target batch_size to match: input {list(input.shape)}, "
+                           f"probability target {list(target.shape)}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    params = (("ignore_index", int(ignore_index)), ("reduction", reduction),
+              ("label_smoothing", float(label_smoothing)), ("probs", probs))
+    return dispatch(X.nn.cross_entropy, (input, target, weight), params)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean") -> Tensor:
+    """Negative log-likelihood of class indices under log-probabilities `input`.
+
+    Arguments:
+        input: log-probabilities `(N, C)`, `(N, C, d1, ...)` or `(C,)`.
+        target: integer class indices.
+        weight: per-class weights `(C,)`.
+        ignore_index: targets equal to this are skipped.
+        reduction: "none" | "mean" | "sum".
+
+    Returns:
+        The loss.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.nll_loss(tp.tensor([[-1.0, -2.0]]), tp.tensor([1]))
+        tensor(2.)
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    if _class_checks(input, target, weight, "nll_loss"):
+        raise RuntimeError("nll_loss expects integer class-index targets (got a floating-point target); "
+                           "use cross_entropy for class probabilities")
+    return dispatch(X.nn.nll_loss, (input, target, weight),
+                    (("ignore_index", int(ignore_index)), ("reduction", reduction)))
+
+
+def _pointwise(op, input, target, name, params):
+    _same_shape(input, target, name)
+    return dispatch(op, (input, target), params)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """Mean squared error. Example: `F.mse_loss(tp.zeros(2), tp.ones(2))` is `tensor(1.)`."""
+    return _pointwise(X.nn.mse_loss, input, target, "mse_loss",
+                      (("reduction", _reduction(reduction, size_average, reduce)),))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """Mean absolute error. Example: `F.l1_loss(tp.zeros(2), tp.ones(2))` is `tensor(1.)`."""
+    return _pointwise(X.nn.l1_loss, input, target, "l1_loss",
+                      (("reduction", _reduction(reduction, size_average, reduce)),))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0) -> Tensor:
+    """Huber-like loss: quadratic below `beta`, linear above.
+
+    Example: `F.smooth_l1_loss(tp.zeros(1), tp.ones(1) * 3)` is `tensor(2.5000)`.
+    """
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _pointwise(X.nn.smooth_l1_loss, input, target, "smooth_l1_loss",
+                      (("reduction", _reduction(reduction, size_average, reduce)), ("beta", float(beta))))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean") -> Tensor:
+    """Binary cross-entropy between probabilities `input` and `target` (logs clamped at -100).
+
+    Example: `F.binary_cross_entropy(tp.tensor([0.5]), tp.tensor([1.0]))` is `tensor(0.6931)`.
+    """
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    return dispatch(X.nn.binary_cross_entropy, (input, target, weight),
+                    (("reduction", _reduction(reduction, size_average, reduce)),))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None) -> Tensor:
+    """`binary_cross_entropy(sigmoid(input), target)`, computed stably.
+
+    Example: `F.binary_cross_entropy_with_logits(tp.zeros(1), tp.ones(1))` is `tensor(0.6931)`.
+    """
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return dispatch(X.nn.binary_cross_entropy_with_logits, (input, target, weight, pos_weight),
+                    (("reduction", _reduction(reduction, size_average, reduce)),))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False) -> Tensor:
+    """Kullback-Leibler divergence with `input` given as log-probabilities.
+
+    `reduction="batchmean"` divides the sum by the batch size (the mathematically correct KL).
+
+    Example: `F.kl_div(tp.tensor([0.0]), tp.tensor([1.0]), reduction="sum")` is `tensor(0.)`.
+    """
+    if reduction != "batchmean":
+        reduction = _reduction(reduction, size_average, reduce)
+    return _pointwise(X.nn.kl_div, input, target, "kl_div",
+                      (("reduction", reduction), ("log_target", bool(log_target))))

@@ -1,0 +1,618 @@
+"""`tapeflow.nn.functional`: the stateless layer functions (PyTorch's `torch.nn.functional`).
+
+Each function checks its arguments, normalises them into static parameters
+and dispatches one `xla_ops.nn` op (one XLA call, one backward node).
+Losses live in `_functional_losses.py` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import xla_ops as X
+
+from .. import _ops
+from .._dispatch import dispatch, inplace
+from .._factories import next_key
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ._functional_losses import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+
+__all__ = [
+    "linear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "relu", "gelu", "silu", "elu",
+    "leaky_relu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "one_hot", "pad", "normalize",
+    "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+]
+
+
+def _tuple(v, n: int, name: str) -> tuple:
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v}")
+    return v
+
+
+def _check(x, name: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}; convert with tapeflow.tensor(...)")
+
+
+# -- linear and convolution -----------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """`input @ weight.T + bias` as one op.
+
+    Arguments:
+        input: `(*, in_features)`.
+        weight: `(out_features, in_features)`.
+        bias: `(out_features,)` or `None`.
+
+    Returns:
+        `(*, out_features)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.linear(tp.ones(2, 3), tp.ones(4, 3), tp.zeros(4)).shape
+        tapeflow.Size([2, 4])
+    """
+    if input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, input.shape))} and "
+                           f"{weight.shape[-1]}x{weight.shape[0]}); the input's last dimension must equal "
+                           "in_features")
+    if bias is None:
+        return dispatch(X.nn.linear_nobias, (input, weight))
+    return dispatch(X.nn.linear, (input, weight, bias))
+
+
+def _conv_padding(padding, k, dilation, stride, n) -> tuple:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * n
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = [d * (kk - 1) for d, kk in zip(dilation, k)]
+            return tuple((t // 2, t - t // 2) for t in total)
+        raise ValueError(f"Invalid padding string '{padding}', should be one of ('valid', 'same')")
+    return tuple((p, p) for p in _tuple(padding, n, "padding"))
+
+
+def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
+    _check(input, f"conv{n}d")
+    unbatched = input.ndim == n + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.ndim != n + 2:
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to conv{n}d, but got input "
+                           f"of size: {list(input.shape)}")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    stride = _tuple(stride, n, "stride")
+    dilation = _tuple(dilation, n, "dilation")
+    pads = _conv_padding(padding, tuple(weight.shape[2:]), dilation, stride, n)
+    out = dispatch(X.nn.conv, (input, weight, bias),
+                   (("stride", stride), ("padding", pads), ("dilation", dilation), ("groups", int(groups))))
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """1-d convolution (cross-correlation) over `(N, C_in, L)`.
+
+    Arguments:
+        input: `(N, C_in, L)` or `(C_in, L)`.
+        weight: `(C_out, C_in / groups, k)`.
+        bias: `(C_out,)` or `None`.
+        stride, padding (int, tuple, "valid" or "same"), dilation, groups: as in PyTorch.
+
+    Returns:
+        `(N, C_out, L_out)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.conv1d(tp.ones(1, 2, 5), tp.ones(3, 2, 3)).shape
+        tapeflow.Size([1, 3, 3])
+    """
+    return _convnd(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """2-d convolution (cross-correlation) over `(N, C_in, H, W)`.
+
+    Arguments:
+        input: `(N, C_in, H, W)` or `(C_in, H, W)`.
+        weight: `(C_out, C_in / groups, kH, kW)`.
+        bias: `(C_out,)` or `None`.
+        stride, padding (int, tuple, "valid" or "same"), dilation, groups: as in PyTorch.
+
+    Returns:
+        `(N, C_out, H_out, W_out)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.conv2d(tp.ones(1, 1, 4, 4), tp.ones(2, 1, 3, 3), padding="same").shape
+        tapeflow.Size([1, 2, 4, 4])
+    """
+    return _convnd(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """Transposed 2-d convolution (the gradient of `conv2d` with respect to its input).
+
+    Arguments:
+        input: `(N, C_in, H, W)` or `(C_in, H, W)`.
+        weight: `(C_in, C_out / groups, kH, kW)`.
+        bias: `(C_out,)` or `None`.
+        stride, padding, output_padding, groups, dilation: as in PyTorch.
+
+    Returns:
+        `(N, C_out, H_out, W_out)` with `H_out = (H-1)*stride - 2*padding + dilation*(kH-1) + output_padding + 1`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.conv_transpose2d(tp.ones(1, 2, 3, 3), tp.ones(2, 1, 2, 2), stride=2).shape
+        tapeflow.Size([1, 1, 6, 6])
+    """
+    _check(input, "conv_transpose2d")
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[0]} channels, but got {input.shape[1]} "
+                           "channels instead")
+    params = (("stride", _tuple(stride, 2, "stride")), ("padding", _tuple(padding, 2, "padding")),
+              ("output_padding", _tuple(output_padding, 2, "output_padding")),
+              ("dilation", _tuple(dilation, 2, "dilation")), ("groups", int(groups)))
+    out = dispatch(X.nn.conv_transpose, (input, weight, bias), params)
+    return out.squeeze(0) if unbatched else out
+
+
+# -- pooling ------------------------------------------------------------------------------------------
+def _batched(input, n, name):
+    _check(input, name)
+    if input.ndim == n + 1:
+        return input.unsqueeze(0), True
+    if input.ndim != n + 2:
+        raise RuntimeError(f"{name}: expected a {n + 1}D or {n + 2}D input, got shape {list(input.shape)}")
+    return input, False
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> Tensor:
+    """2-d max pooling.
+
+    Arguments:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size, stride (default: kernel_size), padding, dilation, ceil_mode: as in PyTorch.
+
+    Returns:
+        The pooled tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.max_pool2d(tp.arange(16.).reshape(1, 1, 4, 4), 2)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
+    x, unbatched = _batched(input, 2, "max_pool2d")
+    k = _tuple(kernel_size, 2, "kernel_size")
+    s = k if stride is None or stride == [] else _tuple(stride, 2, "stride")
+    p = _tuple(padding, 2, "padding")
+    if any(pp * 2 > kk for pp, kk in zip(p, k)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p} and "
+                           f"kernel_size={k}")
+    out = dispatch(X.nn.max_pool, (x,), (("kernel", k), ("stride", s), ("padding", p),
+                                         ("dilation", _tuple(dilation, 2, "dilation")), ("ceil_mode", bool(ceil_mode))))
+    return out.squeeze(0) if unbatched else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None) -> Tensor:
+    """2-d average pooling.
+
+    Arguments:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size, stride (default: kernel_size), padding, ceil_mode, count_include_pad, divisor_override:
+            as in PyTorch.
+
+    Returns:
+        The pooled tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.avg_pool2d(tp.ones(1, 1, 4, 4), 2).shape
+        tapeflow.Size([1, 1, 2, 2])
+    """
+    x, unbatched = _batched(input, 2, "avg_pool2d")
+    k = _tuple(kernel_size, 2, "kernel_size")
+    s = k if stride is None or stride == [] else _tuple(stride, 2, "stride")
+    p = _tuple(padding, 2, "padding")
+    if any(pp * 2 > kk for pp, kk in zip(p, k)):
+        raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}")
+    out = dispatch(X.nn.avg_pool, (x,), (("kernel", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
+                                         ("count_include_pad", bool(count_include_pad)),
+                                         ("divisor_override", divisor_override)))
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """2-d average pooling to a fixed output size (bins as in PyTorch).
+
+    Arguments:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        output_size: int or `(H_out, W_out)`; `None` keeps that size.
+
+    Returns:
+        `(N, C, H_out, W_out)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.adaptive_avg_pool2d(tp.ones(2, 3, 5, 7), 1).shape
+        tapeflow.Size([2, 3, 1, 1])
+    """
+    x, unbatched = _batched(input, 2, "adaptive_avg_pool2d")
+    size = (output_size, output_size) if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
+    out = dispatch(X.nn.adaptive_avg_pool, (x,), (("output_size", size),))
+    return out.squeeze(0) if unbatched else out
+
+
+# -- normalisation ---------------------------------------------------------------------------------------
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5) -> Tensor:
+    """Batch normalisation over the channel dimension 1.
+
+    In training, normalises with the batch statistics and updates
+    `running_mean`/`running_var` in place (unbiased variance, factor `momentum`);
+    otherwise uses the running statistics.
+
+    Arguments:
+        input: `(N, C, *)`.
+        running_mean, running_var: `(C,)` tensors or `None`.
+        weight, bias: `(C,)` or `None`.
+        training: use batch statistics.
+        momentum: running-average factor.
+        eps: added to the variance.
+
+    Returns:
+        The normalised tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.randn(8, 3)
+        >>> y = tp.nn.functional.batch_norm(x, None, None, training=True)
+        >>> bool(y.mean(0).abs().max() < 1e-5)
+        True
+    """
+    _check(input, "batch_norm")
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm in evaluation needs running_mean and running_var; pass training=True "
+                               "to normalise with batch statistics")
+        return dispatch(X.nn.batch_norm_eval, (input, running_mean, running_var, weight, bias), (("eps", eps),))
+    n = input.numel() // input.shape[1]
+    if n <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+    y, mean, var = dispatch(X.nn.batch_norm, (input, weight, bias), (("eps", eps),))
+    if running_mean is not None and running_var is not None:
+        with no_grad():
+            rm, rv = dispatch(X.nn.batch_norm_stats_update, (running_mean, running_var, mean, var, momentum),
+                              (("n", n),))
+            inplace(running_mean, rm)
+            inplace(running_var, rv)
+    return y
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Layer normalisation over the trailing `normalized_shape` dimensions.
+
+    Arguments:
+        input: `(*, *normalized_shape)`.
+        normalized_shape: int or tuple.
+        weight, bias: of shape `normalized_shape` or `None`.
+        eps: added to the variance.
+
+    Returns:
+        The normalised tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.layer_norm(tp.tensor([[1.0, 3.0]]), (2,))
+        tensor([[-1.0000,  1.0000]])
+    """
+    _check(input, "layer_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    return dispatch(X.nn.layer_norm, (input, weight, bias), (("ndim", len(shape)), ("eps", eps)))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
+    """Group normalisation: channels split into `num_groups` groups, each normalised.
+
+    Arguments:
+        input: `(N, C, *)`.
+        num_groups: must divide C.
+        weight, bias: `(C,)` or `None`.
+        eps: added to the variance.
+
+    Returns:
+        The normalised tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.group_norm(tp.randn(2, 4, 3), 2).shape
+        tapeflow.Size([2, 4, 3])
+    """
+    _check(input, "group_norm")
+    if input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    return dispatch(X.nn.group_norm, (input, weight, bias), (("num_groups", int(num_groups)), ("eps", eps)))
+
+
+# -- dropout and embedding ------------------------------------------------------------------------------
+def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
+    """Zero each element with probability `p` and scale the rest by `1/(1-p)` (when `training`).
+
+    Uses the global generator (`tapeflow.manual_seed`).
+
+    Arguments:
+        input: any tensor.
+        p: drop probability in [0, 1].
+        training: identity when False.
+        inplace: write into `input`.
+
+    Returns:
+        The result.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.dropout(tp.ones(3), 0.5, training=False)
+        tensor([1., 1., 1.])
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    out = input * 0.0 if p == 1.0 else dispatch(X.random.dropout, (input, next_key(), float(p)))
+    return _inplace(input, out) if inplace else out
+
+
+def _inplace(x, out):
+    return inplace(x, out)
+
+
+def embedding(input, weight, padding_idx=None) -> Tensor:
+    """Look up rows of `weight` by integer indices.
+
+    Arguments:
+        input: integer tensor of indices.
+        weight: `(num_embeddings, embedding_dim)`.
+        padding_idx: this row gets no gradient.
+
+    Returns:
+        `(*input.shape, embedding_dim)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.embedding(tp.tensor([1, 0]), tp.eye(2))
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    _check(input, "embedding")
+    if input.dtype.is_floating_point:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return dispatch(X.nn.embedding, (weight, input), (("padding_idx", padding_idx),))
+
+
+# -- activations ------------------------------------------------------------------------------------------
+def _act(op, input, params=(), inplace=False):
+    out = dispatch(op, (_ops._to_float(input),), params)
+    return _inplace(input, out) if inplace else out
+
+
+def relu(input, inplace=False) -> Tensor:
+    """`max(x, 0)`. Example: `F.relu(tp.tensor([-1.0, 2.0]))` is `tensor([0., 2.])`."""
+    return _act(X.relu, input, (), inplace)
+
+
+def gelu(input, approximate="none") -> Tensor:
+    """Gaussian error linear unit; `approximate="tanh"` for the tanh form.
+
+    Example: `F.gelu(tp.zeros(1))` is `tensor([0.])`.
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return _act(X.nn.gelu, input, (("approximate", approximate),))
+
+
+def silu(input, inplace=False) -> Tensor:
+    """`x * sigmoid(x)`. Example: `F.silu(tp.zeros(1))` is `tensor([0.])`."""
+    return _act(X.nn.silu, input, (), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False) -> Tensor:
+    """`x` for x > 0, else `alpha * (exp(x) - 1)`. Example: `F.elu(tp.zeros(1))` is `tensor([0.])`."""
+    return _act(X.nn.elu, input, (("alpha", float(alpha)),), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
+    """`x` for x > 0, else `negative_slope * x`. Example: `F.leaky_relu(tp.tensor([-1.0]))` is `tensor([-0.0100])`."""
+    return _act(X.nn.leaky_relu, input, (("negative_slope", float(negative_slope)),), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
+    """`log(1 + exp(beta x)) / beta`, linear above `threshold`. Example: `F.softplus(tp.zeros(1))` ≈ `0.6931`."""
+    return _act(X.nn.softplus, input, (("beta", float(beta)), ("threshold", float(threshold))))
+
+
+def tanh(input) -> Tensor:
+    """Elementwise tanh. Example: `F.tanh(tp.zeros(1))` is `tensor([0.])`."""
+    return _ops.tanh(input)
+
+
+def sigmoid(input) -> Tensor:
+    """Elementwise logistic sigmoid. Example: `F.sigmoid(tp.zeros(1))` is `tensor([0.5000])`."""
+    return _ops.sigmoid(input)
+
+
+def softmax(input, dim=None, dtype=None) -> Tensor:
+    """Softmax along `dim`. Example: `F.softmax(tp.zeros(2), dim=0)` is `tensor([0.5000, 0.5000])`."""
+    return _ops.softmax(input, _legacy_dim(input, dim), dtype)
+
+
+def log_softmax(input, dim=None, dtype=None) -> Tensor:
+    """Log-softmax along `dim`. Example: `F.log_softmax(tp.zeros(2), dim=0)` ≈ `tensor([-0.6931, -0.6931])`."""
+    return _ops.log_softmax(input, _legacy_dim(input, dim), dtype)
+
+
+def _legacy_dim(input, dim):
+    if dim is None:
+        # PyTorch's implicit choice for old code that omits dim.
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return dim
+
+
+# -- small utilities ----------------------------------------------------------------------------------------
+def one_hot(tensor, num_classes=-1) -> Tensor:
+    """Integer class indices to one-hot rows (int64).
+
+    Arguments:
+        tensor: integer tensor.
+        num_classes: `-1` infers `max + 1`.
+
+    Returns:
+        `(*tensor.shape, num_classes)` int64.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.one_hot(tp.tensor([0, 2]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
+    if tensor.dtype.is_floating_point:
+        raise RuntimeError("one_hot is only applicable to index tensor of integer dtype")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1
+    return dispatch(X.nn.one_hot, (tensor,), (("num_classes", int(num_classes)),))
+
+
+def pad(input, pad, mode="constant", value=None) -> Tensor:
+    """Pad the last `len(pad) // 2` dimensions: `pad = (left, right, top, bottom, ...)`.
+
+    Negative amounts crop. Modes: "constant", "reflect", "replicate", "circular".
+
+    Arguments:
+        input: any tensor.
+        pad: even-length sequence of ints, last dimension first.
+        mode: padding mode.
+        value: fill value for "constant" (default 0).
+
+    Returns:
+        The padded tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.pad(tp.ones(2), (1, 2))
+        tensor([0., 1., 1., 0., 0.])
+    """
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"Padding length must be divisible by 2 and at most twice the number of dimensions "
+                         f"(got {len(pad)} for a {input.ndim}-d input)")
+    modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+    if mode not in modes:
+        raise NotImplementedError(f"padding mode {mode!r} is not one of {sorted(modes)}")
+    widths = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):
+        d = input.ndim - 1 - i
+        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
+        if lo < 0 or hi < 0:
+            input = input.narrow(d, max(-lo, 0), input.shape[d] - max(-lo, 0) - max(-hi, 0))
+        widths[d] = (max(lo, 0), max(hi, 0))
+    params = (("widths", tuple(widths)), ("mode", modes[mode]))
+    if mode == "constant":
+        params += (("value", 0.0 if value is None else value),)
+    return dispatch(X.pad, (input,), params)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12) -> Tensor:
+    """`input / max(||input||_p, eps)` along `dim`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.normalize(tp.tensor([[3.0, 4.0]]))
+        tensor([[0.6000, 0.8000]])
+    """
+    return input / _ops.norm(input, p, dim, keepdim=True).clamp_min(eps)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                 scale=None) -> Tensor:
+    """`softmax(q @ k^T * scale + mask) @ v`.
+
+    Arguments:
+        query: `(*, L, E)`; key: `(*, S, E)`; value: `(*, S, Ev)`.
+        attn_mask: boolean (True = attend) or additive float mask broadcastable to `(*, L, S)`.
+        dropout_p: dropout on the attention weights.
+        is_causal: mask out future positions.
+        scale: default `1 / sqrt(E)`.
+
+    Returns:
+        `(*, L, Ev)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> q = tp.randn(2, 3, 4)
+        >>> tp.nn.functional.scaled_dot_product_attention(q, q, q).shape
+        tapeflow.Size([2, 3, 4])
+    """
+    out, _ = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    return out
+
+
+def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale):
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = _ops.matmul(query, key.transpose(-2, -1)) * scale
+    L, S = query.shape[-2], key.shape[-2]
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("pass either attn_mask or is_causal=True, not both")
+        from .._factories import ones
+
+        attn_mask = _ops.tril(ones(L, S, dtype=_bool()))
+    if attn_mask is not None:
+        if attn_mask.dtype is _bool():
+            scores = scores.masked_fill(_ops.logical_not(attn_mask), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = _ops.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return _ops.matmul(weights, value), weights
+
+
+def _bool():
+    from .. import _dtype
+
+    return _dtype.bool

@@ -1,0 +1,154 @@
+"""`tapeflow.nn.init`: in-place parameter initialisations (PyTorch's formulas and defaults).
+
+All draw from the global generator (or `generator=`) and write in place under
+`no_grad`, so they work on parameters that require grad.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_",
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_"]
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (as in PyTorch).
+
+    Arguments:
+        nonlinearity: "linear", "conv2d", "sigmoid", "tanh", "relu", "leaky_relu", "selu", ...
+        param: the negative slope for "leaky_relu" (default 0.01).
+
+    Returns:
+        The gain.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.init.calculate_gain("relu")
+        1.4142135623730951
+    """
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+    if nonlinearity in linear or nonlinearity == "sigmoid":
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _fans(tensor: Tensor) -> tuple[int, int]:
+    if tensor.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+_calculate_fan_in_and_fan_out = _fans
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
+    """Fill with U(a, b) samples, in place. Example: `init.uniform_(tp.empty(3), -1, 1)`."""
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
+    """Fill with N(mean, std^2) samples, in place. Example: `init.normal_(tp.empty(3), 0, 0.02)`."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator=None) -> Tensor:
+    """Fill with N(mean, std^2) samples truncated to [a, b] (inverse-CDF sampling), in place.
+
+    Example: `init.trunc_normal_(tp.empty(3), std=0.02)`.
+    """
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    with no_grad():
+        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
+        tensor.copy_(tensor.erfinv())
+        tensor.mul_(std * math.sqrt(2.0)).add_(mean)
+        return tensor.clamp_(a, b)
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with `val`, in place. Example: `init.constant_(tp.empty(2), 0.5)`."""
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones, in place. Example: `init.ones_(tp.empty(2))`."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros, in place. Example: `init.zeros_(tp.empty(2))`."""
+    with no_grad():
+        return tensor.zero_()
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot uniform: U(-a, a) with `a = gain * sqrt(6 / (fan_in + fan_out))`.
+
+    Example: `init.xavier_uniform_(tp.empty(3, 5))`.
+    """
+    fan_in, fan_out = _fans(tensor)
+    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Glorot normal: N(0, std^2) with `std = gain * sqrt(2 / (fan_in + fan_out))`.
+
+    Example: `init.xavier_normal_(tp.empty(3, 5))`.
+    """
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator=None) -> Tensor:
+    """He uniform: U(-b, b) with `b = gain * sqrt(3 / fan)`. Linear and Conv use `a=sqrt(5)`.
+
+    Example: `init.kaiming_uniform_(tp.empty(3, 5), a=math.sqrt(5))`.
+    """
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator=None) -> Tensor:
+    """He normal: N(0, std^2) with `std = gain / sqrt(fan)`.
+
+    Example: `init.kaiming_normal_(tp.empty(3, 5), nonlinearity="relu")`.
+    """
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)

@@ -1,0 +1,31 @@
+"""Layer modules of `tapeflow.nn`, one file per concept."""
+
+from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .attention import MultiheadAttention
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose2d
+from .dropout import Dropout
+from .flatten import Flatten
+from .linear import Identity, Linear
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .sparse import Embedding
+
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
+    "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool2d",
+    "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
+    "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss",
+    "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+]

@@ -1,0 +1,87 @@
+"""Full backward hooks of modules: an identity node on the inputs and one on
+the outputs; their pre-hooks see `grad_output` and then `grad_input`."""
+
+from __future__ import annotations
+
+import xla_ops
+
+from ..._dispatch import dispatch
+from ..._state import state
+from ..._tensor import Tensor
+
+__all__ = ["BackwardHook"]
+
+
+class BackwardHook:
+    """Wraps one call of a module that has full backward hooks."""
+
+    def __init__(self, module, hooks):
+        self.module = module
+        self.hooks = hooks
+        self.n_inputs = 0
+        self.input_positions: list[int] = []
+        self.slots: dict[int, int] = {}
+        self.grad_output = None
+
+    def _identity(self, tensors):
+        return dispatch(xla_ops.nn.backward_hook, tuple(tensors))
+
+    def setup_input(self, args: tuple) -> tuple:
+        tensor_args = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(tensor_args)
+        self.slots = {i: k for k, i in enumerate(tensor_args)}
+        if not state.grad_enabled:
+            return args
+        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        self.input_positions = pos
+        if not pos:
+            return args
+        outs = self._identity([args[i] for i in pos])
+        outs[0].grad_fn.register_prehook(self._on_grad_input)
+        new = list(args)
+        for i, o in zip(pos, outs):
+            new[i] = o
+        return tuple(new)
+
+    def setup_output(self, out):
+        single = isinstance(out, Tensor)
+        items = (out,) if single else out
+        if not state.grad_enabled or not isinstance(items, tuple):
+            return out
+        pos = [i for i, o in enumerate(items) if isinstance(o, Tensor) and o.requires_grad]
+        if not pos:
+            return out
+        outs = self._identity([items[i] for i in pos])
+        outs[0].grad_fn.register_prehook(self._on_grad_output)
+        new = list(items)
+        for i, o in zip(pos, outs):
+            new[i] = o
+        return new[0] if single else tuple(new)
+
+    def _on_grad_output(self, grads):
+        self.grad_output = tuple(grads)
+        if not self.input_positions:
+            # No input needs a gradient: the hooks run now, with grad_input all None.
+            self._run((None,) * self.n_inputs)
+        return None
+
+    def _on_grad_input(self, grads):
+        full: list = [None] * self.n_inputs
+        tensor_slots = self.slots
+        for i, g in zip(self.input_positions, grads):
+            full[tensor_slots[i]] = g
+        res = self._run(tuple(full))
+        if res is None:
+            return None
+        return tuple(res[tensor_slots[i]] for i in self.input_positions)
+
+    def _run(self, grad_input):
+        result = None
+        for hook in self.hooks:
+            res = hook(self.module, grad_input if result is None else result, self.grad_output or ())
+            if res is not None:
+                if len(res) != len(grad_input):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(res)}, "
+                                       f"but expected {len(grad_input)}")
+                result = tuple(res)
+        return result

@@ -1,0 +1,166 @@
+"""Convolutions: `Conv1d`, `Conv2d`, `ConvTranspose2d`."""
+
+from __future__ import annotations
+
+import math
+
+from ..._factories import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+
+
+def _ntuple(v, n):
+    return (v,) * n if isinstance(v, int) else tuple(v)
+
+
+class _ConvNd(Module):
+    _n = 2
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", output_padding=0, device=None, dtype=None):
+        super().__init__()
+        n = self._n
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise ValueError(f"padding_mode {padding_mode!r} is not supported; only 'zeros' (pad the input with "
+                             "tapeflow.nn.functional.pad first for other modes)")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string '{padding}', should be one of ('valid', 'same')")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.output_padding = _ntuple(output_padding, n)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if self._transposed:
+            shape = (in_channels, out_channels // groups) + self.kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(empty(*shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Kaiming-uniform weights (`a=sqrt(5)`), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._n:
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1,) * self._n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-d convolution over `(N, C_in, L)`.
+
+    Arguments:
+        in_channels, out_channels, kernel_size: as in PyTorch.
+        stride, padding (int, tuple, "valid", "same"), dilation, groups, bias: as in PyTorch.
+        padding_mode: only "zeros".
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Conv1d(2, 4, 3, padding=1)(tp.ones(1, 2, 5)).shape
+        tapeflow.Size([1, 4, 5])
+    """
+
+    _n = 1
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution over `(N, C_in, H, W)`.
+
+    Arguments:
+        in_channels, out_channels, kernel_size: as in PyTorch.
+        stride, padding (int, tuple, "valid", "same"), dilation, groups, bias: as in PyTorch.
+        padding_mode: only "zeros".
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Conv2d(1, 8, 3, padding="same")(tp.ones(2, 1, 8, 8)).shape
+        tapeflow.Size([2, 8, 8, 8])
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class ConvTranspose2d(_ConvNd):
+    """Transposed 2-d convolution (fractionally strided), weight `(C_in, C_out / groups, kH, kW)`.
+
+    Arguments:
+        in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation:
+            as in PyTorch.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.ConvTranspose2d(4, 2, 2, stride=2)(tp.ones(1, 4, 3, 3)).shape
+        tapeflow.Size([1, 2, 6, 6])
+    """
+
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError("ConvTranspose2d takes integer padding, not a string")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device=device, dtype=dtype)
+
+    def forward(self, input, output_size=None):
+        output_padding = self.output_padding
+        if output_size is not None:
+            size = tuple(output_size)[-2:]
+            output_padding = tuple(
+                size[i] - ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                           + self.dilation[i] * (self.kernel_size[i] - 1) + 1) for i in range(2))
+            if any(p < 0 or p >= max(self.stride[i], self.dilation[i]) for i, p in enumerate(output_padding)):
+                raise ValueError(f"requested an output size of {list(size)}, which is not reachable with this "
+                                 "stride/padding")
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)

@@ -1,0 +1,77 @@
+"""`Linear`, `Identity`."""
+
+from __future__ import annotations
+
+import math
+
+from ..._factories import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Linear", "Identity"]
+
+
+class Identity(Module):
+    """Returns its input unchanged (arguments are accepted and ignored).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Identity()(tp.ones(2))
+        tensor([1., 1.])
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """`y = x @ W.T + b`, with PyTorch's default initialisation.
+
+    Arguments:
+        in_features: size of each input sample.
+        out_features: size of each output sample.
+        bias: learn an additive bias (default True).
+        device, dtype: of the parameters.
+
+    Attributes:
+        weight: `(out_features, in_features)`, Kaiming-uniform with `a=sqrt(5)`.
+        bias: `(out_features,)`, U(-1/sqrt(in_features), 1/sqrt(in_features)).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> m = tp.nn.Linear(3, 2)
+        >>> m(tp.ones(4, 3)).shape
+        tapeflow.Size([4, 2])
+        >>> m
+        Linear(in_features=3, out_features=2, bias=True)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Re-draw the weights with the default initialisation."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_features
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

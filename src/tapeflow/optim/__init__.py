@@ -1,0 +1,18 @@
+"""`tapeflow.optim`: optimizers and learning-rate schedules (PyTorch's `torch.optim`).
+
+Example:
+    >>> import tapeflow as tp
+    >>> model = tp.nn.Linear(3, 1)
+    >>> opt = tp.optim.Adam(model.parameters(), lr=1e-2)
+    >>> loss = model(tp.ones(4, 3)).pow(2).mean()
+    >>> opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+from . import lr_scheduler
+from .adam import Adam
+from .adamw import AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]

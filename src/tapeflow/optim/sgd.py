@@ -1,0 +1,84 @@
+"""`SGD`: stochastic gradient descent with momentum, dampening, Nesterov, weight decay."""
+
+from __future__ import annotations
+
+import xla_ops as X
+
+from .._dispatch import dispatch
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from .optimizer import Optimizer
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, step for step as PyTorch's `torch.optim.SGD`.
+
+    With momentum: `buf = momentum * buf + (1 - dampening) * g` (the first
+    step sets `buf = g`), then `p -= lr * (g + momentum * buf if nesterov else buf)`.
+
+    Arguments:
+        params: tensors or parameter groups.
+        lr: learning rate (default 1e-3).
+        momentum, dampening, weight_decay: as in PyTorch (default 0).
+        nesterov: Nesterov momentum (needs momentum > 0 and dampening 0).
+        maximize: ascend instead of descend.
+        foreach, differentiable, fused: accepted for compatibility; the update is always one fused op per tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.nn.Parameter(tp.tensor([1.0]))
+        >>> opt = tp.optim.SGD([w], lr=0.1)
+        >>> (w * 2).sum().backward(); opt.step(); w
+        Parameter containing:
+        tensor([0.8000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
+                 differentiable: bool = False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns `closure()`'s loss if given."""
+        loss = self._closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                momentum = group["momentum"]
+                static = (("momentum", momentum), ("dampening", group["dampening"]),
+                          ("weight_decay", group["weight_decay"]), ("nesterov", group["nesterov"]),
+                          ("maximize", group["maximize"]))
+                lr = group["lr"]
+                for p in group["params"]:
+                    g = p.grad
+                    if g is None:
+                        continue
+                    if not momentum:
+                        new_p, _ = dispatch(X.optim.sgd_update, (p, g, None, lr), static + (("first", False),))
+                        self._write(p, new_p)
+                        continue
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    new_p, new_buf = dispatch(X.optim.sgd_update, (p, g, buf, lr),
+                                              static + (("first", buf is None),))
+                    self._write(p, new_p)
+                    state["momentum_buffer"] = new_buf if buf is None else _replace(buf, new_buf)
+        return loss
+
+
+def _replace(old: Tensor, new: Tensor) -> Tensor:
+    old._data = new._data
+    old._st().version += 1
+    return old

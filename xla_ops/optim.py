@@ -1,0 +1,66 @@
+"""Fused optimizer updates: one XLA call per parameter and step.
+
+Each update takes the parameter, its gradient and its state buffers and
+returns their new values; the caller writes them back in place. Learning
+rates and bias corrections are traced scalars (a scheduler changing them does
+not recompile); the other hyper-parameters are static.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ._op import op
+
+__all__ = ["sgd_update", "adam_update", "rmsprop_update"]
+
+
+def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
+         first=False):
+    d = -g if maximize else g
+    if weight_decay:
+        d = d + weight_decay * p
+    if momentum:
+        buf = d if first else momentum * buf + (1 - dampening) * d
+        d = d + momentum * buf if nesterov else buf
+    return p - lr * d, buf
+
+
+def _adam(p, g, m, v, vmax, lr, step_size, bias2_sqrt, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0,
+          decoupled=False, amsgrad=False, maximize=False):
+    g = -g if maximize else g
+    if weight_decay:
+        if decoupled:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+    m = m + (g - m) * (1 - beta1)
+    v = v * beta2 + (1 - beta2) * g * g
+    if amsgrad:
+        vmax = jnp.maximum(vmax, v)
+        denom = jnp.sqrt(vmax) / bias2_sqrt + eps
+    else:
+        denom = jnp.sqrt(v) / bias2_sqrt + eps
+    return p - step_size * (m / denom), m, v, vmax
+
+
+def _rmsprop(p, g, sq, gavg, buf, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+             maximize=False):
+    g = -g if maximize else g
+    if weight_decay:
+        g = g + weight_decay * p
+    sq = alpha * sq + (1 - alpha) * g * g
+    if centered:
+        gavg = gavg + (g - gavg) * (1 - alpha)
+        avg = jnp.sqrt(sq - gavg * gavg) + eps
+    else:
+        avg = jnp.sqrt(sq) + eps
+    if momentum:
+        buf = momentum * buf + g / avg
+        return p - lr * buf, sq, gavg, buf
+    return p - lr * (g / avg), sq, gavg, buf
+
+
+sgd_update = op("sgd_update", _sgd, differentiable=False)
+adam_update = op("adam_update", _adam, differentiable=False)
+rmsprop_update = op("rmsprop_update", _rmsprop, differentiable=False)
