@@ -17,7 +17,7 @@ import jax as _jax
 # float64 and int64 must be real (PyTorch semantics, gradient checking).
 _jax.config.update("jax_enable_x64", True)
 
-from . import elementwise, index, linalg, random, reduce, shape, sort  # noqa: E402
+from . import elementwise, index, linalg, nn, optim, random, reduce, shape, sort  # noqa: E402
 from ._op import TABLE, Meta, Op, derived_vjp, op, unbroadcast  # noqa: E402
 from .elementwise import *  # noqa: E402,F401,F403
 from .index import *  # noqa: E402,F401,F403
@@ -27,4 +27,4 @@ from .shape import *  # noqa: E402,F401,F403
 from .sort import *  # noqa: E402,F401,F403
 
 __all__ = ["TABLE", "Meta", "Op", "derived_vjp", "op", "unbroadcast",
-           "elementwise", "index", "linalg", "random", "reduce", "shape", "sort"]
+           "elementwise", "index", "linalg", "random", "reduce", "shape", "sort", "nn", "optim"]

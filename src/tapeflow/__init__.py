@@ -17,6 +17,8 @@ from . import (
     distributed,
     func,
     interop,
+    nn,
+    optim,
     testing,
 )
 from ._device import device
