@@ -10,8 +10,8 @@ Example:
     >>> import jax, tapeflow as tp
     >>> mesh = tp.distributed.make_mesh((len(jax.devices()),), ("data",))
     >>> x = tp.distributed.shard(tp.ones(len(jax.devices()) * 2, 3), mesh, ("data",))
-    >>> x.sharding.spec
-    PartitionSpec('data',)
+    >>> tuple(x.sharding.spec)
+    ('data',)
 """
 
 from __future__ import annotations
@@ -111,8 +111,8 @@ def replicate(tensor: Tensor, mesh) -> Tensor:
     Example:
         >>> import tapeflow as tp
         >>> mesh = tp.distributed.make_mesh((1,), ("data",))
-        >>> tp.distributed.replicate(tp.ones(2), mesh).sharding.spec
-        PartitionSpec()
+        >>> tp.distributed.replicate(tp.ones(2), mesh).sharding.is_fully_replicated
+        True
     """
     return shard(tensor, mesh, ())
 
@@ -131,8 +131,8 @@ def shard_batch(tensor: Tensor, mesh, axis: str = "data") -> Tensor:
     Example:
         >>> import tapeflow as tp
         >>> mesh = tp.distributed.make_mesh((1,), ("data",))
-        >>> tp.distributed.shard_batch(tp.ones(4, 3), mesh).sharding.spec
-        PartitionSpec('data',)
+        >>> tuple(tp.distributed.shard_batch(tp.ones(4, 3), mesh).sharding.spec)
+        ('data',)
     """
     size = mesh.shape[axis]
     if tensor.shape[0] % size:

@@ -28,7 +28,8 @@ def bound_arrays(module, params: dict, buffers: dict):
     Example:
         >>> import jax.numpy as jnp, tapeflow as tp
         >>> lin = tp.nn.Linear(2, 1)
-        >>> with tp.interop.equinox_bridge.bound_arrays(lin, {"weight": jnp.ones((1, 2)), "bias": jnp.zeros(1)}, {}):
+        >>> arrays = {"weight": jnp.ones((1, 2), jnp.float32), "bias": jnp.zeros(1, jnp.float32)}
+        >>> with tp.interop.equinox_bridge.bound_arrays(lin, arrays, {}):
         ...     lin(tp.ones(1, 2))
         tensor([[2.]], grad_fn=<AddmmBackward0>)
     """
@@ -40,6 +41,10 @@ def bound_arrays(module, params: dict, buffers: dict):
             t = named.get(name)
             if t is None:
                 raise KeyError(f"{type(module).__name__} has no parameter or buffer named {name!r}")
+            if tuple(jax.numpy.shape(arr)) != tuple(t._data.shape):
+                raise ValueError(f"{name}: expected an array of shape {tuple(t._data.shape)}, got "
+                                 f"{tuple(jax.numpy.shape(arr))}; under jax.vmap, map over the inputs, not the "
+                                 "parameters")
             saved.append((t, t._data, t.grad))
             t._data = arr
         yield module
