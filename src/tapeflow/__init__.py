@@ -91,6 +91,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .interop import compile, from_dlpack
+from .serialization import load, save
 
 interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported
 
