@@ -72,6 +72,9 @@ def _training_step(m, opt):
 @pytest.mark.parametrize("config", [
     dict(opt=lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), dropout=0.3, batchnorm=True),
     dict(opt=lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3)),
+    dict(opt=lambda ps: optim.Adam(ps, lr=0.05), dropout=0.2, batchnorm=True),
+    dict(opt=lambda ps: optim.AdamW(ps, lr=0.05, amsgrad=True)),
+    dict(opt=lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True)),
 ])
 def test_compiled_training_step_equals_eager(config):
     x, y = _data()
@@ -84,6 +87,8 @@ def test_compiled_training_step_equals_eager(config):
         run = tp.compile(step) if compiled else step
         tp.manual_seed(3)
         losses = [run(x, y).item() for _ in range(3)]
+        if compiled:
+            assert run.traces == 2  # step one creates the optimizer state; later steps reuse one program
         assert [p is q for p, q in zip(params, m.parameters())] == [True] * len(params)
         runs.append((losses, [np.asarray(a) for a in jax.tree.leaves(m)], [np.asarray(a) for a in jax.tree.leaves(opt)]))
     (l0, m0, o0), (l1, m1, o1) = runs

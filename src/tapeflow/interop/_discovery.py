@@ -68,42 +68,57 @@ def _names(code) -> set:
     return names
 
 
-def collect(roots, out: dict, modules: list, optimizers: list) -> None:
+def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | None = None) -> None:
     """Add every Tensor reachable from `roots` to `out` (id -> tensor), in discovery order.
 
     Modules and optimizers met on the way are appended to `modules` / `optimizers`.
+    With `slots`, also record where each tensor is stored (id -> [(container, key), ...]):
+    the parameter/buffer dicts of modules, optimizer state dicts, and plain dicts
+    and lists, so that code which *replaces* a stored tensor can be written back.
     """
     module_cls, optimizer_cls = module_base(), optimizer_base()
     seen: set = set()
-    stack = [(r, 0) for r in reversed(list(roots))]
+
+    def add(t, container, key):
+        out.setdefault(id(t), t)
+        if slots is not None and container is not None:
+            slots.setdefault(id(t), []).append((container, key))
+
+    stack = [(r, 0, None, None) for r in reversed(list(roots))]
     while stack:
-        obj, depth = stack.pop()
+        obj, depth, container, key = stack.pop()
+        if isinstance(obj, Tensor):
+            add(obj, container, key)
+            continue
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if isinstance(obj, Tensor):
-            out.setdefault(id(obj), obj)
-        elif module_cls is not None and isinstance(obj, module_cls):
+        if module_cls is not None and isinstance(obj, module_cls):
             modules.append(obj)
-            for t in (*obj.parameters(), *obj.buffers()):
-                if t is not None:
-                    out.setdefault(id(t), t)
+            for sub in obj.modules():
+                for d in (sub._parameters, sub._buffers):
+                    for k, t in d.items():
+                        if isinstance(t, Tensor):
+                            add(t, d, k)
         elif optimizer_cls is not None and isinstance(obj, optimizer_cls):
             optimizers.append(obj)
             for p in optimizer_params(obj):
-                out.setdefault(id(p), p)
-                for v in obj.state.get(p, {}).values():
+                add(p, None, None)
+                st = obj.state.get(p)
+                for k, v in (st or {}).items():
                     if isinstance(v, Tensor):
-                        out.setdefault(id(v), v)
+                        add(v, st, k)
         elif isinstance(obj, _SKIP) or depth >= _MAX_DEPTH:
             continue
         elif isinstance(obj, dict):
-            stack.extend((v, depth + 1) for v in reversed(list(obj.values())))
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            stack.extend((v, depth + 1) for v in reversed(list(obj)))
+            stack.extend((v, depth + 1, obj, k) for k, v in reversed(list(obj.items())))
+        elif isinstance(obj, list):
+            stack.extend((v, depth + 1, obj, i) for i, v in reversed(list(enumerate(obj))))
+        elif isinstance(obj, (tuple, set, frozenset)):
+            stack.extend((v, depth + 1, None, None) for v in reversed(list(obj)))
         elif depth == 0 and isinstance(getattr(obj, "__dict__", None), dict):
             # `self` of a bound method, or a callable object: look one level into its attributes.
-            stack.extend((v, depth + 1) for v in reversed(list(vars(obj).values())))
+            stack.extend((v, depth + 1, vars(obj), k) for k, v in reversed(list(vars(obj).items())))
 
 
 def hyperparameters(modules: list, optimizers: list) -> tuple:

@@ -117,7 +117,8 @@ class CompiledFunction:
         found: dict = {}
         modules: list = []
         optimizers: list = []
-        _discovery.collect([*_discovery.roots_of(self.fn), *leaves], found, modules, optimizers)
+        slots: dict = {}
+        _discovery.collect([*_discovery.roots_of(self.fn), *leaves], found, modules, optimizers, slots)
         for k, t in list(self._extra.items()):
             found.setdefault(k, t)
         for t in arg_tensors:
@@ -138,7 +139,7 @@ class CompiledFunction:
                               "state it touches change, or a hyperparameter/training flag changes; keep them "
                               "fixed between calls to reuse the compiled program.", stacklevel=3)
         tensors = arg_tensors + lifted
-        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), modules, optimizers, entry, allow_new_state)
+        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), slots, entry, allow_new_state)
         inputs = ([t._data for t in tensors], [None if t.grad is None else t.grad._data for t in tensors],
                   arg_arrays, gen.key)
         try:
@@ -167,9 +168,10 @@ class CompiledFunction:
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
     def _traced(self, datas, grads, arrays, rng):
-        leaves, in_tree, tensors, n_args, modules, optimizers, entry, allow_new_state = self._ctx
+        leaves, in_tree, tensors, n_args, slots, entry, allow_new_state = self._ctx
         known = {id(t) for t in tensors}
         snaps = [_snapshot(t) for t in tensors]
+        placed = [(c, k, t) for t in tensors for c, k in slots.get(id(t), ())]
         gen = _factories.default_generator
         old_key = gen.key
         seen: dict = {}
@@ -194,18 +196,32 @@ class CompiledFunction:
             if written and allow_new_state:
                 raise _NewState(written)
             entry.out_spec, out_arrays = _flatten_outputs(out)
-            new_datas = [t._data for t in tensors]
+            new_datas = _final_values(tensors, placed)
             new_grads = [None if t.grad is None else t.grad._data for t in tensors]
             entry.created = tuple(_created_state(known, [*_discovery.roots_of(self.fn), *leaves]))
             created = [t._data for t in entry.created]
             new_key = gen.key
         finally:
+            for c, k, t in placed:
+                c[k] = t  # code that replaced a stored tensor: the original object gets the new value
             for s in snaps:
                 _restore(s)
             for s in seen.values():
                 _restore(s)
             gen.key = old_key
         return out_arrays, new_datas, new_grads, created, new_key
+
+
+def _final_values(tensors, placed) -> list:
+    """Each tensor's value at the end of the trace: its own, or that of a tensor that replaced it
+    where it was stored (e.g. `state["exp_avg"] = new_tensor` in an optimizer)."""
+    final = {id(t): t._data for t in tensors}
+    for c, k, t in placed:
+        cur = c.get(k) if isinstance(c, dict) else (c[k] if k < len(c) else None)
+        if cur is not t and isinstance(cur, Tensor):
+            final[id(t)] = cur._data
+            c[k] = t
+    return [final[id(t)] for t in tensors]
 
 
 def _watch(known, seen, allow_new_state, op, args, params, proceed):

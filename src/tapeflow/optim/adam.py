@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import jax
+
 import xla_ops as X
 
 from .. import _dtype
@@ -77,11 +79,18 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = zeros_like(p)
                         if amsgrad:
                             state["max_exp_avg_sq"] = zeros_like(p)
-                    # Bias corrections in double precision on the host, as PyTorch does.
-                    step = float(state["step"].item()) + 1
-                    state["step"] = tensor(step, dtype=_dtype.float32)
-                    step_size = lr / (1 - beta1 ** step)
-                    bias2_sqrt = math.sqrt(1 - beta2 ** step)
+                    state["step"] = step_t = state["step"] + 1
+                    if isinstance(step_t._data, jax.core.Tracer):
+                        # Traced (tp.compile, jax.jit): no host sync; the same double-precision
+                        # arithmetic on the device, rounded as a Python float would be.
+                        s = step_t.double()
+                        step_size = (lr / (1 - beta1 ** s)).to(p.dtype)
+                        bias2_sqrt = (1 - beta2 ** s).sqrt().to(p.dtype)
+                    else:
+                        # Bias corrections in double precision on the host, as PyTorch does.
+                        step = float(step_t.item())
+                        step_size = lr / (1 - beta1 ** step)
+                        bias2_sqrt = math.sqrt(1 - beta2 ** step)
                     vmax = state.get("max_exp_avg_sq")
                     new_p, m, v, new_vmax = dispatch(
                         X.optim.adam_update,

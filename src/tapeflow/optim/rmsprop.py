@@ -74,7 +74,7 @@ class RMSprop(Optimizer):
                             state["momentum_buffer"] = zeros_like(p)
                         if centered:
                             state["grad_avg"] = zeros_like(p)
-                    state["step"] = tensor(float(state["step"].item()) + 1, dtype=_dtype.float32)
+                    state["step"] = state["step"] + 1  # on the device: no host sync, traceable
                     new_p, sq, gavg, buf = dispatch(
                         X.optim.rmsprop_update,
                         (p, p.grad, state["square_avg"], state.get("grad_avg"), state.get("momentum_buffer"),
