@@ -18,7 +18,7 @@ import xla_ops
 from xla_ops.shape import view_apply, view_scatter
 
 from ._state import state
-from ._tensor import Tensor, _alias, _is_float_array
+from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
 __all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "interceptors", "inplace_listeners"]
@@ -54,16 +54,30 @@ def edge(t: Tensor) -> tuple:
     return (accumulator(t), 0) if t._requires_grad else (None, 0)
 
 
-def dispatch(op: xla_ops.Op, args: tuple, params: tuple = ()):
+def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = False):
     """Run `op` on `args` (Tensors, Python scalars, None); return Tensor(s)."""
-    if interceptors:
+    if interceptors and not _inner:
         return _intercepted(op, args, params, 0)
-    return _dispatch(op, args, params)
+    arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
+    fn = op._fwd_cache.get(params)
+    if fn is None:
+        fn = op.compiled(params)
+    try:
+        out = fn(*arrays)
+    except (TypeError, ValueError) as e:
+        raise _op_error(op, args, e) from e
+    if state.grad_enabled and op.differentiable:
+        for a in args:
+            if isinstance(a, Tensor) and a._requires_grad:
+                return _record(op, args, arrays, params, out)
+    if type(out) is tuple:
+        return tuple(None if o is None else Tensor._wrap(o) for o in out)
+    return Tensor._wrap(out)
 
 
 def _intercepted(op, args, params, i):
     if i == len(interceptors):
-        return _dispatch(op, args, params)
+        return dispatch(op, args, params, True)
     return interceptors[i](op, args, params, lambda o, a, p: _intercepted(o, a, p, i + 1))
 
 
@@ -88,21 +102,6 @@ def _scalar(a):
     return v
 
 
-def _dispatch(op, args, params):
-    arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
-    try:
-        out = op.compiled(params)(*arrays)
-    except (TypeError, ValueError) as e:
-        raise _op_error(op, args, e) from e
-    if state.grad_enabled and op.differentiable:
-        for a in args:
-            if isinstance(a, Tensor) and a._requires_grad:
-                return _record(op, args, arrays, params, out)
-    if type(out) is tuple:
-        return tuple(None if o is None else Tensor._wrap(o) for o in out)
-    return Tensor._wrap(out)
-
-
 def _op_error(op, args, e) -> RuntimeError:
     shapes = ", ".join(str(list(a.shape)) if isinstance(a, Tensor) else repr(a) for a in args)
     msg = str(e)
@@ -113,8 +112,14 @@ def _op_error(op, args, e) -> RuntimeError:
     return RuntimeError(f"{op.name} failed on inputs of shapes ({shapes}): {msg}")
 
 
+_node_classes: dict = {}
+
+
 def _record(op, args, arrays, params, out):
-    node = _new(node_class(op.node))
+    cls = _node_classes.get(op)
+    if cls is None:
+        cls = _node_classes[op] = node_class(op.node)
+    node = _new(cls)
     saves = op.saves
     needs, edges, saved, versions, metas = [], [], [], [], []
     any_meta = False
@@ -163,7 +168,16 @@ def _record(op, args, arrays, params, out):
                     else Tensor._wrap(o) for i, o in enumerate(out))
         node._out_meta = tuple(None if o is None or not _is_float_array(o) else (o.shape, o.dtype) for o in out)
     else:
-        res = Tensor._make(out, node, 0, True) if _is_float_array(out) else Tensor._wrap(out)
+        if out.dtype.kind in _FLOAT_KINDS:
+            res = _new(Tensor)
+            res._data = out
+            res.grad_fn = node
+            res._output_nr = 0
+            res._requires_grad = True
+            res.grad = None
+            res._storage = None
+        else:
+            res = Tensor._wrap(out)
         node._out_meta = ()
         node._aval = out.aval
     if op.save_ans:

@@ -59,6 +59,9 @@ def _plan(roots):
         if not isinstance(node, OpNode) or node._freed or node._pre_hooks or node._post_hooks \
                 or node._tensor_hooks or node._retained:
             return None
+        for entry in node._versions:
+            if entry[0].version != entry[1]:
+                return None  # the node-by-node engine raises the precise error
         edges = []
         for nxt, nr in node.next_functions:
             if nxt is None:
@@ -166,14 +169,8 @@ def try_fused_backward(roots, root_grads, retain_graph: bool) -> bool:
         if len(_programs) > _CACHE_SIZE:
             _programs.popitem(last=False)
         return False
-    for node in order:
-        for entry in node._versions:
-            if entry[0].version != entry[1]:
-                return False  # the node-by-node engine raises the precise error
     if prog is None:
         prog = _programs[key] = _program(key)
-    else:
-        _programs.move_to_end(key)
     old = [leaf.variable.grad._data if leaf.variable.grad is not None else None for leaf in leaves]
     new = prog(list(root_grads), args, old)
     for leaf, g in zip(leaves, new):

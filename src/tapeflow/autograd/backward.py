@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
@@ -16,6 +17,20 @@ def _as_tuple(x) -> tuple:
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
+
+
+_ONES: dict = {}
+
+
+def _ones(shape, dtype):
+    """The implicit gradient of a one-element output (cached: arrays are immutable)."""
+    key = (shape, dtype)
+    g = _ONES.get(key)
+    if g is None:
+        g = jnp.ones(shape, dtype)
+        if not isinstance(g, jax.core.Tracer):
+            _ONES[key] = g
+    return g
 
 
 def _roots(outputs, grad_outputs, create_graph, what):
@@ -37,7 +52,7 @@ def _roots(outputs, grad_outputs, create_graph, what):
                                    "(e.g. y.sum().backward())")
             if not out.dtype.is_floating_point and not out.dtype.is_complex:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = jnp.ones(out._data.shape, out._data.dtype)
+            g = _ones(out._data.shape, out._data.dtype)
             g = Tensor._wrap(g) if create_graph else g
         else:
             if not isinstance(g, Tensor):
