@@ -331,3 +331,10 @@ def test_fused_backward_matches_node_by_node_and_keeps_semantics():
         e.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         e2.backward()
+
+
+def test_grad_is_grads_batched_gives_jacobian_rows():
+    x = t([1.0, 2.0, 3.0], requires_grad=True)
+    y = x ** 2
+    (jac,) = tp.autograd.grad(y, x, tp.eye(3, dtype=tp.float64), is_grads_batched=True)
+    np.testing.assert_allclose(jac.numpy(), np.diag([2.0, 4.0, 6.0]))

@@ -138,7 +138,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         (tensor(18.),)
     """
     if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True: use tapeflow.func.vmap over autograd.grad instead")
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if not ins:
@@ -164,3 +165,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
 
         res = tuple(zeros_like(t) if r is None else r for t, r in zip(ins, res))
     return res
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """`grad` for each slice of `grad_outputs` along its first dimension, stacked."""
+    from .._ops import stack
+
+    gouts = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
+    if not gouts or any(g is None for g in gouts):
+        raise RuntimeError("grad(is_grads_batched=True) needs grad_outputs with a leading batch dimension")
+    n = gouts[0].shape[0]
+    if any(g.shape[0] != n for g in gouts):
+        raise RuntimeError("grad(is_grads_batched=True): every grad_output needs the same batch size")
+    per = []
+    for i in range(n):
+        keep = True if i < n - 1 else retain_graph
+        per.append(grad(outputs, inputs, tuple(g[i] for g in gouts), retain_graph=keep, create_graph=create_graph,
+                        allow_unused=allow_unused, materialize_grads=materialize_grads))
+    return tuple(None if col[0] is None else stack(list(col)) for col in zip(*per))
