@@ -55,7 +55,7 @@ def pure(func: Callable, what: str = "the transform") -> Callable:
 
 
 def signature(arrays) -> tuple:
-    return tuple((tuple(a.shape), str(a.dtype)) for a in arrays)
+    return tuple((a.shape, a.dtype) for a in arrays)
 
 
 # -- captured-state discovery ---------------------------------------------------------------
@@ -152,11 +152,11 @@ class Cache:
         self._by_func: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def run(self, func: Callable, kind, build: Callable, arrays: tuple, extra: tuple = (), what: str = ""):
-        f = pure(func, what)
         if not _trace_state_clean() or any(isinstance(a, jax.core.Tracer) for a in arrays + extra):
             # Inside an enclosing JAX transform: apply the transform inline, it
             # becomes part of the enclosing program (nothing to cache).
-            return build(lambda cap, *xs: _no_grad(f)(*xs))([], *arrays, *extra)
+            f = _no_grad(pure(func, what))
+            return build(lambda cap, *xs: f(*xs))([], *arrays, *extra)
         owner = getattr(func, "__func__", func)
         try:
             per = self._by_func.get(owner)
@@ -168,6 +168,7 @@ class Cache:
         entry = per.get(key)
         captured = entry.current() if entry is not None else None
         if captured is None:
+            f = pure(func, what)
             prev = state.grad_enabled
             state.grad_enabled = False
             try:
@@ -178,17 +179,15 @@ class Cache:
         pkey = (kind, signature(extra))
         prog = entry.programs.get(pkey)
         if prog is None:
-            prog = entry.programs[pkey] = jax.jit(build(lifted(_no_grad(f), captured)))
+            prog = entry.programs[pkey] = jax.jit(build(lifted(_no_grad(pure(func, what)), captured)))
         return prog([t._data for t in captured], *arrays, *extra)
 
 
-def _trace_state_clean() -> bool:
-    """Whether no JAX transform is being traced right now."""
-    try:
-        from jax._src.core import trace_state_clean
-    except ImportError:  # pragma: no cover - older/newer JAX without it: assume a clean state
+try:
+    from jax._src.core import trace_state_clean as _trace_state_clean
+except ImportError:  # pragma: no cover - a JAX without it: rely on the tracer check of the inputs
+    def _trace_state_clean() -> bool:
         return True
-    return trace_state_clean()
 
 
 def _no_grad(f: Callable) -> Callable:
