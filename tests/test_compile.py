@@ -2,6 +2,7 @@
 
 import types
 
+import jax
 import numpy as np
 import pytest
 
@@ -170,3 +171,44 @@ def test_method_decorator_and_unhashable_static_argument():
     assert a.forward(tp.ones(2)).item() == 2.0 and b.forward(tp.ones(2)).item() == 6.0
     with pytest.raises(TypeError, match="hashable"):
         tp.compile(lambda x, opts: x)(tp.ones(1), {1, 2})
+
+
+def test_errors_inside_the_function_leave_state_untouched():
+    w = tp.tensor([1.0, 2.0], requires_grad=True)
+    calls = {"n": 0}
+
+    @tp.compile
+    def bad(x):
+        calls["n"] += 1
+        loss = (w * x).sum()
+        loss.backward()
+        with tp.no_grad():
+            w.sub_(w.grad)
+        if loss.item() > 0:  # a host read of a traced value
+            return loss
+        return loss
+
+    with pytest.raises(RuntimeError, match="concrete value"):
+        bad(tp.ones(2))
+    assert w.tolist() == [1.0, 2.0] and w.grad is None and not isinstance(w._data, jax.core.Tracer)
+    assert bad.traces == 0
+
+
+def test_compiled_method_does_not_keep_its_instance_alive():
+    import gc
+    import weakref
+
+    class Scaler:
+        def __init__(self):
+            self.w = tp.full((2,), 2.0)
+
+        @tp.compile
+        def __call__(self, x):
+            return self.w * x
+
+    s = Scaler()
+    assert s(tp.ones(2)).tolist() == [2.0, 2.0]
+    ref = weakref.ref(s)
+    del s
+    gc.collect()
+    assert ref() is None

@@ -13,15 +13,44 @@ through `self`. Tensors it cannot reach this way are caught while tracing
 from __future__ import annotations
 
 import types
+import weakref
 
 from .._tensor import Tensor
 from .pytree import module_base, optimizer_base, optimizer_params
 
-__all__ = ["roots_of", "collect", "hyperparameters"]
+__all__ = ["roots_of", "collect", "hyperparameters", "WeakMethod"]
 
 _MAX_DEPTH = 4
 _SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, str, bytes, int, float, complex,
          bool, type(None))
+
+
+class WeakMethod:
+    """`func` bound to `obj` without keeping `obj` alive (for compiled methods cached per instance)."""
+
+    __slots__ = ("func", "ref", "__weakref__")
+
+    def __init__(self, func, obj):
+        self.func = func
+        self.ref = weakref.ref(obj)
+
+    @property
+    def __self__(self):
+        return self.ref()
+
+    @property
+    def __func__(self):
+        return self.func
+
+    @property
+    def __name__(self):
+        return self.func.__name__
+
+    def __call__(self, *args, **kwargs):
+        obj = self.ref()
+        if obj is None:
+            raise ReferenceError("the object this compiled method belongs to no longer exists")
+        return self.func(obj, *args, **kwargs)
 
 
 def roots_of(fn) -> list:
@@ -34,7 +63,7 @@ def roots_of(fn) -> list:
         if id(f) in seen_fns:
             continue
         seen_fns.add(id(f))
-        if isinstance(f, types.MethodType):
+        if isinstance(f, (types.MethodType, WeakMethod)):
             roots.append(f.__self__)
             stack.append(f.__func__)
             continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 
 import jax
 import numpy as np
@@ -82,10 +83,14 @@ class CompiledFunction:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        bound = self.__dict__.setdefault("_bound", {})
-        cf = bound.get(id(obj))
-        if cf is None or cf.fn.__self__ is not obj:
-            cf = bound[id(obj)] = CompiledFunction(self.fn.__get__(obj, objtype), donate_state=self.donate_state)
+        # One compiled function per instance (each has its own state), dropped with the instance.
+        bound = self.__dict__.setdefault("_bound", weakref.WeakKeyDictionary())
+        try:
+            cf = bound.get(obj)
+        except TypeError:  # unhashable or not weakly referenceable: compile per access
+            return CompiledFunction(self.fn.__get__(obj, objtype), donate_state=self.donate_state)
+        if cf is None:
+            cf = bound[obj] = CompiledFunction(_discovery.WeakMethod(self.fn, obj), donate_state=self.donate_state)
         return cf
 
     # -- a call ---------------------------------------------------------------------------------------------
@@ -144,9 +149,10 @@ class CompiledFunction:
                   arg_arrays, gen.key)
         try:
             outs, datas, grads, created, new_key = entry.jitted(*inputs)
-        except _NewState:
-            self._cache.pop(key, None)
-            self.traces -= 1
+        except BaseException:
+            if entry.out_spec is None:  # the trace did not complete: forget it
+                self._cache.pop(key, None)
+                self.traces -= 1
             raise
         finally:
             self._ctx = None
