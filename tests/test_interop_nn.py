@@ -142,3 +142,27 @@ def test_optax_trains_a_tapeflow_model():
             for n, p in m.named_parameters():
                 p.add_(tp.interop.from_jax(updates[n]))
     assert loss.item() < 0.05 * first
+
+
+def test_to_jax_module_and_compiled_module_forward():
+    m = _model(batchnorm=True)
+    arrays = tp.interop.to_jax(m)
+    assert set(arrays) == {n for n, _ in m.named_parameters()} | {n for n, _ in m.named_buffers()}
+    assert arrays["0.weight"] is m[0].weight._data
+    fwd = tp.compile(m)
+    x = tp.randn(6, 4)
+    before = m[1].running_mean.detach().numpy().copy()
+    fwd(x)  # training mode: BatchNorm's running statistics are updated and written back
+    assert not np.allclose(m[1].running_mean.detach().numpy(), before)
+    m.eval()
+    tp.testing.assert_close(fwd(x), m(x).detach())
+
+
+def test_donated_state_still_updates_in_place():
+    m = _model()
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    step = tp.compile(_training_step(m, opt), donate_state=True)
+    x, y = _data()
+    w = m[0].weight
+    losses = [step(x, y).item() for _ in range(3)]
+    assert losses[2] < losses[0] and m[0].weight is w and np.isfinite(w.detach().numpy()).all()
