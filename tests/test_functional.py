@@ -195,3 +195,31 @@ def test_against_torch():
     j = AF.jacobian(lambda x: (t(a) @ x).tanh(), t(x0))
     jt = torch.autograd.functional.jacobian(lambda x: (torch.tensor(a) @ x).tanh(), torch.tensor(x0))
     np.testing.assert_allclose(j.numpy(), jt.numpy(), rtol=1e-10)
+
+
+def test_rebinding_captured_tensors_or_module_parameters_retraces():
+    x = t([1.0, 2.0])
+    w = t([[1.0, 0.0]])
+    f = lambda x: w @ x  # noqa: E731
+    assert tp.equal(AF.jacobian(f, x), w)
+    keep_old = w  # noqa: F841  (the old tensor stays alive: identity, not liveness, must decide)
+    w = t([[0.0, 3.0]])
+    assert tp.equal(AF.jacobian(f, x), w)
+    nn = pytest.importorskip("tapeflow.nn")
+    lin = nn.Linear(2, 2).double()
+    assert tp.equal(AF.jacobian(lin, x), lin.weight.detach())
+    old_weight = lin.weight  # noqa: F841
+    lin.weight = nn.Parameter(t([[1.0, 2.0], [3.0, 4.0]]))
+    assert tp.equal(AF.jacobian(lin, x), lin.weight.detach())
+
+
+def test_inplace_write_to_captured_state_keeps_eager_semantics():
+    buf = t([0.0])
+
+    def f(x):
+        buf.add_(1.0)
+        return (x * buf).sum()
+
+    jac = AF.jacobian(f, t([1.0, 2.0]))
+    assert jac.tolist() == [1.0, 1.0]
+    assert buf.tolist() == [1.0]  # concrete, and the write happened once, as in eager code

@@ -12,6 +12,7 @@ calls see their current values and never a stale constant.
 
 from __future__ import annotations
 
+import types
 import weakref
 from collections.abc import Callable
 
@@ -64,11 +65,16 @@ class _Discover:
 
     def __init__(self):
         self.seen: dict = {}
+        self.writes_state = False
+
+    def on_inplace(self, x, result):
+        if id(x) in self.seen or (x._base is not None and id(x._base) in self.seen):
+            self.writes_state = True
 
     def __call__(self, op, args, params, proceed):
         for a in args:
             if isinstance(a, Tensor) and not isinstance(a._data, jax.core.Tracer) and id(a) not in self.seen:
-                self.seen[id(a)] = a
+                self.seen[id(a)] = (a, a._data)
         return proceed(op, args, params)
 
 
@@ -77,6 +83,7 @@ def _discover(f: Callable, arrays: tuple) -> list[Tensor]:
     rec = _Discover()
 
     _dispatch.interceptors.append(rec)
+    _dispatch.inplace_listeners.append(rec.on_inplace)
     try:
         jax.eval_shape(f, *arrays)
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
@@ -84,7 +91,15 @@ def _discover(f: Callable, arrays: tuple) -> list[Tensor]:
         raise Unsupported(str(e)) from e
     finally:
         _dispatch.interceptors.remove(rec)
-    refs = [weakref.ref(t) for t in rec.seen.values()]
+        _dispatch.inplace_listeners.remove(rec.on_inplace)
+        # An in-place write to captured state during the abstract trace left a tracer behind: undo it.
+        for t, data in rec.seen.values():
+            t._data = data
+    if rec.writes_state:
+        # Eager semantics keep such writes (running statistics, counters); a compiled
+        # program would drop them, so this function runs on the tape.
+        raise Unsupported("the function writes in place to tensors it does not take as arguments")
+    refs = [weakref.ref(t) for t, _ in rec.seen.values()]
     rec.seen.clear()
     # Temporaries made inside the function (tp.ones(...), constants) are gone by now.
     return [t for t in (r() for r in refs) if t is not None]
@@ -106,19 +121,44 @@ def lifted(f: Callable, captured: list[Tensor]) -> Callable:
     return g
 
 
+_PLAIN = (int, float, complex, str, bool, type(None))
+
+
 def _closure_key(func) -> tuple:
-    """Hashable non-tensor values the function closes over or defaults to (changing them re-traces)."""
+    """What the function can see, cheaply: plain values it closes over, defaults to or reads as
+    globals (by value), tensors among them (by identity), and the parameters and buffers of
+    modules among them (by identity). A change re-traces, so rebinding `w = new_tensor` or
+    `model.weight = Parameter(...)` is never served from a stale program."""
     fn = getattr(func, "__func__", func)
-    vals = []
-    for cell in getattr(fn, "__closure__", None) or ():
+    objs = []
+    owner = getattr(func, "__self__", None)
+    if owner is not None:
+        objs.append(owner)
+    if not isinstance(fn, types.FunctionType):
+        objs.append(fn)  # a callable object, e.g. a Module
+    else:
+        for cell in fn.__closure__ or ():
+            try:
+                objs.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                objs.append(None)
+        objs.extend(fn.__defaults__ or ())
+        g = fn.__globals__
+        objs.extend(g[n] for n in fn.__code__.co_names if n in g)
+    return tuple(_see(o) for o in objs)
+
+
+def _see(o):
+    if isinstance(o, _PLAIN):
+        return o
+    if isinstance(o, Tensor):
+        return id(o)
+    if hasattr(o, "named_parameters") and hasattr(o, "named_buffers"):
         try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        vals.append(v if isinstance(v, (int, float, complex, str, bool, type(None))) else type(v))
-    for v in getattr(fn, "__defaults__", None) or ():
-        vals.append(v if isinstance(v, (int, float, complex, str, bool, type(None))) else type(v))
-    return tuple(vals)
+            return (id(o), *(id(t) for _, t in o.named_parameters()), *(id(t) for _, t in o.named_buffers()))
+        except TypeError:
+            return id(o)
+    return type(o)
 
 
 class _Entry:
