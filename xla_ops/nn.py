@@ -8,6 +8,9 @@ Conventions: tensors are channels-first (`NC...`) as in PyTorch; `stride`,
 
 from __future__ import annotations
 
+import functools
+import itertools
+
 import jax
 import jax.numpy as jnp
 
@@ -106,6 +109,14 @@ def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
                       ceil_mode)
     # A Python scalar init lets JAX pick its differentiable max-pool primitive.
     init = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
+    if any(d != 1 for d in dilation):
+        # JAX has no VJP for dilated max windows: take the max over the strided window offsets instead.
+        xp = jnp.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=init)
+        size = [(xp.shape[2 + i] - dilation[i] * (k - 1) - 1) // stride[i] + 1 for i, k in enumerate(kernel)]
+        views = [xp[(slice(None), slice(None)) + tuple(
+            slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in zip(off, dilation, stride, size))]
+            for off in itertools.product(*(range(k) for k in kernel))]
+        return functools.reduce(jnp.maximum, views)
     return jax.lax.reduce_window(x, init, jax.lax.max, (1, 1) + kernel, (1, 1) + stride,
                                  ((0, 0), (0, 0)) + tuple(pads), window_dilation=(1, 1) + dilation)
 

@@ -1,0 +1,322 @@
+"""Op-table entries for the neural-network ops of `xla_ops/nn.py` (format: see `op_specs.py`).
+
+Imported at the end of `op_specs.py`, so `SPECS` holds these too. The NumPy
+references are written independently of the JAX implementations: direct
+loops over kernel offsets for convolution and pooling, textbook formulas for
+normalisation and losses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sp
+from op_specs import NOKINK, POS, PROB, A, C, F, I, spec
+
+import tapeflow as tp
+import xla_ops
+
+FN = tp.nn.functional
+
+
+# -- linear and convolution -------------------------------------------------------------------------------------
+def _np_conv(x, w, b, stride, padding, dilation, groups):
+    n = x.ndim - 2
+    x = np.pad(x, [(0, 0), (0, 0), *padding])
+    N, C = x.shape[:2]
+    O, k = w.shape[0], w.shape[2:]
+    size = [(x.shape[2 + i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(n)]
+    out = np.zeros((N, O, *size))
+    cg, og = C // groups, O // groups
+    for g in range(groups):
+        for off in np.ndindex(*k):
+            win = tuple(slice(off[i] * dilation[i], off[i] * dilation[i] + stride[i] * (size[i] - 1) + 1, stride[i])
+                        for i in range(n))
+            patch = x[(slice(None), slice(g * cg, (g + 1) * cg), *win)]
+            wk = w[(slice(g * og, (g + 1) * og), slice(None), *off)]
+            out[:, g * og:(g + 1) * og] += np.einsum("nc...,oc->no...", patch, wk)
+    return out if b is None else out + b.reshape((1, -1) + (1,) * n)
+
+
+def _np_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups):
+    # Scatter form: every input pixel adds a weighted copy of the kernel into the output.
+    n = x.ndim - 2
+    N, cin = x.shape[:2]
+    k, cog = w.shape[2:], w.shape[1]
+    cig = cin // groups
+    full = [(x.shape[2 + i] - 1) * stride[i] + dilation[i] * (k[i] - 1) + 1 + output_padding[i] for i in range(n)]
+    out = np.zeros((N, cog * groups, *full))
+    for g in range(groups):
+        for off in np.ndindex(*k):
+            win = tuple(slice(off[i] * dilation[i], off[i] * dilation[i] + stride[i] * (x.shape[2 + i] - 1) + 1,
+                              stride[i]) for i in range(n))
+            wk = w[(slice(g * cig, (g + 1) * cig), slice(None), *off)]
+            out[(slice(None), slice(g * cog, (g + 1) * cog), *win)] += np.einsum(
+                "nc...,co->no...", x[:, g * cig:(g + 1) * cig], wk)
+    out = out[(slice(None), slice(None), *(slice(padding[i], full[i] - padding[i]) for i in range(n)))]
+    return out if b is None else out + b.reshape((1, -1) + (1,) * n)
+
+
+spec("linear", [C(F((4, 3)), F((2, 3)), F((2,))), C(F((2, 4, 3)), F((2, 3)), F((2,))), C(F((0, 3)), F((2, 3)), F((2,)))],
+     lambda x, w, b: x @ w.T + b, tf=lambda x, w, b: FN.linear(x, w, b))
+spec("linear_nobias", [C(F((4, 3)), F((2, 3))), C(F((2, 1, 3)), F((5, 3)))], lambda x, w: x @ w.T,
+     tf=lambda x, w: FN.linear(x, w))
+_P1 = ((1, 1), (1, 1))
+spec("conv", [C(F((2, 2, 4, 4)), F((3, 2, 3, 3)), F((3,)), stride=(1, 1), padding=_P1, dilation=(1, 1), groups=1),
+              C(F((1, 4, 5, 4)), F((4, 2, 2, 3)), None, stride=(2, 1), padding=((0, 1), (1, 1)), dilation=(1, 2),
+                groups=2),
+              C(F((2, 2, 6)), F((3, 2, 3)), F((3,)), stride=(2,), padding=((1, 1),), dilation=(1,), groups=1)],
+     _np_conv, tf=lambda x, w, b: FN.conv2d(x, w, b, 1, 1))
+spec("conv_transpose", [C(F((1, 2, 3, 3)), F((2, 3, 3, 2)), F((3,)), stride=(2, 2), padding=(1, 0),
+                          output_padding=(1, 0), dilation=(1, 1), groups=1),
+                        C(F((2, 4, 2, 3)), F((4, 1, 2, 2)), None, stride=(1, 2), padding=(0, 0), output_padding=(0, 1),
+                          dilation=(2, 1), groups=2)],
+     _np_conv_transpose, tf=lambda x, w, b: FN.conv_transpose2d(x, w, b, 2, (1, 0), (1, 0)))
+
+
+# -- pooling ------------------------------------------------------------------------------------------------------
+def _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode):
+    size, hi = [], []
+    for i in range(len(kernel)):
+        length, eff = x.shape[2 + i], dilation[i] * (kernel[i] - 1) + 1
+        span = length + 2 * padding[i] - eff
+        o = (math.ceil(span / stride[i]) if ceil_mode else span // stride[i]) + 1
+        if ceil_mode and (o - 1) * stride[i] >= length + padding[i]:
+            o -= 1
+        size.append(o)
+        hi.append(max(padding[i], (o - 1) * stride[i] + eff - length - padding[i]))
+    return size, hi
+
+
+def _windows(xp, kernel, stride, dilation, size):
+    for off in np.ndindex(*kernel):
+        yield xp[(slice(None), slice(None), *(slice(off[i] * dilation[i], off[i] * dilation[i] +
+                                                     stride[i] * (size[i] - 1) + 1, stride[i])
+                                               for i in range(len(kernel))))]
+
+
+def _np_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    size, hi = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
+    xp = np.pad(x, [(0, 0), (0, 0), *zip(padding, hi)], constant_values=-np.inf)
+    return np.max(np.stack(list(_windows(xp, kernel, stride, dilation, size))), axis=0)
+
+
+def _np_avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    ones = (1,) * len(kernel)
+    size, hi = _pool_geometry(x, kernel, stride, padding, ones, ceil_mode)
+    pads = [(0, 0), (0, 0), *zip(padding, hi)]
+    total = sum(_windows(np.pad(x, pads), kernel, stride, ones, size))
+    if divisor_override:
+        return total / divisor_override
+    # Cells count when inside the input, or inside the explicit padding if count_include_pad.
+    inside = np.pad(np.ones((1, 1, *x.shape[2:])), [(0, 0), (0, 0), *[(p, p) for p in padding]],
+                    constant_values=1.0 if count_include_pad else 0.0)
+    inside = np.pad(inside, [(0, 0), (0, 0), *[(0, h - p) for h, p in zip(hi, padding)]])
+    return total / sum(_windows(inside, kernel, stride, ones, size))
+
+
+def _np_adaptive_avg_pool(x, output_size):
+    out = np.zeros(x.shape[:2] + tuple(output_size))
+    H, W = x.shape[2:]
+    for i in range(output_size[0]):
+        h0, h1 = (i * H) // output_size[0], -(-((i + 1) * H) // output_size[0])
+        for j in range(output_size[1]):
+            w0, w1 = (j * W) // output_size[1], -(-((j + 1) * W) // output_size[1])
+            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
+    return out
+
+
+spec("max_pool", [C(F((2, 2, 5, 5)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), ceil_mode=False),
+                  C(F((1, 1, 5, 6)), kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=True),
+                  C(F((1, 2, 7, 6)), kernel=(2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1), ceil_mode=False)],
+     _np_max_pool, tf=lambda x: FN.max_pool2d(x, 3, 2, 1))
+spec("avg_pool", [C(F((2, 2, 6, 6)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False,
+                    count_include_pad=True, divisor_override=None),
+                  C(F((1, 2, 5, 5)), kernel=(2, 2), stride=(2, 2), padding=(1, 1), ceil_mode=True,
+                    count_include_pad=False, divisor_override=None),
+                  C(F((1, 1, 4, 4)), kernel=(2, 2), stride=(1, 1), padding=(0, 0), ceil_mode=False,
+                    count_include_pad=True, divisor_override=3)],
+     _np_avg_pool, tf=lambda x: FN.avg_pool2d(x, 3, 2, 1))
+spec("adaptive_avg_pool", [C(F((2, 2, 5, 7)), output_size=(2, 3)), C(F((1, 3, 4, 4)), output_size=(1, 1))],
+     _np_adaptive_avg_pool, tf=lambda x: FN.adaptive_avg_pool2d(x, (2, 3)))
+
+
+# -- normalisation ----------------------------------------------------------------------------------------------------
+def _np_bn(x, weight, bias, eps):
+    axes = (0, *range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    mean, var = x.mean(axes), x.var(axes)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    y = y if weight is None else y * weight.reshape(shape)
+    return (y if bias is None else y + bias.reshape(shape)), mean, var
+
+
+def _np_bn_eval(x, running_mean, running_var, weight, bias, eps):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = (x - running_mean.reshape(shape)) / np.sqrt(running_var.reshape(shape) + eps)
+    return (y if weight is None else y * weight.reshape(shape)) + (0 if bias is None else bias.reshape(shape))
+
+
+def _np_layer_norm(x, weight, bias, ndim, eps):
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    y = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+    return (y if weight is None else y * weight) + (0 if bias is None else bias)
+
+
+def _np_group_norm(x, weight, bias, num_groups, eps):
+    xg = x.reshape(x.shape[0], num_groups, -1)
+    y = ((xg - xg.mean(2, keepdims=True)) / np.sqrt(xg.var(2, keepdims=True) + eps)).reshape(x.shape)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return (y if weight is None else y * weight.reshape(shape)) + (0 if bias is None else bias.reshape(shape))
+
+
+def _np_stats_update(running_mean, running_var, mean, var, momentum, n):
+    return (1 - momentum) * running_mean + momentum * mean, (1 - momentum) * running_var + momentum * var * n / (n - 1)
+
+
+spec("batch_norm", [C(F((4, 3)), F((3,)), F((3,)), eps=1e-5), C(F((2, 2, 2, 3)), None, None, eps=1e-3)], _np_bn,
+     tf=lambda x, w, b: FN.batch_norm(x, None, None, w, b, training=True),
+     tf_ref=lambda x, w, b: xla_ops.nn.batch_norm.fwd(x, w, b, 1e-5)[0])
+spec("batch_norm_eval", [C(F((4, 3)), F((3,)), F((3,), POS), F((3,)), F((3,)), eps=1e-5),
+                         C(F((2, 2, 3)), F((2,)), F((2,), POS), None, None, eps=1e-5)],
+     _np_bn_eval, tf=lambda x, m, v, w, b: FN.batch_norm(x, m, v, w, b, training=False))
+spec("batch_norm_stats_update", [C(F((3,)), F((3,), POS), F((3,)), F((3,), POS), 0.1, n=8)], _np_stats_update,
+     diff=False, why="called by tapeflow.nn.functional.batch_norm in training (test_nn checks running statistics)")
+spec("layer_norm", [C(F((2, 3, 4)), F((4,)), F((4,)), ndim=1, eps=1e-5),
+                    C(F((2, 3, 4)), F((3, 4)), None, ndim=2, eps=1e-5), C(F((3, 2)), None, None, ndim=1, eps=1e-5)],
+     _np_layer_norm, tf=lambda x, w, b: FN.layer_norm(x, (4,), w, b))
+spec("group_norm", [C(F((2, 4, 3)), F((4,)), F((4,)), num_groups=2, eps=1e-5),
+                    C(F((1, 6, 2, 2)), None, None, num_groups=3, eps=1e-5)],
+     _np_group_norm, tf=lambda x, w, b: FN.group_norm(x, 2, w, b))
+
+
+# -- embedding, activations, one-hot ------------------------------------------------------------------------------------
+spec("embedding", [C(F((5, 3)), I((2, 4), 5), padding_idx=None), C(F((4, 2)), A([[1, 3], [3, 0]]), padding_idx=None),
+                   C(F((4, 2)), A([1, 2, 1]), padding_idx=1, grad=False)],
+     lambda weight, indices, padding_idx=None: weight[indices], tf=lambda w, i: FN.embedding(i, w))
+
+
+def _np_gelu(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + sp.erf(x / math.sqrt(2)))
+
+
+spec("gelu", [C(F((3, 4))), C(F((5,)), approximate="tanh"), C(F(()))], _np_gelu, tf=lambda x: FN.gelu(x))
+spec("silu", [C(F((3, 4))), C(F(()))], lambda x: x * sp.expit(x), tf=lambda x: FN.silu(x))
+spec("elu", [C(F((3, 4)), alpha=1.0), C(F((5,)), alpha=0.5)],
+     lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))), dom=NOKINK,
+     tf=lambda x: FN.elu(x))
+spec("leaky_relu", [C(F((3, 4)), negative_slope=0.01), C(F(()), negative_slope=0.2)],
+     lambda x, negative_slope=0.01: np.where(x > 0, x, negative_slope * x), dom=NOKINK,
+     tf=lambda x: FN.leaky_relu(x))
+spec("softplus", [C(F((3, 4)), beta=1.0, threshold=20.0), C(F((4,), lambda r, s: r.uniform(-3, 3, s) * 4),
+                                                              beta=2.0, threshold=5.0)],
+     lambda x, beta=1.0, threshold=20.0: np.where(x * beta > threshold, x, np.logaddexp(x * beta, 0) / beta),
+     tf=lambda x: FN.softplus(x))
+spec("one_hot", [C(I((4,), 3), num_classes=3), C(I((2, 3), 5), num_classes=6)],
+     lambda x, num_classes: np.eye(num_classes, dtype=np.int64)[x], diff=False,
+     tf=lambda x: FN.one_hot(x, 3))
+spec("backward_hook", [C(F((3,)), F((2, 2))), C(F(()))], lambda *xs: tuple(xs),
+     tf=None, why="inserted by Module.register_full_backward_hook; tests/test_nn.py covers the hooks")
+
+
+# -- losses -----------------------------------------------------------------------------------------------------------
+def _np_log_softmax(x, axis):
+    return x - sp.logsumexp(x, axis=axis, keepdims=True)
+
+
+def _np_class_loss(logp, target, weight, ignore_index, reduction, smoothing, probs, cax):
+    c = logp.shape[cax]
+    w = np.ones(c) if weight is None else weight
+    wshape = [1] * logp.ndim
+    wshape[cax] = c
+    wb = w.reshape(wshape)
+    if probs:
+        t = target * (1 - smoothing) + smoothing / c
+        loss = -(t * wb * logp).sum(cax)
+        denom = logp.size // c
+    else:
+        mask = target != ignore_index
+        safe = np.where(mask, target, 0)
+        picked = np.take_along_axis(logp, np.expand_dims(safe, cax), cax).squeeze(cax)
+        nll = -w[safe] * picked * mask
+        smooth = -(wb * logp).sum(cax) * mask
+        loss = (1 - smoothing) * nll + smoothing / c * smooth
+        denom = (w[safe] * mask).sum()
+    if reduction == "mean":
+        return np.asarray(loss.sum() / denom)
+    return np.asarray(loss.sum()) if reduction == "sum" else loss
+
+
+def _np_cross_entropy(x, target, weight, ignore_index=-100, reduction="mean", label_smoothing=0.0, probs=False):
+    cax = 1 if x.ndim > 1 else 0
+    return _np_class_loss(_np_log_softmax(x, cax), target, weight, ignore_index, reduction, label_smoothing, probs,
+                          cax)
+
+
+def _np_nll_loss(x, target, weight, ignore_index=-100, reduction="mean"):
+    return _np_class_loss(x, target, weight, ignore_index, reduction, 0.0, False, 1 if x.ndim > 1 else 0)
+
+
+_W = A([0.5, 1.0, 2.0], np.float64)
+spec("cross_entropy", [C(F((4, 3)), I((4,), 3), None),
+                       C(F((5, 3)), I((5,), 3), None, ignore_index=1, label_smoothing=0.2),
+                       C(F((4, 3)), F((4, 3), PROB), None, probs=True, label_smoothing=0.1),
+                       C(F((2, 3, 2)), I((2, 2), 3), None, reduction="none"),
+                       C(F((3,)), I((), 3), None, reduction="sum"),
+                       C(F((5, 3)), I((5,), 3), _W, ignore_index=0, label_smoothing=0.1, grad=False)],
+     _np_cross_entropy, tf=lambda x, t: FN.cross_entropy(x, t))
+spec("nll_loss", [C(F((4, 3)), I((4,), 3), None), C(F((2, 3, 2)), I((2, 2), 3), None, reduction="none"),
+                  C(F((5, 3)), I((5,), 3), _W, ignore_index=2, grad=False)],
+     _np_nll_loss, tf=lambda x, t: FN.nll_loss(x, t))
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return np.asarray(loss.mean())
+    return np.asarray(loss.sum()) if reduction == "sum" else loss
+
+
+def _np_smooth_l1(x, y, reduction="mean", beta=1.0):
+    d = np.abs(x - y)
+    return _reduce(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _np_bce(x, y, weight, reduction="mean"):
+    loss = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log1p(-x), -100))
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _np_bce_logits(x, y, weight, pos_weight, reduction="mean"):
+    pw = 1.0 if pos_weight is None else pos_weight
+    loss = -(pw * y * -np.logaddexp(0, -x) + (1 - y) * -np.logaddexp(0, x))
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _np_kl_div(x, target, reduction="mean", log_target=False):
+    if log_target:
+        loss = np.exp(target) * (target - x)
+    else:
+        loss = np.where(target > 0, target * (np.log(np.where(target > 0, target, 1)) - x), 0.0)
+    if reduction == "batchmean":
+        return np.asarray(loss.sum() / x.shape[0])
+    return _reduce(loss, reduction)
+
+
+_PAIR = (F((3, 4)), F((3, 4)))
+spec("mse_loss", [C(*_PAIR), C(*_PAIR, reduction="none"), C(F((2,)), F((2,)), reduction="sum")],
+     lambda x, y, reduction="mean": _reduce((x - y) ** 2, reduction), tf=lambda x, y: FN.mse_loss(x, y))
+spec("l1_loss", [C(*_PAIR), C(*_PAIR, reduction="sum")], lambda x, y, reduction="mean": _reduce(np.abs(x - y), reduction),
+     tf=lambda x, y: FN.l1_loss(x, y))
+spec("smooth_l1_loss", [C(*_PAIR, beta=1.0), C(*_PAIR, reduction="none", beta=0.5)], _np_smooth_l1,
+     tf=lambda x, y: FN.smooth_l1_loss(x, y))
+spec("binary_cross_entropy", [C(F((3, 4)), F((3, 4)), None), C(F((5,)), F((5,)), F((5,), POS), reduction="sum")],
+     _np_bce, dom=PROB, tf=lambda x, y: FN.binary_cross_entropy(x, y))
+spec("binary_cross_entropy_with_logits",
+     [C(F((3, 4)), F((3, 4), PROB), None, None), C(F((2, 3)), F((2, 3), PROB), F((2, 3), POS), F((3,), POS),
+                                                    reduction="none")],
+     _np_bce_logits, tf=lambda x, y: FN.binary_cross_entropy_with_logits(x, y))
+spec("kl_div", [C(F((3, 4)), F((3, 4), POS)), C(F((3, 4)), F((3, 4)), reduction="batchmean", log_target=True)],
+     _np_kl_div, tf=lambda x, t: FN.kl_div(x, t))
