@@ -121,3 +121,35 @@ def test_forward_ad_coexists_with_reverse_mode():
     y.backward()
     np.testing.assert_allclose(tangent.item(), np.exp(0.5) * 1.5)
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]) * (1 + np.array([0.5, 1.0])))
+
+
+def test_custom_function_tangents():
+    class Identity(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class Cube(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+        @staticmethod
+        def jvp(ctx, tx):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * tx
+
+    with fwAD.dual_level():
+        d = fwAD.make_dual(t([2.0]), t([1.0]))
+        assert fwAD.unpack_dual(Identity.apply(d)).tangent.item() == 1.0
+        assert fwAD.unpack_dual(Cube.apply(d)).tangent.item() == 12.0

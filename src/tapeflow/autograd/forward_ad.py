@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dispatch
+from .._state import state
 from .._tensor import Tensor, _is_float_array
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level", "UnpackedDualTensor"]
@@ -265,3 +266,37 @@ def _on_inplace(x: Tensor, result: Tensor) -> None:
     elif x in table:
         # Written from values without a tangent: the tangent of the new values is zero.
         table[x] = (x._data, jnp.zeros(x._data.shape, x._data.dtype))
+
+
+def _function_tangents(cls, ctx, args: tuple, output, result) -> None:
+    """Tangents for a custom Function's outputs: its `jvp` staticmethod if it has one; otherwise
+    those its forward's ops produced (carried over to fresh aliases of returned inputs)."""
+    table = _table(None)
+    outs = output if isinstance(output, tuple) else (output,)
+    res = result if isinstance(result, tuple) else (result,)
+    user_jvp = cls.jvp
+    if not getattr(user_jvp, "_tapeflow_base", False):
+        tans = [_tangent_of(a, table) if isinstance(a, Tensor) else None for a in args]
+        if any(tan is not None for tan in tans):
+            tin = [Tensor._wrap(tan) if tan is not None
+                   else Tensor._wrap(jnp.zeros_like(a._data)) if isinstance(a, Tensor) and _is_float_array(a._data)
+                   else None for a, tan in zip(args, tans)]
+            prev = state.grad_enabled
+            state.grad_enabled = False
+            try:
+                out_t = user_jvp(ctx, *tin)
+            finally:
+                state.grad_enabled = prev
+            out_t = out_t if isinstance(out_t, tuple) else (out_t,)
+            for r, tan in zip(res, out_t):
+                if isinstance(r, Tensor) and isinstance(tan, Tensor):
+                    if tuple(tan.shape) != tuple(r.shape):
+                        raise RuntimeError(f"{cls.__name__}.jvp returned a tangent of shape {list(tan.shape)} for an "
+                                           f"output of shape {list(r.shape)}; return one tangent per output.")
+                    _attach(table, r, tan._data)
+            return
+    for o, r in zip(outs, res):
+        if r is not o and isinstance(o, Tensor) and isinstance(r, Tensor):
+            entry = table.get(o)
+            if entry is not None and entry[0] is o._data:
+                table[r] = (r._data, entry[1])

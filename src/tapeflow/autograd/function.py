@@ -21,6 +21,7 @@ import jax.numpy as jnp
 from .._dtype import from_jax_dtype
 from .._state import state
 from .._tensor import Tensor, _alias, _is_float_array
+from . import forward_ad
 from .graph import FREED_MESSAGE, Node, _version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
@@ -274,6 +275,13 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    @_base
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Optional: output tangents from input tangents, for forward-mode AD. Without it,
+        forward-mode AD differentiates the ops `forward` runs."""
+        raise RuntimeError("You must implement the jvp function for custom autograd.Function to use it with "
+                           "forward mode AD.")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run the Function: `forward` without recording, then attach the backward node.
@@ -313,7 +321,10 @@ class Function(metaclass=_FunctionMeta):
                 output = cls.forward(ctx, *args, **kwargs)
         finally:
             state.grad_enabled = prev
-        return _wrap_outputs(ctx, args, output, record)
+        result = _wrap_outputs(ctx, args, output, record)
+        if forward_ad._levels:
+            forward_ad._function_tangents(cls, ctx, args, output, result)
+        return result
 
 
 def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool):

@@ -199,7 +199,8 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         strict: raise if an output does not depend on an input.
         vectorize: accepted for compatibility (the compiled path is always vectorised).
         strategy: `"reverse-mode"` (rows by VJPs) or `"forward-mode"` (columns by JVPs;
-            needs `vectorize=True`, as in PyTorch).
+            needs `vectorize=True`, as in PyTorch). With `create_graph=True` the rows are
+            computed on the tape either way; the result is the same Jacobian.
 
     Returns:
         A Tensor, or nested tuples following the tuple-ness of outputs (outer) and inputs (inner).
@@ -214,14 +215,9 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                          f'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                          f'Otherwise, prefer to use "reverse-mode". Got {strategy!r}.')
-    if strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and `strategy=\"forward-mode\"` are not "
-                "supported together (yet). Please either set `create_graph=False` or `strategy=\"reverse-mode\"`.")
-        if not vectorize:
-            raise ValueError("jacobian: `strategy=\"forward-mode\"` is only implemented for `vectorize=True`; "
-                             "pass vectorize=True.")
+    if strategy == "forward-mode" and not vectorize:
+        raise ValueError("jacobian: `strategy=\"forward-mode\"` is only implemented for `vectorize=True`; "
+                         "pass vectorize=True.")
     if strict and vectorize:
         raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together. Please "
                            "either set `strict=False` or `vectorize=False`.")
@@ -271,8 +267,9 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         create_graph: keep the results connected to the graph.
         strict: raise if the output does not depend on an input.
         vectorize: accepted for compatibility (the compiled path is always vectorised).
-        outer_jacobian_strategy: `"reverse-mode"` or `"forward-mode"` for the outer
-            Jacobian on the tape path; the compiled path always uses forward-over-reverse.
+        outer_jacobian_strategy: `"reverse-mode"` or `"forward-mode"` (the latter needs
+            `vectorize=True`, as in PyTorch). The result is the same exact Hessian: the
+            compiled path always uses forward-over-reverse, the tape path reverse-over-reverse.
 
     Returns:
         A Tensor, or a tuple of tuples for tuple inputs.
@@ -286,6 +283,9 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     if outer_jacobian_strategy not in _STRATEGIES:
         raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode". '
                          f'Got {outer_jacobian_strategy!r}.')
+    if outer_jacobian_strategy == "forward-mode" and not vectorize:
+        raise ValueError("hessian: `outer_jacobian_strategy=\"forward-mode\"` is only implemented for "
+                         "`vectorize=True`; pass vectorize=True.")
     if strict and vectorize:
         raise RuntimeError("hessian: `strict=True` and `vectorize=True` are not supported together. Please "
                            "either set `strict=False` or `vectorize=False`.")
