@@ -82,6 +82,9 @@ def _discover(f: Callable, arrays: tuple) -> list[Tensor]:
     """Trace `f` abstractly; return the captured tensors that outlive the call."""
     rec = _Discover()
 
+    from ._function_jax import traced_applies
+
+    functions_before = traced_applies[0]
     _dispatch.interceptors.append(rec)
     _dispatch.inplace_listeners.append(rec.on_inplace)
     try:
@@ -95,6 +98,10 @@ def _discover(f: Callable, arrays: tuple) -> list[Tensor]:
         # An in-place write to captured state during the abstract trace left a tracer behind: undo it.
         for t, data in rec.seen.values():
             t._data = data
+    if traced_applies[0] != functions_before:
+        # Custom Functions carry hand-written backward rules (and JAX has no forward mode for
+        # them): the tape applies those rules exactly, in every strategy.
+        raise Unsupported("the function applies custom autograd Functions")
     if rec.writes_state:
         # Eager semantics keep such writes (running statistics, counters); a compiled
         # program would drop them, so this function runs on the tape.

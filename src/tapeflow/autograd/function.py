@@ -16,12 +16,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 
 from .._dtype import from_jax_dtype
 from .._state import state
 from .._tensor import Tensor, _alias, _is_float_array
 from . import forward_ad
+from ._function_jax import attach_custom_vjp
 from .graph import FREED_MESSAGE, Node, _version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
@@ -322,6 +324,10 @@ class Function(metaclass=_FunctionMeta):
         finally:
             state.grad_enabled = prev
         result = _wrap_outputs(ctx, args, output, record)
+        backward = _user_backward(cls)
+        if backward is not None and any(isinstance(a, Tensor) and isinstance(a._data, jax.core.Tracer)
+                                        and _is_float_array(a._data) for a in args):
+            attach_custom_vjp(cls, ctx, args, result, backward)
         if forward_ad._levels:
             forward_ad._function_tangents(cls, ctx, args, output, result)
         return result
