@@ -155,11 +155,16 @@ def _closure_key(func) -> tuple:
     return tuple(_see(o) for o in objs)
 
 
+_OPAQUE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+
+
 def _see(o):
     if isinstance(o, _PLAIN):
         return o
     if isinstance(o, Tensor):
         return id(o)
+    if isinstance(o, _OPAQUE):
+        return type(o)
     if hasattr(o, "named_parameters") and hasattr(o, "named_buffers"):
         try:
             return (id(o), *(id(t) for _, t in o.named_parameters()), *(id(t) for _, t in o.named_buffers()))
