@@ -1,8 +1,9 @@
 """One eager SGD training step of a 784-256-256-10 MLP, batch 128: tapeflow vs PyTorch.
 
 A step is `zero_grad(); loss = cross_entropy(model(x), y); loss.backward(); opt.step()`.
-Both run in this process, interleaved, single-threaded intra-op where possible;
-medians and the tapeflow/PyTorch ratio are printed. `--profile` also prints the
+Both run in this process, interleaved; medians and the tapeflow/PyTorch ratio are
+printed, against PyTorch with its default thread count and with one thread (XLA
+runs programs this small on one CPU thread). `--profile` also prints the
 top of a cProfile of the tapeflow step (where the Python overhead goes).
 
 Run: python benchmarks/mlp_step.py [--profile]
@@ -69,16 +70,27 @@ def torch_step():
 
 def main(profile: bool) -> None:
     run_tp, step = tapeflow_step()
-    cases = {"tapeflow eager": run_tp}
     try:
-        cases["torch eager"] = torch_step()
+        import torch
+
+        run_th = torch_step()
     except ImportError:
         print("PyTorch is not installed: timing tapeflow alone.")
-    medians = interleaved(cases, repeats=60, inner=5, warmup=10)
-    baseline = "torch eager" if "torch eager" in medians else "tapeflow eager"
-    report(f"SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH} (median per step)", medians, baseline)
-    if "torch eager" in medians:
-        print(f"\n  ratio tapeflow / torch = {medians['tapeflow eager'] / medians['torch eager']:.2f}")
+        report(f"SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH}",
+               interleaved({"tapeflow eager": run_tp}, repeats=60, inner=5, warmup=10), "tapeflow eager")
+        return
+    title = f"SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH} (median per step)"
+    threads = torch.get_num_threads()
+    both = interleaved({"tapeflow eager": run_tp, f"torch eager ({threads} threads)": run_th},
+                       repeats=60, inner=5, warmup=10)
+    report(title, both, f"torch eager ({threads} threads)")
+    # XLA runs CPU programs this small on one thread: PyTorch on one thread is the like-for-like row.
+    torch.set_num_threads(1)
+    one = interleaved({"tapeflow eager": run_tp, "torch eager (1 thread)": run_th}, repeats=60, inner=5, warmup=10)
+    torch.set_num_threads(threads)
+    report(title, one, "torch eager (1 thread)")
+    print(f"\n  ratio tapeflow / torch = {both['tapeflow eager'] / both[f'torch eager ({threads} threads)']:.2f}"
+          f"   (torch on 1 thread: {one['tapeflow eager'] / one['torch eager (1 thread)']:.2f})")
     if profile:
         prof = cProfile.Profile()
         prof.enable()

@@ -320,3 +320,24 @@ spec("binary_cross_entropy_with_logits",
      _np_bce_logits, tf=lambda x, y: FN.binary_cross_entropy_with_logits(x, y))
 spec("kl_div", [C(F((3, 4)), F((3, 4), POS)), C(F((3, 4)), F((3, 4)), reduction="batchmean", log_target=True)],
      _np_kl_div, tf=lambda x, t: FN.kl_div(x, t))
+
+
+# -- fused optimizer update over a parameter group ----------------------------------------------------------------
+def _np_sgd_many(*arrays, n, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
+                 first=None):
+    ps, gs, bufs, lr = arrays[:n], arrays[n:2 * n], arrays[2 * n:3 * n], arrays[3 * n]
+    new_ps, new_bufs = [], []
+    for p, g, buf, f in zip(ps, gs, bufs, first or (False,) * n):
+        d = (-g if maximize else g) + weight_decay * p
+        if momentum:
+            buf = d if f else momentum * buf + (1 - dampening) * d
+            d = d + momentum * buf if nesterov else buf
+        new_ps.append(p - lr * d)
+        new_bufs.append(buf)
+    return (*new_ps, *new_bufs)
+
+
+spec("sgd_update_many", [C(F((3,)), F((2, 2)), F((3,)), F((2, 2)), F((3,)), F((2, 2)), 0.1, n=2, momentum=0.9,
+                           dampening=0.1, weight_decay=0.01, nesterov=True, first=(False, True)),
+                         C(F((3,)), F((4,)), F((3,)), F((4,)), F((3,)), F((4,)), 0.05, n=2, momentum=0.5, maximize=True)],
+     _np_sgd_many, diff=False, why="called by tapeflow.optim.SGD.step(); tests/test_optim.py covers that path")

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 from ._op import op
 
-__all__ = ["sgd_update", "adam_update", "rmsprop_update"]
+__all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update"]
 
 
 def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
@@ -61,6 +61,21 @@ def _rmsprop(p, g, sq, gavg, buf, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, mo
     return p - lr * (g / avg), sq, gavg, buf
 
 
+def _sgd_many(*arrays, n, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
+              first=None):
+    """`n` SGD updates in one program: `arrays` = n params, n grads, n buffers, lr.
+
+    Returns the n new params followed by the n new buffers.
+    """
+    ps, gs, bufs, lr = arrays[:n], arrays[n:2 * n], arrays[2 * n:3 * n], arrays[3 * n]
+    first = first or (False,) * n
+    outs = [_sgd(p, g, b, lr, momentum, dampening, weight_decay, nesterov, maximize, f)
+            for p, g, b, f in zip(ps, gs, bufs, first)]
+    return tuple(o[0] for o in outs) + tuple(o[1] for o in outs)
+
+
 sgd_update = op("sgd_update", _sgd, differentiable=False)
+# One XLA call for a whole parameter group (PyTorch's "foreach" path): fewer dispatches per step.
+sgd_update_many = op("sgd_update_many", _sgd_many, differentiable=False)
 adam_update = op("adam_update", _adam, differentiable=False)
 rmsprop_update = op("rmsprop_update", _rmsprop, differentiable=False)

@@ -52,29 +52,35 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def step(self, closure=None):
-        """One update of every parameter that has a gradient; returns `closure()`'s loss if given."""
+        """One update of every parameter that has a gradient; returns `closure()`'s loss if given.
+
+        A group's parameters are updated together by one fused op (one XLA call).
+        """
         loss = self._closure(closure)
         with no_grad():
             for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                if not params:
+                    continue
                 momentum = group["momentum"]
                 static = (("momentum", momentum), ("dampening", group["dampening"]),
                           ("weight_decay", group["weight_decay"]), ("nesterov", group["nesterov"]),
                           ("maximize", group["maximize"]))
-                lr = group["lr"]
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    if not momentum:
-                        new_p, _ = dispatch(X.optim.sgd_update, (p, g, None, lr), static + (("first", False),))
-                        self._write(p, new_p)
-                        continue
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    new_p, new_buf = dispatch(X.optim.sgd_update, (p, g, buf, lr),
-                                              static + (("first", buf is None),))
-                    self._write(p, new_p)
-                    state["momentum_buffer"] = new_buf if buf is None else _replace(buf, new_buf)
+                bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else [None] * len(params)
+                first = tuple(b is None for b in bufs) if momentum else (False,) * len(params)
+                n = len(params)
+                if n == 1:
+                    outs = dispatch(X.optim.sgd_update, (params[0], params[0].grad, bufs[0], group["lr"]),
+                                    static + (("first", first[0]),))
+                else:
+                    outs = dispatch(X.optim.sgd_update_many,
+                                    (*params, *(p.grad for p in params), *bufs, group["lr"]),
+                                    static + (("n", n), ("first", first)))
+                for i, p in enumerate(params):
+                    self._write(p, outs[i])
+                    if momentum:
+                        new_buf = outs[n + i]
+                        self.state[p]["momentum_buffer"] = new_buf if bufs[i] is None else _replace(bufs[i], new_buf)
         return loss
 
 
