@@ -135,6 +135,8 @@ def test_errors_for_bad_inputs_and_outputs():
         AF.jacobian(lambda x: x, [1.0])
     with pytest.raises(TypeError, match="outputs of the user-provided function"):
         AF.jacobian(lambda x: 3.0, t([1.0]))
+    with pytest.raises(RuntimeError, match="floating point"):
+        AF.jacobian(lambda x: x * 2, tp.tensor([1, 2]))
     with pytest.raises(RuntimeError, match="single element"):
         AF.hessian(lambda x: x * 2, t([1.0, 2.0]))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._state import state
-from .._tensor import Tensor
+from .._tensor import Tensor, _is_float_array
 from .backward import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "second"]
@@ -27,6 +27,9 @@ def _prep(xs: tuple, create_graph: bool) -> tuple:
     """Inputs to record on: connected to the caller's graph when `create_graph`, else fresh leaves."""
     res = []
     for x in xs:
+        if not _is_float_array(x._data):
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients (got "
+                               f"{x.dtype}); convert the inputs first, e.g. x.double()")
         if create_graph and x._requires_grad:
             res.append(x.view_as(x))
         else:
