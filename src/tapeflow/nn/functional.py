@@ -7,8 +7,6 @@ Losses live in `_functional_losses.py` and are re-exported here.
 
 from __future__ import annotations
 
-import math
-
 import xla_ops as X
 
 from .. import _ops
@@ -26,6 +24,7 @@ from ._functional_losses import (
     nll_loss,
     smooth_l1_loss,
 )
+from ._functional_utils import normalize, one_hot, pad, scaled_dot_product_attention
 
 __all__ = [
     "linear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
@@ -492,127 +491,3 @@ def _legacy_dim(input, dim):
         # PyTorch's implicit choice for old code that omits dim.
         dim = 0 if input.ndim in (0, 1, 3) else 1
     return dim
-
-
-# -- small utilities ----------------------------------------------------------------------------------------
-def one_hot(tensor, num_classes=-1) -> Tensor:
-    """Integer class indices to one-hot rows (int64).
-
-    Arguments:
-        tensor: integer tensor.
-        num_classes: `-1` infers `max + 1`.
-
-    Returns:
-        `(*tensor.shape, num_classes)` int64.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.nn.functional.one_hot(tp.tensor([0, 2]), 3)
-        tensor([[1, 0, 0],
-                [0, 0, 1]])
-    """
-    if tensor.dtype.is_floating_point:
-        raise RuntimeError("one_hot is only applicable to index tensor of integer dtype")
-    if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1
-    return dispatch(X.nn.one_hot, (tensor,), (("num_classes", int(num_classes)),))
-
-
-def pad(input, pad, mode="constant", value=None) -> Tensor:
-    """Pad the last `len(pad) // 2` dimensions: `pad = (left, right, top, bottom, ...)`.
-
-    Negative amounts crop. Modes: "constant", "reflect", "replicate", "circular".
-
-    Arguments:
-        input: any tensor.
-        pad: even-length sequence of ints, last dimension first.
-        mode: padding mode.
-        value: fill value for "constant" (default 0).
-
-    Returns:
-        The padded tensor.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.nn.functional.pad(tp.ones(2), (1, 2))
-        tensor([0., 1., 1., 0., 0.])
-    """
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(f"Padding length must be divisible by 2 and at most twice the number of dimensions "
-                         f"(got {len(pad)} for a {input.ndim}-d input)")
-    modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
-    if mode not in modes:
-        raise NotImplementedError(f"padding mode {mode!r} is not one of {sorted(modes)}")
-    widths = [(0, 0)] * input.ndim
-    for i in range(len(pad) // 2):
-        d = input.ndim - 1 - i
-        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
-        if lo < 0 or hi < 0:
-            input = input.narrow(d, max(-lo, 0), input.shape[d] - max(-lo, 0) - max(-hi, 0))
-        widths[d] = (max(lo, 0), max(hi, 0))
-    params = (("widths", tuple(widths)), ("mode", modes[mode]))
-    if mode == "constant":
-        params += (("value", 0.0 if value is None else value),)
-    return dispatch(X.pad, (input,), params)
-
-
-def normalize(input, p=2.0, dim=1, eps=1e-12) -> Tensor:
-    """`input / max(||input||_p, eps)` along `dim`.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.nn.functional.normalize(tp.tensor([[3.0, 4.0]]))
-        tensor([[0.6000, 0.8000]])
-    """
-    return input / _ops.norm(input, p, dim, keepdim=True).clamp_min(eps)
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                 scale=None) -> Tensor:
-    """`softmax(q @ k^T * scale + mask) @ v`.
-
-    Arguments:
-        query: `(*, L, E)`; key: `(*, S, E)`; value: `(*, S, Ev)`.
-        attn_mask: boolean (True = attend) or additive float mask broadcastable to `(*, L, S)`.
-        dropout_p: dropout on the attention weights.
-        is_causal: mask out future positions.
-        scale: default `1 / sqrt(E)`.
-
-    Returns:
-        `(*, L, Ev)`.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> q = tp.randn(2, 3, 4)
-        >>> tp.nn.functional.scaled_dot_product_attention(q, q, q).shape
-        tapeflow.Size([2, 3, 4])
-    """
-    out, _ = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
-    return out
-
-
-def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale):
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = _ops.matmul(query, key.transpose(-2, -1)) * scale
-    L, S = query.shape[-2], key.shape[-2]
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("pass either attn_mask or is_causal=True, not both")
-        from .._factories import ones
-
-        attn_mask = _ops.tril(ones(L, S, dtype=_bool()))
-    if attn_mask is not None:
-        if attn_mask.dtype is _bool():
-            scores = scores.masked_fill(_ops.logical_not(attn_mask), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = _ops.softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    return _ops.matmul(weights, value), weights
-
-
-def _bool():
-    from .. import _dtype
-
-    return _dtype.bool

@@ -7,7 +7,7 @@ one. Plain dicts keep the state easy to flatten into a JAX pytree.
 
 from __future__ import annotations
 
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,8 +18,6 @@ from ...autograd.graph import RemovableHandle
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
-
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 _global_forward_hooks: dict = OrderedDict()
 _global_forward_pre_hooks: dict = OrderedDict()
@@ -487,37 +485,9 @@ class Module:
             >>> b.load_state_dict(a.state_dict())
             <All keys matched successfully>
         """
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        for k, target in own.items():
-            if k not in state_dict:
-                continue
-            src = state_dict[k]
-            if not isinstance(src, Tensor):
-                from ..._tensor import as_tensor
+        from ._state_dict import load_state_dict
 
-                src = as_tensor(src)
-            if tuple(src.shape) != tuple(target.shape):
-                errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} from checkpoint, "
-                              f"the shape in current model is {target.shape}.")
-                continue
-            if assign:
-                _assign(self, k, src)
-            else:
-                with no_grad():
-                    target.copy_(src)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors)
-                               + "\nHint: compare model.state_dict().keys() and shapes with the checkpoint's; "
-                               "pass strict=False to load a matching subset.")
-        return _Result(missing, unexpected)
+        return load_state_dict(self, state_dict, strict, assign)
 
     # -- hooks -------------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
@@ -596,13 +566,6 @@ class Module:
         self.__dict__.update(state)
 
 
-class _Result(_IncompatibleKeys):
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-
 def _discard(d: dict, name: str, exclude: str) -> None:
     for store in ("_parameters", "_buffers", "_modules"):
         if store != exclude and name in d.get(store, ()):
@@ -622,13 +585,3 @@ def _check_name(module: Module, name: str, kind: str) -> None:
     if hasattr(type(module), name) and name not in module._parameters and name not in module._buffers \
             and name not in module._modules:
         raise KeyError(f"attribute '{name}' already exists")
-
-
-def _assign(module: Module, key: str, src: Tensor) -> None:
-    path, _, name = key.rpartition(".")
-    mod = module.get_submodule(path)
-    if name in mod._parameters:
-        old = mod._parameters[name]
-        mod._parameters[name] = src if isinstance(src, Parameter) else Parameter(src, old.requires_grad)
-    else:
-        mod._buffers[name] = src
