@@ -1,9 +1,10 @@
 """Fused optimizer updates: one XLA call per parameter and step.
 
-Each update takes the parameter, its gradient and its state buffers and
-returns their new values; the caller writes them back in place. Learning
-rates and bias corrections are traced scalars (a scheduler changing them does
-not recompile); the other hyper-parameters are static.
+Each update takes the parameter, its gradient and its state (buffers and the
+step counter) and returns their new values; the caller writes them back in
+place. Learning rates and step counters are traced (a scheduler changing the
+rate does not recompile, and no step reads a value back to the host); the
+other hyper-parameters are static.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=
     return p - lr * d, buf
 
 
-def _adam(p, g, m, v, vmax, lr, step_size, bias2_sqrt, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0,
-          decoupled=False, amsgrad=False, maximize=False):
+def _adam(p, g, m, v, vmax, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, decoupled=False,
+          amsgrad=False, maximize=False):
+    step = step + 1
+    # Bias corrections in double precision, then used as scalars of the parameter's dtype (as PyTorch does).
+    t = step.astype(jnp.float64)
+    step_size = (lr / (1 - beta1 ** t)).astype(p.dtype)
+    bias2_sqrt = jnp.sqrt(1 - beta2 ** t).astype(p.dtype)
     g = -g if maximize else g
     if weight_decay:
         if decoupled:
@@ -41,11 +47,12 @@ def _adam(p, g, m, v, vmax, lr, step_size, bias2_sqrt, beta1=0.9, beta2=0.999, e
         denom = jnp.sqrt(vmax) / bias2_sqrt + eps
     else:
         denom = jnp.sqrt(v) / bias2_sqrt + eps
-    return p - step_size * (m / denom), m, v, vmax
+    return p - step_size * (m / denom), m, v, vmax, step
 
 
-def _rmsprop(p, g, sq, gavg, buf, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+def _rmsprop(p, g, sq, gavg, buf, step, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
              maximize=False):
+    step = step + 1
     g = -g if maximize else g
     if weight_decay:
         g = g + weight_decay * p
@@ -57,8 +64,8 @@ def _rmsprop(p, g, sq, gavg, buf, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, mo
         avg = jnp.sqrt(sq) + eps
     if momentum:
         buf = momentum * buf + g / avg
-        return p - lr * buf, sq, gavg, buf
-    return p - lr * (g / avg), sq, gavg, buf
+        return p - lr * buf, sq, gavg, buf, step
+    return p - lr * (g / avg), sq, gavg, buf, step
 
 
 def _sgd_many(*arrays, n, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
-import jax
-
 import xla_ops as X
 
 from .. import _dtype
@@ -79,24 +75,14 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = zeros_like(p)
                         if amsgrad:
                             state["max_exp_avg_sq"] = zeros_like(p)
-                    state["step"] = step_t = state["step"] + 1
-                    if isinstance(step_t._data, jax.core.Tracer):
-                        # Traced (tp.compile, jax.jit): no host sync; the same double-precision
-                        # arithmetic on the device, rounded as a Python float would be.
-                        s = step_t.double()
-                        step_size = (lr / (1 - beta1 ** s)).to(p.dtype)
-                        bias2_sqrt = (1 - beta2 ** s).sqrt().to(p.dtype)
-                    else:
-                        # Bias corrections in double precision on the host, as PyTorch does.
-                        step = float(step_t.item())
-                        step_size = lr / (1 - beta1 ** step)
-                        bias2_sqrt = math.sqrt(1 - beta2 ** step)
-                    vmax = state.get("max_exp_avg_sq")
-                    new_p, m, v, new_vmax = dispatch(
+                    # The fused op also advances the step counter and derives the bias corrections
+                    # from it on the device: no host sync, and traceable by tp.compile.
+                    new_p, m, v, new_vmax, step = dispatch(
                         X.optim.adam_update,
-                        (p, p.grad, state["exp_avg"], state["exp_avg_sq"], vmax, lr, step_size, bias2_sqrt), static)
+                        (p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"), state["step"],
+                         lr), static)
                     self._write(p, new_p)
-                    state["exp_avg"], state["exp_avg_sq"] = m, v
+                    state["step"], state["exp_avg"], state["exp_avg_sq"] = step, m, v
                     if amsgrad:
                         state["max_exp_avg_sq"] = new_vmax
         return loss

@@ -74,13 +74,12 @@ class RMSprop(Optimizer):
                             state["momentum_buffer"] = zeros_like(p)
                         if centered:
                             state["grad_avg"] = zeros_like(p)
-                    state["step"] = state["step"] + 1  # on the device: no host sync, traceable
-                    new_p, sq, gavg, buf = dispatch(
+                    new_p, sq, gavg, buf, step = dispatch(
                         X.optim.rmsprop_update,
                         (p, p.grad, state["square_avg"], state.get("grad_avg"), state.get("momentum_buffer"),
-                         group["lr"]), static)
+                         state["step"], group["lr"]), static)
                     self._write(p, new_p)
-                    state["square_avg"] = sq
+                    state["step"], state["square_avg"] = step, sq
                     if centered:
                         state["grad_avg"] = gavg
                     if momentum > 0:
