@@ -206,7 +206,9 @@ def _group_norm(x, weight, bias, num_groups, eps):
 
 
 def _stats_update(running_mean, running_var, mean, var, momentum, n):
-    # Running variance tracks the unbiased batch variance, as in PyTorch.
+    # Running variance tracks the unbiased batch variance, as in PyTorch. `momentum` may be
+    # a traced scalar (the cumulative average's 1/num_batches_tracked).
+    momentum = jnp.asarray(momentum).astype(running_mean.dtype)
     unbiased = var * (n / (n - 1))
     return (running_mean * (1 - momentum) + mean.astype(running_mean.dtype) * momentum,
             running_var * (1 - momentum) + unbiased.astype(running_var.dtype) * momentum)

@@ -59,8 +59,8 @@ class _BatchNorm(Module):
             with no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:
-                # Cumulative moving average: weight 1/n for the n-th batch.
-                factor = 1.0 / float(self.num_batches_tracked.item())
+                # Cumulative moving average: weight 1/n for the n-th batch (on the device, no host sync).
+                factor = 1.0 / self.num_batches_tracked
         use_batch = self.training or self.running_mean is None
         track = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
