@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import math
 import pickle
 
@@ -329,6 +330,12 @@ def test_state_dict_roundtrip_and_errors():
     c = _Net()
     c.load_state_dict(pickle.loads(blob))
     tp.testing.assert_close(c.head[1].bias, a.head[1].bias)
+    buf = io.BytesIO()
+    tp.save({"model": a.state_dict(), "step": 3}, buf)
+    buf.seek(0)
+    saved = tp.load(buf)
+    assert saved["step"] == 3 and saved["model"]["bn.num_batches_tracked"].dtype == tp.int64
+    tp.testing.assert_close(saved["model"]["conv.weight"], a.conv.weight.detach())
 
 
 def test_train_eval_zero_grad_to_apply_requires_grad():
