@@ -106,6 +106,9 @@ def main() -> None:
     try:
         import torch
 
+        # One thread: on a small shared CPU, torch's spinning worker threads would otherwise slow
+        # down whichever case runs after it in the interleaved loop.
+        torch.set_num_threads(1)
         torch.manual_seed(0)
         tmodel = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
                                      torch.nn.ReLU(), torch.nn.Linear(256, 10))
