@@ -166,3 +166,36 @@ def test_donated_state_still_updates_in_place():
     w = m[0].weight
     losses = [step(x, y).item() for _ in range(3)]
     assert losses[2] < losses[0] and m[0].weight is w and np.isfinite(w.detach().numpy()).all()
+
+
+def _penalty_run(compiled):
+    tp.manual_seed(0)
+    m = nn.Linear(3, 1)
+    opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    m.weight.register_hook(lambda g: g * 0.5)
+
+    def step(x):
+        opt.zero_grad(set_to_none=False)
+        x = x.clone().requires_grad_()
+        out = m(x).sum()
+        (gx,) = tp.autograd.grad(out, x, create_graph=True)  # gradient penalty: double backward
+        loss = out + (gx ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = tp.compile(step) if compiled else step
+    x = tp.randn(4, 3)
+    losses = []
+    for _ in range(5):
+        losses.append(run(x).item())
+        sched.step()
+    return losses, m.weight.detach().numpy(), getattr(run, "traces", None)
+
+
+def test_compile_with_hooks_double_backward_and_lr_schedule():
+    (l0, w0, _), (l1, w1, traces) = _penalty_run(False), _penalty_run(True)
+    np.testing.assert_allclose(l1, l0, rtol=1e-6)
+    np.testing.assert_allclose(w1, w0, rtol=1e-6)
+    assert traces == 4  # first step, optimizer state created, then one per learning-rate change
