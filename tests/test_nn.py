@@ -382,7 +382,12 @@ def test_hooks_forward_and_full_backward():
     assert seen["go"][0].shape == (4, 2)
     tp.testing.assert_close(seen["gi"][0], tp.ones(4, 2) @ lin.weight.detach())
     tp.testing.assert_close(x.grad, 10 * 2 * (tp.ones(4, 2) @ lin.weight.detach()))
-    for h in (h1, h2, h3):
+    order = []
+    h4 = lin.register_forward_pre_hook(lambda m, args, kwargs: order.append("kw") or (args, kwargs), with_kwargs=True)
+    h5 = lin.register_forward_pre_hook(lambda m, args: order.append("first"), prepend=True)
+    lin(x)
+    assert order == ["first", "kw"]
+    for h in (h1, h2, h3, h4, h5):
         h.remove()
     x.grad = None
     lin(x).sum().backward()

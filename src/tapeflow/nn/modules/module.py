@@ -16,50 +16,14 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import RemovableHandle
 from ..parameter import Buffer, Parameter
+from ._global_hooks import (
+    _global_forward_hooks,
+    _global_forward_pre_hooks,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+)
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
-
-_global_forward_hooks: dict = OrderedDict()
-_global_forward_pre_hooks: dict = OrderedDict()
-
-
-def register_module_forward_hook(hook: Callable) -> RemovableHandle:
-    """Register `hook(module, args, output)` to run after every module's forward.
-
-    Arguments:
-        hook: returns `None` or a replacement output.
-
-    Returns:
-        A handle whose `.remove()` unregisters the hook.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> h = tp.nn.modules.module.register_module_forward_hook(lambda m, a, o: None)
-        >>> h.remove()
-    """
-    h = RemovableHandle(_global_forward_hooks)
-    _global_forward_hooks[h.id] = hook
-    return h
-
-
-def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
-    """Register `hook(module, args)` to run before every module's forward.
-
-    Arguments:
-        hook: returns `None` or replacement positional arguments.
-
-    Returns:
-        A handle whose `.remove()` unregisters the hook.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> h = tp.nn.modules.module.register_module_forward_pre_hook(lambda m, a: None)
-        >>> h.remove()
-    """
-    h = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[h.id] = hook
-    return h
-
 
 class Module:
     """Base class for neural-network modules.
@@ -107,7 +71,13 @@ class Module:
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
-        for hook in (*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()):
+        kw_hooks = self.__dict__.get("_hooks_with_kwargs", ())
+        for hid, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+            if hid in kw_hooks:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    args, kwargs = res
+                continue
             res = hook(self, args)
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
@@ -118,8 +88,8 @@ class Module:
             bw = BackwardHook(self, list(self._backward_hooks.values()))
             args = bw.setup_input(args)
         out = self.forward(*args, **kwargs)
-        for hook in (*_global_forward_hooks.values(), *self._forward_hooks.values()):
-            res = hook(self, args, out)
+        for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+            res = hook(self, args, kwargs, out) if hid in kw_hooks else hook(self, args, out)
             if res is not None:
                 out = res
         if bw is not None:
@@ -490,8 +460,21 @@ class Module:
         return load_state_dict(self, state_dict, strict, assign)
 
     # -- hooks -------------------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+    def _add_hook(self, store: dict, hook: Callable, prepend: bool, with_kwargs: bool) -> RemovableHandle:
+        h = RemovableHandle(store)
+        store[h.id] = hook
+        if prepend:
+            store.move_to_end(h.id, last=False)
+        if with_kwargs:
+            self.__dict__.setdefault("_hooks_with_kwargs", set()).add(h.id)
+        return h
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
         """Register `hook(module, args) -> None | new_args`, run before `forward`.
+
+        With `with_kwargs=True` the hook is `hook(module, args, kwargs) -> None | (args, kwargs)`;
+        `prepend=True` runs it before the hooks already registered.
 
         Example:
             >>> import tapeflow as tp
@@ -501,12 +484,14 @@ class Module:
             tensor([2.])
             >>> h.remove()
         """
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
-        return h
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False) -> RemovableHandle:
         """Register `hook(module, args, output) -> None | new_output`, run after `forward`.
+
+        With `with_kwargs=True` the hook is `hook(module, args, kwargs, output)`;
+        `prepend=True` runs it before the hooks already registered.
 
         Example:
             >>> import tapeflow as tp
@@ -515,9 +500,7 @@ class Module:
             >>> m(tp.ones(1))
             tensor([2.])
         """
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
-        return h
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
 
     def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
         """Register `hook(module, grad_input, grad_output) -> None | new_grad_input`.
