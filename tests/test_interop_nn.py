@@ -43,6 +43,17 @@ def test_module_leaves_map_and_jit():
     tp.testing.assert_close(out.detach(), m(x).detach())
 
 
+def test_key_paths_name_parameters_and_state():
+    m = _model(batchnorm=True)
+    paths = [jax.tree_util.keystr(k) for k, _ in jax.tree_util.tree_leaves_with_path(m)]
+    assert paths[:2] == [".0.weight.data", ".0.bias.data"] and ".1.running_mean.data" in paths
+    opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    m(tp.randn(4, 4)).sum().backward()
+    opt.step()
+    keys = [jax.tree_util.keystr(k) for k, _ in jax.tree_util.tree_leaves_with_path(opt)]
+    assert keys[0] == "[0]['momentum_buffer'].data"
+
+
 def test_optimizer_state_is_a_pytree():
     m = _model()
     opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9)

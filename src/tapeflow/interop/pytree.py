@@ -1,6 +1,8 @@
 """Tensors, `nn.Module`s and optimizers as JAX pytrees.
 
-A `Tensor` is a pytree node with one child, its array: `jax.tree.leaves(t)`
+Key paths name what they reach (`jax.tree_util.keystr` gives `.0.weight.data`
+for a `Sequential`'s first weight, `[0]['momentum_buffer'].data` for an
+optimizer's state). A `Tensor` is a pytree node with one child, its array: `jax.tree.leaves(t)`
 is `[t's array]` and unflattening builds a fresh leaf tensor around whatever
 leaf JAX hands back (an array, a tracer, or one of the placeholder objects
 JAX uses internally), so `jax.jit`, `jax.vmap` and `jax.tree.map` accept
@@ -42,6 +44,14 @@ def _flatten_tensor(t):
     return (t._data,), (t._requires_grad, extras)
 
 
+_DATA_KEY = jax.tree_util.GetAttrKey("data")
+
+
+def _flatten_tensor_with_keys(t):
+    children, aux = _flatten_tensor(t)
+    return ((_DATA_KEY, children[0]),), aux
+
+
 def _unflatten_tensor(cls):
     def unflatten(aux, children):
         requires_grad, extras = aux
@@ -72,7 +82,7 @@ def register_tensor_type(cls: type) -> None:
     """
     if cls in _REGISTERED:
         return
-    jax.tree_util.register_pytree_node(cls, _flatten_tensor, _unflatten_tensor(cls))
+    jax.tree_util.register_pytree_with_keys(cls, _flatten_tensor_with_keys, _unflatten_tensor(cls), _flatten_tensor)
     _REGISTERED.add(cls)
 
 
@@ -101,6 +111,12 @@ def _flatten_module(m):
     params, buffers, mods = d["_parameters"], d["_buffers"], d["_modules"]
     names = (tuple(params), tuple(buffers), tuple(mods))
     return (*params.values(), *buffers.values(), *mods.values()), _ModuleDef(m, names)
+
+
+def _flatten_module_with_keys(m):
+    children, aux = _flatten_module(m)
+    names = [n for group in aux.names for n in group]
+    return tuple((jax.tree_util.GetAttrKey(n), c) for n, c in zip(names, children)), aux
 
 
 def _unflatten_module(aux: _ModuleDef, children):
@@ -132,7 +148,7 @@ def register_module_type(cls: type) -> None:
     """
     if cls in _REGISTERED:
         return
-    jax.tree_util.register_pytree_node(cls, _flatten_module, _unflatten_module)
+    jax.tree_util.register_pytree_with_keys(cls, _flatten_module_with_keys, _unflatten_module, _flatten_module)
     _REGISTERED.add(cls)
 
 
@@ -159,6 +175,11 @@ def optimizer_params(opt) -> list:
 def _flatten_optimizer(opt):
     params = optimizer_params(opt)
     return tuple(dict(opt.state.get(p, {})) for p in params), _OptimizerDef(opt, len(params))
+
+
+def _flatten_optimizer_with_keys(opt):
+    children, aux = _flatten_optimizer(opt)
+    return tuple((jax.tree_util.SequenceKey(i), c) for i, c in enumerate(children)), aux
 
 
 def _unflatten_optimizer(aux: _OptimizerDef, children):
@@ -191,7 +212,8 @@ def register_optimizer_type(cls: type) -> None:
     """
     if cls in _REGISTERED:
         return
-    jax.tree_util.register_pytree_node(cls, _flatten_optimizer, _unflatten_optimizer)
+    jax.tree_util.register_pytree_with_keys(cls, _flatten_optimizer_with_keys, _unflatten_optimizer,
+                                            _flatten_optimizer)
     _REGISTERED.add(cls)
 
 
