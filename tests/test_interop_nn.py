@@ -209,4 +209,21 @@ def test_compile_with_hooks_double_backward_and_lr_schedule():
     (l0, w0, _), (l1, w1, traces) = _penalty_run(False), _penalty_run(True)
     np.testing.assert_allclose(l1, l0, rtol=1e-6)
     np.testing.assert_allclose(w1, w0, rtol=1e-6)
-    assert traces == 4  # first step, optimizer state created, then one per learning-rate change
+    assert traces == 2  # first step, then optimizer state created; the learning rate is a program input
+
+
+def test_learning_rate_changed_inside_the_compiled_function_is_kept():
+    m = nn.Linear(2, 1)
+    opt = optim.SGD(m.parameters(), lr=0.1)
+
+    @tp.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+        for g in opt.param_groups:
+            g["lr"] = g["lr"] * 0.5
+
+    for _ in range(3):
+        step(tp.ones(1, 2))
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.0125) and step.traces == 2

@@ -18,7 +18,7 @@ import weakref
 from .._tensor import Tensor
 from .pytree import module_base, optimizer_base, optimizer_params
 
-__all__ = ["roots_of", "collect", "hyperparameters", "WeakMethod"]
+__all__ = ["roots_of", "collect", "hyperparameters", "rate_groups", "WeakMethod"]
 
 _MAX_DEPTH = 4
 _SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, str, bytes, int, float, complex,
@@ -157,13 +157,24 @@ def hyperparameters(modules: list, optimizers: list) -> tuple:
     for opt in optimizers:
         for group in opt.param_groups:
             for k, v in group.items():
-                if k != "params":
+                if k == "lr" and _is_rate(v):
+                    hp.append((k, "traced"))  # an input of the program: schedules need no new trace
+                elif k != "params":
                     hp.append((k, _hashable(v)))
         for p in optimizer_params(opt):
             for k, v in opt.state.get(p, {}).items():
                 if not isinstance(v, Tensor):
                     hp.append((k, _hashable(v)))
     return flags, tuple(hp)
+
+
+def _is_rate(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def rate_groups(optimizers: list) -> list:
+    """The parameter groups whose learning rate is a Python number (lifted into the program)."""
+    return [g for opt in optimizers for g in opt.param_groups if _is_rate(g.get("lr"))]
 
 
 def _hashable(v):

@@ -8,7 +8,8 @@ RNG key) is *lifted*: its current arrays are passed in as inputs, the final
 arrays come back as outputs, and they are written into the same Tensor
 objects after each call. A call whose lifted state differs in set, shape,
 dtype, grad presence, `requires_grad`, module training flags or optimizer
-hyperparameters traces again; otherwise the cached program runs.
+hyperparameters (other than learning rates, which are program inputs) traces
+again; otherwise the cached program runs.
 """
 
 from __future__ import annotations
@@ -144,11 +145,12 @@ class CompiledFunction:
                               "state it touches change, or a hyperparameter/training flag changes; keep them "
                               "fixed between calls to reuse the compiled program.", stacklevel=3)
         tensors = arg_tensors + lifted
-        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), slots, entry, allow_new_state)
+        groups = _discovery.rate_groups(optimizers)
+        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), slots, groups, entry, allow_new_state)
         inputs = ([t._data for t in tensors], [None if t.grad is None else t.grad._data for t in tensors],
-                  arg_arrays, gen.key)
+                  arg_arrays, gen.key, [float(g["lr"]) for g in groups])
         try:
-            outs, datas, grads, created, new_key = entry.jitted(*inputs)
+            outs, datas, grads, created, new_key, new_rates = entry.jitted(*inputs)
         except BaseException:
             if entry.out_spec is None:  # the trace did not complete: forget it
                 self._cache.pop(key, None)
@@ -160,6 +162,9 @@ class CompiledFunction:
         for t, d in zip(entry.created, created):
             t._data = d
         gen.key = new_key
+        for g, r in zip(groups, new_rates):
+            if r is not None:  # the function itself changed the learning rate
+                g["lr"] = float(r)
         return _rebuild_outputs(entry.out_spec, outs)
 
     def _make_jitted(self):
@@ -167,14 +172,16 @@ class CompiledFunction:
 
         # A fresh function per signature: JAX shares its trace cache between `jax.jit`s of equal
         # functions (bound methods compare equal), and each signature must get its own trace.
-        def traced(datas, grads, arrays, rng):
-            return self._traced(datas, grads, arrays, rng)
+        def traced(datas, grads, arrays, rng, rates):
+            return self._traced(datas, grads, arrays, rng, rates)
 
         return jax.jit(traced, donate_argnums=donate)
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
-    def _traced(self, datas, grads, arrays, rng):
-        leaves, in_tree, tensors, n_args, slots, entry, allow_new_state = self._ctx
+    def _traced(self, datas, grads, arrays, rng, rates):
+        leaves, in_tree, tensors, n_args, slots, groups, entry, allow_new_state = self._ctx
+        old_rates = [g["lr"] for g in groups]
+        rate_tensors = [Tensor._wrap(r) for r in rates]
         known = {id(t) for t in tensors}
         snaps = [_snapshot(t) for t in tensors]
         placed = [(c, k, t) for t in tensors for c, k in slots.get(id(t), ())]
@@ -188,6 +195,8 @@ class CompiledFunction:
                 if g is not None:
                     t.grad._data = g
             gen.key = rng
+            for g, r in zip(groups, rate_tensors):
+                g["lr"] = r  # a traced 0-d tensor: learning-rate schedules reuse the program
             it = iter(arrays)
             tensor_it = iter(tensors[:n_args])
             call_leaves = [next(tensor_it) if isinstance(x, Tensor) else
@@ -207,7 +216,11 @@ class CompiledFunction:
             entry.created = tuple(_created_state(known, [*_discovery.roots_of(self.fn), *leaves]))
             created = [t._data for t in entry.created]
             new_key = gen.key
+            new_rates = [None if g["lr"] is r else getattr(g["lr"], "_data", g["lr"])
+                         for g, r in zip(groups, rate_tensors)]
         finally:
+            for g, r in zip(groups, old_rates):
+                g["lr"] = r
             for c, k, t in placed:
                 c[k] = t  # code that replaced a stored tensor: the original object gets the new value
             for s in snaps:
@@ -215,7 +228,7 @@ class CompiledFunction:
             for s in seen.values():
                 _restore(s)
             gen.key = old_key
-        return out_arrays, new_datas, new_grads, created, new_key
+        return out_arrays, new_datas, new_grads, created, new_key, new_rates
 
 
 def _final_values(tensors, placed) -> list:
@@ -318,7 +331,8 @@ def compile(model=None, *, donate_state: bool = False, **options):
     possible inside, and results come back as tensors without autograd
     history. A change in the lifted state's set, shapes, dtypes or grad
     presence, in `requires_grad`, module training flags or optimizer
-    hyperparameters traces again.
+    hyperparameters traces again; learning rates are inputs of the program,
+    so schedulers do not cause new traces.
 
     Arguments:
         model: the function (or a Module, whose forward is compiled). Omit to use as `@tp.compile(...)`.
