@@ -31,9 +31,11 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise ValueError(f"padding_mode {padding_mode!r} is not supported; only 'zeros' (pad the input with "
-                             "tapeflow.nn.functional.pad first for other modes)")
+        modes = ("zeros", "reflect", "replicate", "circular")
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {modes}, but got padding_mode='{padding_mode}'")
+        if self._transposed and padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string '{padding}', should be one of ('valid', 'same')")
@@ -67,6 +69,20 @@ class _ConvNd(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
+    def _conv(self, input, conv):
+        if self.padding_mode == "zeros":
+            return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        # Pad explicitly with the mode, then convolve without padding.
+        n = self._n
+        if isinstance(self.padding, str):
+            total = [0] * n if self.padding == "valid" else [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(t // 2, t - t // 2) for t in total]
+        else:
+            pairs = [(p, p) for p in self.padding]
+        flat = [v for lo_hi in reversed(pairs) for v in lo_hi]
+        return conv(F.pad(input, flat, mode=self.padding_mode), self.weight, self.bias, self.stride, 0,
+                    self.dilation, self.groups)
+
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * self._n:
@@ -79,6 +95,8 @@ class _ConvNd(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
 
 
@@ -88,7 +106,7 @@ class Conv1d(_ConvNd):
     Arguments:
         in_channels, out_channels, kernel_size: as in PyTorch.
         stride, padding (int, tuple, "valid", "same"), dilation, groups, bias: as in PyTorch.
-        padding_mode: only "zeros".
+        padding_mode: "zeros", "reflect", "replicate" or "circular".
 
     Example:
         >>> import tapeflow as tp
@@ -104,7 +122,7 @@ class Conv1d(_ConvNd):
                          padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv(input, F.conv1d)
 
 
 class Conv2d(_ConvNd):
@@ -113,7 +131,7 @@ class Conv2d(_ConvNd):
     Arguments:
         in_channels, out_channels, kernel_size: as in PyTorch.
         stride, padding (int, tuple, "valid", "same"), dilation, groups, bias: as in PyTorch.
-        padding_mode: only "zeros".
+        padding_mode: "zeros", "reflect", "replicate" or "circular".
 
     Example:
         >>> import tapeflow as tp
@@ -127,7 +145,7 @@ class Conv2d(_ConvNd):
                          padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._conv(input, F.conv2d)
 
 
 class ConvTranspose2d(_ConvNd):
