@@ -76,7 +76,7 @@ class CompiledFunction:
         functools.update_wrapper(self, fn, updated=())
         self.fn = fn
         self.donate_state = donate_state
-        self._extra: dict = {}  # id -> Tensor found only while tracing
+        self._extra = weakref.WeakValueDictionary()  # id -> Tensor found only while tracing
         self._cache: dict = {}
         self._ctx = None
         self.traces = 0
@@ -105,45 +105,14 @@ class CompiledFunction:
         raise AssertionError("unreachable")
 
     def _call(self, args, kwargs, allow_new_state):
-        module_cls, optimizer_cls = module_base(), optimizer_base()
-        containers = tuple(c for c in (module_cls, optimizer_cls) if c is not None)
-        leaves, in_tree = jax.tree.flatten((args, kwargs), is_leaf=lambda x: isinstance(x, (Tensor, *containers)))
-        arg_tensors, arg_arrays, spec = [], [], []
-        for x in leaves:
-            if isinstance(x, Tensor):
-                arg_tensors.append(x)
-                spec.append(("T", x._data.shape, x._data.dtype, x._requires_grad, _grad_spec(x)))
-            elif isinstance(x, (jax.Array, np.ndarray)):
-                arg_arrays.append(x)
-                spec.append(("A", x.shape, x.dtype))
-            elif containers and isinstance(x, containers):
-                spec.append(("S", id(x)))
-            else:
-                spec.append(("V", _static(x)))
-        found: dict = {}
-        modules: list = []
-        optimizers: list = []
-        slots: dict = {}
-        _discovery.collect([*_discovery.roots_of(self.fn), *leaves], found, modules, optimizers, slots)
-        for k, t in list(self._extra.items()):
-            found.setdefault(k, t)
-        for t in arg_tensors:
-            found.pop(id(t), None)
-        lifted = list(found.values())
+        leaves, in_tree, arg_tensors, arg_arrays, spec = _split_arguments(args, kwargs)
+        lifted, modules, optimizers, slots = self._lifted_state(leaves, arg_tensors)
         gen = _factories.default_generator
-        key = (in_tree, tuple(spec),
+        key = (in_tree, spec,
                tuple((id(t), t._data.shape, t._data.dtype, t._requires_grad, _grad_spec(t)) for t in lifted),
                (gen.key.shape, gen.key.dtype), _discovery.hyperparameters(modules, optimizers),
                _mode.grad_enabled, _mode.anomaly)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._cache[key] = _Entry(self._make_jitted())
-            self.traces += 1
-            if self.traces == _MAX_RETRACES_WARNING:
-                warnings.warn(f"tp.compile: {getattr(self.fn, '__name__', 'function')} has been traced "
-                              f"{self.traces} times. A trace is needed whenever the set, shapes or dtypes of the "
-                              "state it touches change, or a hyperparameter/training flag changes; keep them "
-                              "fixed between calls to reuse the compiled program.", stacklevel=3)
+        entry = self._entry(key)
         tensors = arg_tensors + lifted
         groups = _discovery.rate_groups(optimizers)
         self._ctx = (leaves, in_tree, tensors, len(arg_tensors), slots, groups, entry, allow_new_state)
@@ -166,6 +135,31 @@ class CompiledFunction:
             if r is not None:  # the function itself changed the learning rate
                 g["lr"] = float(r)
         return _rebuild_outputs(entry.out_spec, outs)
+
+    def _lifted_state(self, leaves, arg_tensors):
+        """Tensors to lift (in a stable order), the modules and optimizers met, and where tensors are stored."""
+        found: dict = {}
+        modules: list = []
+        optimizers: list = []
+        slots: dict = {}
+        _discovery.collect([*_discovery.roots_of(self.fn), *leaves], found, modules, optimizers, slots)
+        for k, t in list(self._extra.items()):
+            found.setdefault(k, t)
+        for t in arg_tensors:
+            found.pop(id(t), None)
+        return list(found.values()), modules, optimizers, slots
+
+    def _entry(self, key) -> _Entry:
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = _Entry(self._make_jitted())
+            self.traces += 1
+            if self.traces == _MAX_RETRACES_WARNING:
+                warnings.warn(f"tp.compile: {getattr(self.fn, '__name__', 'function')} has been traced "
+                              f"{self.traces} times. A trace is needed whenever the set, shapes or dtypes of the "
+                              "state it touches change, or a hyperparameter/training flag changes; keep them "
+                              "fixed between calls to reuse the compiled program.", stacklevel=4)
+        return entry
 
     def _make_jitted(self):
         donate = (0, 1) if self.donate_state else ()
@@ -229,6 +223,26 @@ class CompiledFunction:
                 _restore(s)
             gen.key = old_key
         return out_arrays, new_datas, new_grads, created, new_key, new_rates
+
+
+def _split_arguments(args, kwargs):
+    """Flatten the arguments: Tensors and arrays are traced, modules/optimizers lifted, the rest static."""
+    module_cls, optimizer_cls = module_base(), optimizer_base()
+    containers = tuple(c for c in (module_cls, optimizer_cls) if c is not None)
+    leaves, in_tree = jax.tree.flatten((args, kwargs), is_leaf=lambda x: isinstance(x, (Tensor, *containers)))
+    arg_tensors, arg_arrays, spec = [], [], []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            arg_tensors.append(x)
+            spec.append(("T", x._data.shape, x._data.dtype, x._requires_grad, _grad_spec(x)))
+        elif isinstance(x, (jax.Array, np.ndarray)):
+            arg_arrays.append(x)
+            spec.append(("A", x.shape, x.dtype))
+        elif containers and isinstance(x, containers):
+            spec.append(("S", id(x)))
+        else:
+            spec.append(("V", _static(x)))
+    return leaves, in_tree, arg_tensors, arg_arrays, tuple(spec)
 
 
 def _final_values(tensors, placed) -> list:
