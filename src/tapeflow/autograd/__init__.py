@@ -5,9 +5,11 @@ from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anoma
 from .backward import backward, grad
 from .function import Function, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "graph", "grad_mode", "anomaly_mode",
+           "gradcheck", "gradgradcheck", "GradcheckError",
            "Function", "once_differentiable", "function", "functional", "forward_ad"]
