@@ -1,6 +1,6 @@
 """tapeflow.autograd: the tape, the engine and the tools around them."""
 
-from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph
+from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph, profiler
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .backward import backward, grad
 from .function import Function, once_differentiable
@@ -11,5 +11,5 @@ from .variable import Variable
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
            "graph", "grad_mode", "anomaly_mode",
-           "gradcheck", "gradgradcheck", "GradcheckError",
+           "gradcheck", "gradgradcheck", "GradcheckError", "profiler",
            "Function", "once_differentiable", "function", "functional", "forward_ad"]
