@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .._state import state
+from .graph import _sequence
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
@@ -93,14 +94,42 @@ def _format_trace(node) -> str:
     return "".join(traceback.format_list(node._trace))
 
 
+def _parents_message(node) -> str:
+    """The chain of nodes whose create_graph backward created `node`, with their forward stacks."""
+    parts = []
+    parent = getattr(node, "_parent", None)
+    while parent is not None:
+        parts.append(f"\nThe parent's traceback follows. Previous calculation was induced by {parent.name()}. "
+                     f"Traceback of forward call that induced the previous calculation:\n{_format_trace(parent)}")
+        parent = getattr(parent, "_parent", None)
+    return "".join(parts)
+
+
+def _mark_children(node, out, marker) -> None:
+    """Remember `node` as the parent of the nodes its (create_graph) backward just recorded."""
+    stack = [g.grad_fn for g in out if getattr(g, "grad_fn", None) is not None]
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen or n._sequence_nr <= marker:
+            continue
+        seen.add(id(n))
+        if n.__dict__.get("_parent") is None:
+            n.__dict__["_parent"] = node
+        stack.extend(nxt for nxt, _ in n.next_functions)
+
+
 def run_checked(node, grads, create_graph):
     """Run `node` reporting where it was created if it fails, and checking for NaN."""
+    marker = next(_sequence)
     try:
         out = node.apply(grads, create_graph)
     except Exception:
         msg = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-        warnings.warn(msg + _format_trace(node), RuntimeWarning, stacklevel=2)
+        warnings.warn(msg + _format_trace(node) + _parents_message(node), RuntimeWarning, stacklevel=2)
         raise
+    if create_graph:
+        _mark_children(node, out, marker)
     if state.anomaly_check_nan:
         for i, g in enumerate(out):
             if g is None:
@@ -111,5 +140,5 @@ def run_checked(node, grads, create_graph):
             if bool(jnp.any(jnp.isnan(a))):
                 raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output. "
                                    "Run with detect_anomaly off to skip this check; the forward call that "
-                                   f"created it:\n{_format_trace(node)}")
+                                   f"created it:\n{_format_trace(node)}{_parents_message(node)}")
     return out

@@ -310,6 +310,9 @@ class Function(metaclass=_FunctionMeta):
             raise RuntimeError("You must implement the forward function for custom autograd.Function "
                                f"({cls.__name__}): define `@staticmethod def forward(ctx, *args)`.")
         ctx = cls._backward_cls()
+        if state.anomaly:  # anomaly mode reports where the node was created
+            import traceback
+            ctx._trace = traceback.extract_stack()[:-1]
         record = state.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a._requires_grad for a in args)
         split = not getattr(cls.setup_context, "_tapeflow_base", False)

@@ -1,0 +1,85 @@
+"""Anomaly mode: forward tracebacks, parent tracebacks for nested backward, NaN checks."""
+
+import warnings
+
+import pytest
+
+import tapeflow as tp
+
+
+class Fails(tp.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("broken backward")
+
+
+class Outer(tp.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * g * Fails.apply(x)
+
+
+class NanBackward(tp.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * float("nan")
+
+
+def _run_warned(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="broken backward"):
+            fn()
+    return "\n".join(str(x.message) for x in w if issubclass(x.category, RuntimeWarning))
+
+
+def test_forward_traceback_reported():
+    x = tp.randn(3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tp.autograd.detect_anomaly():
+            y = Fails.apply(x).sum()
+            msg = _run_warned(y.backward)
+    assert "Error detected in" in msg and "Traceback of forward call that caused the error" in msg
+    assert "test_forward_traceback_reported" in msg
+
+
+def test_parent_traceback_for_nested_backward():
+    x = tp.randn(3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tp.autograd.detect_anomaly():
+            y = Outer.apply(x).sum()
+            (gx,) = tp.autograd.grad(y, x, create_graph=True)
+            msg = _run_warned(lambda: gx.sum().backward())
+    assert "Previous calculation was induced by" in msg
+    assert "Outer" in msg.split("Previous calculation was induced by")[1]
+
+
+@pytest.mark.parametrize("make", [lambda x: x.sqrt(), NanBackward.apply])
+def test_nan_check(make):
+    x = tp.tensor([-1.0, 4.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tp.autograd.detect_anomaly():
+            y = make(x).sum()
+            with pytest.raises(RuntimeError, match=r"Function '\w+' returned nan values in its 0th output"):
+                y.backward()
+        with tp.autograd.detect_anomaly(check_nan=False):
+            assert not tp.autograd.is_anomaly_check_nan_enabled()
+            make(x).sum().backward()
+    assert not tp.is_anomaly_enabled()
