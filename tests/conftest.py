@@ -13,3 +13,4 @@ def _seed():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "oracle: compares with PyTorch (skipped when torch is absent)")
+    config.addinivalue_line("markers", "op_table: the table-driven checks of every xla_ops op (tests/op_specs.py)")

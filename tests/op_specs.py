@@ -1,0 +1,775 @@
+"""Sample inputs, static parameters and references for every op in `xla_ops.TABLE`.
+
+`tests/test_op_table.py` walks this table: forward against the reference
+(float64, plus float32 where it makes sense), the op's VJP against finite
+differences and `jax.vjp`, the VJP of the VJP (`Op.grad_op`) against finite
+differences, and a representative tapeflow call against the same numbers.
+A test fails when an op of the table has no entry here, so a new op needs one.
+
+Adding an entry (one call per op):
+
+    spec("exp", [C(F((3, 4))), C(F(())), C(F((0, 3)))], np.exp,
+         tf=lambda x: x.exp())
+
+- `cases`: a list of `C(*args, **params)`. Array arguments are described by
+  `F(shape, dom)` (float64 data from a domain below), `I(shape, high)` (int64
+  indices in `[0, high)`), `B(shape)` (bools), `A(values)` (a literal array),
+  `KEY` (a PRNG key); anything else (a Python number, `None`) is passed as is.
+  `params` are the op's static parameters. The first case is the main one:
+  it gets finite differences, second order and the tapeflow call. Add a
+  broadcasting pair, a 0-d and an empty case where the op allows them. A case
+  built with `C(..., grad=False)` is checked forward only (NaN inputs, say).
+- `ref`: the NumPy reference, called with the NumPy arrays and the params as
+  keywords; it returns one array or a tuple (one per op output). `None` when
+  NumPy has no equivalent: then give `jax_ref` (a jnp function, same call)
+  and say why in `why`.
+- `diff=False` marks a non-differentiable op (must agree with the op's own
+  flag). Ops whose first-order rule has kinks draw their data away from them
+  (the domains below), so finite differences are meaningful.
+- `tf`: the representative tapeflow call, given one Tensor per array argument
+  of the main case (float ones require grad); it must compute what the op
+  computes on the main case, unless `tf_ref` (a jnp function of the same
+  arrays) says what it computes. `tf=None` needs `why`.
+- `node`: the `grad_fn` name the tapeflow call must produce (default: the
+  op's `node`); `""` skips the check (the call ends in another op).
+- `second=False` skips second order (say why in `why`); `fd=False` skips
+  finite differences (e.g. a float32 output); `f32=False` skips the float32
+  forward; `rtol`/`atol` widen tolerances for float32 and finite differences.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.special as sp
+
+import tapeflow as tp
+
+# -- value domains: f(rng, shape) -> float64 array ---------------------------------------------
+
+
+def REAL(rng, s):
+    return rng.uniform(-2.0, 2.0, s)
+
+
+def POS(rng, s):
+    return rng.uniform(0.5, 2.0, s)
+
+
+def UNIT(rng, s):
+    return rng.uniform(-0.9, 0.9, s)
+
+
+def PROB(rng, s):
+    return rng.uniform(0.1, 0.9, s)
+
+
+def GT1(rng, s):
+    return rng.uniform(1.2, 3.0, s)
+
+
+def NOKINK(rng, s):
+    """Away from 0, where abs, relu, sign and p-norms have kinks."""
+    return rng.choice([-1.0, 1.0], s) * rng.uniform(0.2, 2.0, s)
+
+
+def OFFGRID(rng, s):
+    """Away from integers and half-integers (floor, round, frac, ...)."""
+    return rng.integers(-2, 2, s) + rng.uniform(0.1, 0.4, s)
+
+
+def INTS(rng, s):
+    """Integer-valued floats: ties and zeros for comparisons and counting."""
+    return rng.integers(-2, 3, s).astype(np.float64)
+
+
+def NONFINITE(rng, s):
+    x = rng.uniform(-2.0, 2.0, s)
+    flat = x.reshape(-1)
+    flat[: min(3, flat.size)] = [np.nan, np.inf, -np.inf][: min(3, flat.size)]
+    return x
+
+
+def away(lo, hi, *points, margin=0.05):
+    """Uniform on [lo, hi], nudged at least `margin` away from `points` (clamp bounds, ...)."""
+    def dom(rng, s):
+        x = rng.uniform(lo, hi, s)
+        for p in points:
+            close = np.abs(x - p) < margin
+            x = np.where(close, p + np.where(x >= p, margin, -margin), x)
+        return x
+    return dom
+
+
+def SPD(rng, s):
+    """Well-conditioned symmetric positive definite matrices (batched over leading dims)."""
+    a = rng.uniform(-1.0, 1.0, s)
+    return a @ np.swapaxes(a, -1, -2) / s[-1] + 2.0 * np.eye(s[-1])
+
+
+def WELLCOND(rng, s):
+    return rng.uniform(-0.5, 0.5, s) + 2.0 * np.eye(s[-1])
+
+
+# -- argument descriptions ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class F:
+    """A float64 array argument drawn from `dom` (the spec's domain when None)."""
+    shape: tuple
+    dom: Callable | None = None
+
+
+@dataclass(frozen=True)
+class I:  # noqa: E742
+    """An int64 index array with values in [0, high)."""
+    shape: tuple
+    high: int
+
+
+@dataclass(frozen=True)
+class B:
+    """A bool array."""
+    shape: tuple
+
+
+@dataclass(frozen=True)
+class A:
+    """A literal array (index arrays with duplicates, exact permutations, ...)."""
+    values: Any
+    dtype: Any = np.int64
+
+
+class _Key:
+    def __repr__(self):
+        return "KEY"
+
+
+KEY = _Key()
+
+
+@dataclass
+class C:
+    """One call: positional arguments and static parameters."""
+    args: tuple
+    params: dict
+    grad: bool = True
+
+    def __init__(self, *args, grad: bool = True, **params):
+        self.args, self.params, self.grad = args, params, grad
+
+
+@dataclass
+class Spec:
+    name: str
+    cases: list
+    ref: Callable | None
+    dom: Callable = REAL
+    jax_ref: Callable | None = None
+    diff: bool = True
+    tf: Callable | None = None
+    tf_ref: Callable | None = None
+    node: str | None = None
+    second: bool = True
+    fd: bool = True
+    f32: bool = True
+    rtol: float = 1e-6
+    atol: float = 1e-6
+    why: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+#: Every spec, by op name.
+SPECS: dict[str, Spec] = {}
+
+
+def spec(name, cases, ref, **kw) -> Spec:
+    if name in SPECS:
+        raise ValueError(f"op_specs: {name!r} has two entries")
+    s = Spec(name, cases, ref, **kw)
+    if s.ref is None and s.jax_ref is None and s.diff is not False and not s.why:
+        raise ValueError(f"op_specs: {name!r} has no reference; give jax_ref and say why")
+    if s.tf is None and not s.why:
+        raise ValueError(f"op_specs: {name!r} has no tapeflow call; say why")
+    SPECS[name] = s
+    return s
+
+
+def make_args(case: C, dom: Callable, rng: np.random.Generator) -> list:
+    """The concrete arguments of a case (NumPy arrays, keys, Python values)."""
+    out = []
+    for a in case.args:
+        if isinstance(a, F):
+            out.append(np.asarray((a.dom or dom)(rng, a.shape), np.float64))
+        elif isinstance(a, I):
+            out.append(rng.integers(0, a.high, a.shape).astype(np.int64))
+        elif isinstance(a, B):
+            out.append(rng.random(a.shape) < 0.5)
+        elif isinstance(a, A):
+            out.append(np.asarray(a.values, a.dtype))
+        elif a is KEY:
+            out.append(np.asarray(jax.random.PRNGKey(int(rng.integers(0, 2**31)))))
+        else:
+            out.append(a)
+    return out
+
+
+# -- shorthands for the common shapes ------------------------------------------------------------
+def unary(name, ref, dom=REAL, tf=None, **kw):
+    tf = tf or (lambda x: getattr(tp, name)(x))
+    return spec(name, [C(F((3, 4))), C(F(())), C(F((0, 3)))], ref, dom=dom, tf=tf, **kw)
+
+
+def binary(name, ref, dom=REAL, dom2=None, tf=None, more=(), **kw):
+    tf = tf or (lambda x, y: getattr(tp, name)(x, y))
+    return spec(name, [C(F((3, 4)), F((3, 4), dom2)), C(F((3, 1)), F((4,), dom2)), C(F(()), F((2,), dom2)),
+                       C(F((0, 1)), F((3,), dom2)), *more], ref, dom=dom, tf=tf, **kw)
+
+
+def _np_erfinv(x):
+    return sp.erfinv(x)
+
+
+# == elementwise =================================================================================
+binary("add", lambda x, y, alpha=1: x + alpha * y, tf=lambda x, y: x + y, more=[C(F((3, 4)), F((4,)), alpha=2.5)])
+binary("sub", lambda x, y, alpha=1: x - alpha * y, tf=lambda x, y: x - y, more=[C(F((3, 4)), F((4,)), alpha=-1.5)])
+binary("rsub", lambda x, y: y - x, tf=lambda x, y: tp.rsub(x, y))
+binary("mul", np.multiply, tf=lambda x, y: x * y)
+binary("div", np.divide, dom2=NOKINK, tf=lambda x, y: x / y)
+binary("maximum", np.maximum, tf=lambda x, y: tp.maximum(x, y))
+binary("minimum", np.minimum, tf=lambda x, y: tp.minimum(x, y))
+binary("pow", np.power, dom=POS, tf=lambda x, y: x ** y)
+spec("pow_scalar", [C(F((3, 4)), 3.0), C(F((3, 4)), 0.5), C(F(()), 2.5), C(F((0, 2)), 3.0)], np.power,
+     dom=POS, tf=lambda x: x ** 3.0)
+spec("rpow", [C(F((3, 4)), 2.0), C(F(()), 0.5)], lambda x, y: np.power(y, x), tf=lambda x: 2.0 ** x)
+binary("atan2", np.arctan2, dom=NOKINK, dom2=NOKINK, tf=lambda x, y: tp.atan2(x, y))
+binary("fmod", np.fmod, dom=lambda r, s: r.uniform(2.1, 2.4, s) * r.choice([-1, 1], s), dom2=away(1.3, 1.9),
+       tf=lambda x, y: tp.fmod(x, y))
+binary("remainder", np.remainder, dom=lambda r, s: r.uniform(2.1, 2.4, s) * r.choice([-1, 1], s),
+       dom2=lambda r, s: r.uniform(1.3, 1.45, s), tf=lambda x, y: x % y)
+binary("hypot", np.hypot, dom=NOKINK, dom2=NOKINK, tf=lambda x, y: tp.hypot(x, y))
+spec("floor_divide", [C(F((3, 4)), F((4,), NOKINK)), C(A([[7, -7, 3]]), A([2, 2, -2]))], np.floor_divide,
+     diff=False, tf=lambda x, y: x // y)
+
+unary("neg", np.negative, tf=lambda x: -x)
+unary("exp", np.exp)
+unary("exp2", np.exp2)
+unary("expm1", np.expm1)
+unary("log", np.log, POS)
+unary("log2", np.log2, POS)
+unary("log10", np.log10, POS)
+unary("log1p", np.log1p, POS)
+unary("sqrt", np.sqrt, POS)
+unary("rsqrt", lambda x: 1 / np.sqrt(x), POS)
+unary("reciprocal", np.reciprocal, NOKINK)
+unary("square", np.square, tf=lambda x: x ** 2)
+unary("sin", np.sin)
+unary("cos", np.cos)
+unary("tan", np.tan, UNIT)
+unary("tanh", np.tanh)
+unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
+unary("relu", lambda x: np.maximum(x, 0), NOKINK)
+unary("abs", np.abs, NOKINK, tf=lambda x: abs(x))
+unary("asin", np.arcsin, UNIT)
+unary("acos", np.arccos, UNIT)
+unary("atan", np.arctan)
+unary("sinh", np.sinh)
+unary("cosh", np.cosh)
+unary("asinh", np.arcsinh)
+unary("acosh", np.arccosh, GT1)
+unary("atanh", np.arctanh, UNIT)
+unary("erf", np.vectorize(math.erf, otypes=[np.float64]))
+unary("erfc", np.vectorize(math.erfc, otypes=[np.float64]))
+unary("erfinv", _np_erfinv, UNIT, rtol=1e-5)
+unary("lgamma", np.vectorize(math.lgamma, otypes=[np.float64]), POS)
+unary("digamma", sp.digamma, POS)
+unary("logit", sp.logit, PROB)
+unary("sign", np.sign, NOKINK)
+unary("floor", np.floor, OFFGRID)
+unary("ceil", np.ceil, OFFGRID)
+unary("trunc", np.trunc, OFFGRID)
+spec("round", [C(F((3, 4))), C(F(())), C(F((0, 3))), C(F((3, 4), REAL), decimals=2)],
+     lambda x, decimals=0: np.round(x, decimals), dom=OFFGRID, tf=lambda x: x.round())
+unary("frac", lambda x: x - np.trunc(x), OFFGRID)
+spec("nan_to_num", [C(F((3, 4)), nan=0.0, posinf=None, neginf=None),
+                    C(F((3, 4), NONFINITE), nan=1.5, posinf=9.0, neginf=-9.0, grad=False),
+                    C(F((2,), NONFINITE), nan=0.0, posinf=None, neginf=None, grad=False)],
+     lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+     tf=lambda x: tp.nan_to_num(x))
+
+
+def _np_clamp(x, lo, hi):
+    if lo is not None:
+        x = np.maximum(x, lo)
+    if hi is not None:
+        x = np.minimum(x, hi)
+    return x
+
+
+spec("clamp", [C(F((3, 4)), -0.5, 0.5), C(F((3, 4)), F((4,), away(-1.5, -0.3)), F((3, 1), away(0.3, 1.5))),
+               C(F((3, 4)), None, 0.5), C(F((3, 4)), F(()), None), C(F(()), -0.5, 0.5), C(F((0, 2)), -0.5, 0.5)],
+     _np_clamp, dom=away(-2, 2, -0.5, 0.5), tf=lambda x: x.clamp(-0.5, 0.5))
+spec("where", [C(B((3, 4)), F((3, 4)), F((3, 4))), C(B((3, 1)), F((4,)), F(())), C(B(()), F((2,)), F((2,))),
+               C(B((0, 2)), F((2,)), F(()))],
+     np.where, tf=lambda c, x, y: tp.where(c, x, y))
+spec("masked_fill", [C(F((3, 4)), B((3, 4)), 0.5), C(F((3, 4)), B((4,)), F(())), C(F(()), B(()), -1.0),
+                     C(F((0, 2)), B((2,)), 1.0)],
+     lambda x, mask, value: np.where(mask, value, x), tf=lambda x, m: x.masked_fill(m, 0.5))
+spec("lerp", [C(F((3, 4)), F((3, 4)), F((3, 4))), C(F((3, 1)), F((4,)), F(())), C(F(()), F(()), F(()))],
+     lambda x, y, w: x + w * (y - x), tf=lambda x, y, w: tp.lerp(x, y, w), node="LerpBackward1")
+spec("to_dtype", [C(F((3, 4)), dtype=jnp.float32), C(F(()), dtype=jnp.float32), C(F((3, 4)), dtype=jnp.float64),
+                  C(F((2, 3)), dtype=jnp.int32)],
+     lambda x, dtype: x.astype(dtype), tf=lambda x: x.float(), fd=False, second=False,
+     why="the main case casts to float32, where finite differences are noise; checked against jax.vjp")
+spec("to_device", [C(F((3, 4)), device=jax.devices()[0])], lambda x, device: x,
+     tf=None, why="single-device machine: Tensor.to() never moves data, so no tapeflow call reaches this op")
+unary("clone", lambda x: x.copy(), tf=lambda x: x.clone())
+spec("isclose", [C(F((3, 4), INTS), F((3, 4), INTS)), C(F((3, 1)), F((4,)), rtol=0.5, atol=0.1, equal_nan=False)],
+     lambda x, y, rtol=1e-5, atol=1e-8, equal_nan=False: np.isclose(x, y, rtol, atol, equal_nan),
+     diff=False, tf=lambda x, y: tp.isclose(x, y))
+
+for _n, _f in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+               ("gt", np.greater), ("ge", np.greater_equal)]:
+    binary(_n, _f, dom=INTS, dom2=INTS, diff=False, tf=(lambda n: lambda x, y: getattr(tp, n)(x, y))(_n))
+for _n, _f in [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]:
+    spec(_n, [C(B((3, 4)), B((3, 4))), C(B((3, 1)), B((4,))), C(F((3,), INTS), F((3,), INTS))], _f, diff=False,
+         tf=(lambda n: lambda x, y: getattr(tp, n)(x, y))(_n))
+spec("logical_not", [C(B((3, 4))), C(F((3,), INTS))], np.logical_not, diff=False, tf=lambda x: ~x)
+for _n, _f in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)]:
+    spec(_n, [C(I((3, 4), 16), I((3, 4), 16)), C(I((3, 1), 16), I((4,), 16)), C(B((3,)), B((3,)))], _f,
+         diff=False, tf=(lambda n: lambda x, y: getattr(tp, n)(x, y))(_n))
+spec("bitwise_not", [C(I((3, 4), 16)), C(B((3,)))], np.invert, diff=False, tf=lambda x: ~x)
+for _n, _f in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    spec(_n, [C(F((3, 4), NONFINITE)), C(F(())), C(F((0, 2)))], _f, diff=False,
+         tf=(lambda n: lambda x: getattr(tp, n)(x))(_n))
+
+
+# == reductions ====================================================================================
+def _np_keep(f):
+    return lambda x, dim=None, keepdim=False, **kw: f(x, axis=dim, keepdims=keepdim)
+
+
+spec("sum", [C(F((3, 4))), C(F(())), C(F((0, 3)))], lambda x, dtype=None: np.sum(x), tf=lambda x: x.sum())
+spec("sum_dim", [C(F((3, 4)), dim=(1,)), C(F((2, 3, 4)), dim=(0, 2), keepdim=True), C(F((0, 3)), dim=(0,)),
+                 C(F((3, 0)), dim=(1,), keepdim=True)],
+     _np_keep(np.sum), tf=lambda x: x.sum(1))
+spec("mean", [C(F((3, 4))), C(F(()))], lambda x, dtype=None: np.mean(x), tf=lambda x: x.mean())
+spec("mean_dim", [C(F((3, 4)), dim=(1,)), C(F((2, 3, 4)), dim=(0, 2), keepdim=True), C(F((0, 3)), dim=(1,))],
+     _np_keep(np.mean), tf=lambda x: x.mean(1))
+spec("nansum", [C(F((3, 4))), C(F((3, 4)), dim=(1,), keepdim=True), C(F(())),
+                C(F((3, 4), lambda r, s: np.where(r.random(s) < 0.3, np.nan, r.uniform(-2, 2, s))), dim=(0,),
+                  grad=False)],
+     _np_keep(np.nansum), tf=lambda x: x.nansum())
+spec("prod", [C(F((3, 4))), C(F((3, 4)), dim=(1,), keepdim=True), C(F(())), C(F((0, 3)), dim=(1,)),
+              C(A([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0]], np.float64), dim=(1,))],
+     _np_keep(np.prod), dom=NOKINK, tf=lambda x: x.prod())
+
+
+def _np_var(f):
+    return lambda x, dim=None, correction=1, keepdim=False: f(x, axis=dim, ddof=correction, keepdims=keepdim)
+
+
+spec("var", [C(F((3, 4))), C(F((3, 4)), dim=(1,), correction=0, keepdim=True), C(F((5,)), dim=(0,), correction=2)],
+     _np_var(np.var), tf=lambda x: x.var())
+spec("std", [C(F((3, 4))), C(F((3, 4)), dim=(1,), correction=0, keepdim=True), C(F((5,)), dim=(0,), correction=2)],
+     _np_var(np.std), tf=lambda x: x.std())
+
+_TIES = A([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 0.5], [-1.0, -4.0, -1.0, -4.0]], np.float64)
+spec("amax", [C(F((3, 4)), dim=(1,)), C(F((2, 3, 4)), dim=(0, 2), keepdim=True), C(F(())), C(_TIES, dim=(1,)),
+              C(_TIES)], _np_keep(np.max), tf=lambda x: x.amax(1))
+spec("amin", [C(F((3, 4)), dim=(1,)), C(F((2, 3, 4)), dim=(0, 2), keepdim=True), C(F(())), C(_TIES, dim=(1,)),
+              C(_TIES)], _np_keep(np.min), tf=lambda x: x.amin(1))
+spec("max", [C(F((3, 4))), C(F(())), C(_TIES)], np.max, tf=lambda x: x.max())
+spec("min", [C(F((3, 4))), C(F(())), C(_TIES)], np.min, tf=lambda x: x.min())
+spec("max_dim", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0, keepdim=True), C(F((2, 0)), dim=0)],
+     lambda x, dim, keepdim=False: (np.max(x, dim, keepdims=keepdim), np.argmax(x, dim, keepdims=keepdim)),
+     tf=lambda x: x.max(1))
+spec("min_dim", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0, keepdim=True), C(F((2, 0)), dim=0)],
+     lambda x, dim, keepdim=False: (np.min(x, dim, keepdims=keepdim), np.argmin(x, dim, keepdims=keepdim)),
+     tf=lambda x: x.min(1))
+spec("argmax", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0, keepdim=True), C(F((3, 4))), C(_TIES, dim=1)],
+     lambda x, dim=None, keepdim=False: np.argmax(x, dim, keepdims=keepdim), diff=False, tf=lambda x: x.argmax(1))
+spec("argmin", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0, keepdim=True), C(F((3, 4))), C(_TIES, dim=1)],
+     lambda x, dim=None, keepdim=False: np.argmin(x, dim, keepdims=keepdim), diff=False, tf=lambda x: x.argmin(1))
+spec("all", [C(B((3, 4))), C(B((3, 4)), dim=(1,), keepdim=True), C(F((3,), INTS)), C(B((0,)))],
+     _np_keep(np.all), diff=False, tf=lambda x: x.all())
+spec("any", [C(B((3, 4))), C(B((3, 4)), dim=(1,), keepdim=True), C(F((3,), INTS)), C(B((0,)))],
+     _np_keep(np.any), diff=False, tf=lambda x: x.any())
+spec("count_nonzero", [C(F((3, 4), INTS)), C(F((3, 4), INTS), dim=(1,))],
+     lambda x, dim=None: np.count_nonzero(x, axis=dim), diff=False, tf=lambda x: tp.count_nonzero(x))
+
+
+def _np_logsumexp(x, dim, keepdim=False):
+    m = np.max(x, axis=dim, keepdims=True) if x.size else 0.0
+    return np.log(np.sum(np.exp(x - m), axis=dim, keepdims=keepdim)) + (m if keepdim else np.squeeze(m, dim)
+                                                                          if x.size else 0.0)
+
+
+spec("logsumexp", [C(F((3, 4)), dim=(1,)), C(F((2, 3, 4)), dim=(0, 2), keepdim=True), C(F((0, 3)), dim=(1,))],
+     _np_logsumexp, tf=lambda x: x.logsumexp(1))
+
+
+def _np_norm(x, p=2.0, dim=None, keepdim=False):
+    a = np.abs(x)
+    if p == np.inf:
+        return np.max(a, axis=dim, keepdims=keepdim)
+    if p == -np.inf:
+        return np.min(a, axis=dim, keepdims=keepdim)
+    if p == 0:
+        return np.sum(a != 0, axis=dim, keepdims=keepdim).astype(x.dtype)
+    return np.sum(a ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+spec("norm", [C(F((3, 4)), p=2.0), C(F((3, 4)), p=1.0, dim=(1,)), C(F((3, 4)), p=np.inf, dim=(1,), keepdim=True),
+              C(F((3, 4)), p=3.0, dim=(0,)), C(F((3, 4)), p=-np.inf), C(F((3, 4)), p=0.0), C(F(()), p=2.0),
+              C(F((0, 3)), p=2.0, dim=(1,)), C(F((3, 4)), p=0.5, dim=(1,))],
+     _np_norm, dom=NOKINK, tf=lambda x: x.norm(), node="")
+spec("cumsum", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(F((0, 3)), dim=1)],
+     lambda x, dim: np.cumsum(x, axis=dim), tf=lambda x: x.cumsum(1))
+spec("cumprod", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(F((0, 3)), dim=1),
+                 C(A([[1.5, 0.0, 2.0, -1.0], [0.0, 2.0, 0.0, 3.0]], np.float64), dim=1)],
+     lambda x, dim: np.cumprod(x, axis=dim), dom=NOKINK, tf=lambda x: x.cumprod(1))
+spec("cummax", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0)], lambda x, dim: np.maximum.accumulate(x, axis=dim),
+     tf=lambda x: tp.cummax(x, 1).values, node="",
+     why="tapeflow's cummax returns (values, indices) like torch; its values come from this op")
+spec("logcumsumexp", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(F((0, 3)), dim=1)],
+     lambda x, dim: np.logaddexp.accumulate(x, axis=dim), tf=lambda x: x.logcumsumexp(1))
+
+
+def _np_softmax(x, dim):
+    e = np.exp(x - np.max(x, axis=dim, keepdims=True)) if x.size else x
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+spec("softmax", [C(F((3, 4)), dim=1), C(F((2, 3, 4)), dim=0), C(F((0, 3)), dim=1)], _np_softmax,
+     tf=lambda x: x.softmax(1))
+spec("log_softmax", [C(F((3, 4)), dim=1), C(F((2, 3, 4)), dim=0), C(F((0, 3)), dim=1)],
+     lambda x, dim: np.log(_np_softmax(x, dim)), tf=lambda x: x.log_softmax(1))
+
+
+# == shapes and views ===============================================================================
+_S = ("s", None, None, None)  # the encoding of `:`
+
+
+def _np_basic_index(x, index):
+    return x[tuple(slice(*i[1:]) if type(i) is tuple else i for i in index)]
+
+
+spec("reshape", [C(F((3, 4)), shape=(4, 3)), C(F(()), shape=(1, 1)), C(F((0, 3)), shape=(3, 0))],
+     lambda x, shape: np.reshape(x, shape), tf=lambda x: x.reshape(4, 3))
+spec("permute", [C(F((2, 3, 4)), dims=(2, 0, 1)), C(F(()), dims=())], lambda x, dims: np.transpose(x, dims),
+     tf=lambda x: x.permute(2, 0, 1))
+spec("transpose", [C(F((2, 3, 4)), dim0=0, dim1=2), C(F((0, 3)), dim0=1, dim1=0)],
+     lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1), tf=lambda x: x.transpose(0, 2))
+spec("t", [C(F((3, 4))), C(F((3,))), C(F(()))], lambda x: x.T if x.ndim == 2 else x, tf=lambda x: x.t())
+spec("expand", [C(F((3, 1)), shape=(2, 3, 4)), C(F(()), shape=(2,)), C(F((1, 3)), shape=(0, 3))],
+     lambda x, shape: np.broadcast_to(x, shape), tf=lambda x: x.expand(2, 3, 4))
+spec("squeeze", [C(F((3, 1, 4)), dim=(1,)), C(F((1, 3, 1))), C(F((1,)), dim=(0,))],
+     lambda x, dim=None: np.squeeze(x, dim), tf=lambda x: x.squeeze(1))
+spec("unsqueeze", [C(F((3, 4)), dim=1), C(F(()), dim=0)], lambda x, dim: np.expand_dims(x, dim),
+     tf=lambda x: x.unsqueeze(1))
+spec("select", [C(F((3, 4)), dim=1, index=2), C(F((3,)), dim=0, index=0)],
+     lambda x, dim, index: np.take(x, index, axis=dim), tf=lambda x: x.select(1, 2))
+spec("slice", [C(F((3, 5)), dim=1, start=1, stop=3, step=1), C(F((3, 5)), dim=1, start=0, stop=5, step=2),
+               C(F((3, 5)), dim=0, start=2, stop=2, step=1)],
+     lambda x, dim, start, stop, step=1: x[(slice(None),) * dim + (slice(start, stop, step),)],
+     tf=lambda x: x.narrow(1, 1, 2))
+spec("index_basic", [C(F((3, 4, 2)), index=(("s", 1, None, None), None, 2)),
+                     C(F((3, 4)), index=(Ellipsis, ("s", None, None, 2))), C(F(()), index=(None,))],
+     _np_basic_index, tf=lambda x: x[1:, None, 2])
+spec("diagonal", [C(F((3, 4)), offset=1), C(F((2, 3, 3)), offset=0, dim1=1, dim2=2), C(F((3, 4)), offset=-1)],
+     lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2), tf=lambda x: x.diagonal(1))
+spec("alias", [C(F((3, 4))), C(F(()))], lambda x: x, tf=lambda x: x.squeeze(0))
+spec("split", [C(F((2, 5)), sizes=(2, 3), dim=1), C(F((4,)), sizes=(1, 3, 0), dim=0)],
+     lambda x, sizes, dim: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)), tf=lambda x: x.split([2, 3], 1))
+spec("unbind", [C(F((3, 2)), dim=0), C(F((2, 3)), dim=1)], lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
+     tf=lambda x: x.unbind(0))
+
+
+def _np_apply_chain(x, chain):
+    for name, params, i in chain:
+        p = dict(params)
+        if name == "t":
+            x = x.T
+        elif name == "select":
+            x = np.take(x, p["index"], axis=p["dim"])
+        elif name == "permute":
+            x = np.transpose(x, p["dims"])
+        else:
+            raise KeyError(name)
+        if i is not None:
+            x = x[i]
+    return x
+
+
+def _np_view_scatter(base, new, chain):
+    iota = np.arange(base.size).reshape(base.shape)
+    where = _np_apply_chain(iota, chain)
+    out = base.copy().reshape(-1)
+    out[where.reshape(-1)] = np.broadcast_to(new, where.shape).reshape(-1)
+    return out.reshape(base.shape)
+
+
+def _tf_view_apply(x):
+    y = x * 1.0
+    v = y.t()
+    v.mul_(2.0)
+    return v
+
+
+def _tf_view_scatter(x, new):
+    y = x * 1.0
+    y.t().copy_(new)
+    return y
+
+
+def _tf_copy(x, src):
+    y = x * 1.0
+    y.copy_(src)
+    return y
+
+
+_T_CHAIN = (("t", (), None),)
+spec("view_apply", [C(F((3, 4)), chain=_T_CHAIN),
+                    C(F((3, 4)), chain=(("permute", (("dims", (1, 0)),), None), ("select", (("dim", 0), ("index", 1)),
+                                                                                      None)))],
+     _np_apply_chain, tf=_tf_view_apply, tf_ref=lambda x: 2.0 * x.T)
+spec("view_scatter", [C(F((3, 4)), F((4, 3)), chain=_T_CHAIN),
+                      C(F((3, 4)), F((4,)), chain=(("select", (("dim", 0), ("index", 1)), None),)),
+                      C(F((3, 4)), F(()), chain=(("select", (("dim", 1), ("index", 0)), None),))],
+     _np_view_scatter, tf=_tf_view_scatter, tf_ref=lambda x, new: new.T + 0.0 * x)
+spec("copy", [C(F((3, 4)), F((4,))), C(F((3, 4)), F((3, 4))), C(F(()), F(())), C(F((0, 2)), F((2,)))],
+     lambda x, src: np.broadcast_to(src, x.shape), tf=_tf_copy, tf_ref=lambda x, s: jnp.broadcast_to(s, x.shape) + 0 * x)
+spec("cat", [C(F((2, 3)), F((2, 1)), dim=1), C(F((2,)), F((3,)), dim=0), C(F((0, 3)), F((2, 3)), dim=0)],
+     lambda *xs, dim=0: np.concatenate(xs, axis=dim), tf=lambda x, y: tp.cat([x, y], 1))
+spec("stack", [C(F((2, 3)), F((2, 3)), dim=1), C(F(()), F(()), dim=0), C(F((0, 2)), F((0, 2)), dim=2)],
+     lambda *xs, dim=0: np.stack(xs, axis=dim), tf=lambda x, y: tp.stack([x, y], 1))
+spec("flip", [C(F((3, 4)), dims=(0,)), C(F((2, 3, 4)), dims=(0, 2)), C(F(()), dims=())],
+     lambda x, dims: np.flip(x, dims), tf=lambda x: x.flip(0))
+spec("roll", [C(F((3, 4)), shifts=1, dims=1), C(F((3, 4)), shifts=(1, -2), dims=(0, 1)), C(F((5,)), shifts=7, dims=0)],
+     lambda x, shifts, dims=None: np.roll(x, shifts, dims), tf=lambda x: x.roll(1, 1))
+spec("repeat", [C(F((2, 3)), repeats=(2, 1)), C(F((2, 3)), repeats=(2, 1, 3)), C(F(()), repeats=(3,))],
+     lambda x, repeats: np.tile(x, repeats), tf=lambda x: x.repeat(2, 1))
+spec("repeat_interleave", [C(F((2, 3)), repeats=2, dim=1), C(F((2, 3)), repeats=2, dim=None),
+                           C(F((3,)), repeats=(1, 0, 2), dim=0)],
+     lambda x, repeats, dim=None: np.repeat(x, repeats, axis=dim), tf=lambda x: x.repeat_interleave(2, dim=1))
+spec("tril", [C(F((3, 4))), C(F((3, 4)), diagonal=1), C(F((2, 3, 3)), diagonal=-1)],
+     lambda x, diagonal=0: np.tril(x, diagonal), tf=lambda x: x.tril())
+spec("triu", [C(F((3, 4))), C(F((3, 4)), diagonal=1), C(F((2, 3, 3)), diagonal=-1)],
+     lambda x, diagonal=0: np.triu(x, diagonal), tf=lambda x: x.triu())
+spec("pad", [C(F((2, 3)), widths=((1, 0), (0, 2)), mode="constant", value=0.0),
+             C(F((2, 4)), widths=((0, 0), (2, 1)), mode="reflect"),
+             C(F((2, 3)), widths=((1, 1), (0, 2)), mode="edge"), C(F((2, 3)), widths=((0, 0), (1, 2)), mode="wrap")],
+     lambda x, widths, mode="constant", value=0.0: np.pad(x, widths, mode=mode, **(
+         {"constant_values": value} if mode == "constant" else {})),
+     tf=lambda x: tp.nn.functional.pad(x, (0, 2, 1, 0)))
+
+
+# == indexing =========================================================================================
+def _np_index(x, *idx, spec):
+    from xla_ops.index import build_index
+
+    return x[build_index(spec, idx)]
+
+
+def _np_index_put(x, v, *idx, spec, accumulate=False):
+    from xla_ops.index import build_index
+
+    out = x.copy()
+    if accumulate:
+        np.add.at(out, build_index(spec, idx), v)
+    else:
+        out[build_index(spec, idx)] = v
+    return out
+
+
+def _np_grid(index, dim):
+    grids = list(np.ix_(*(np.arange(n) for n in index.shape)))
+    grids[dim] = index
+    return tuple(grids)
+
+
+def _np_gather(x, index, dim):
+    return x[_np_grid(index, dim)]
+
+
+def _np_scatter(x, index, src, dim, add=False):
+    out = x.copy()
+    src = src[tuple(slice(0, n) for n in index.shape)] if np.ndim(src) else src
+    if add:
+        np.add.at(out, _np_grid(index, dim), src)
+    else:
+        out[_np_grid(index, dim)] = src
+    return out
+
+
+def _np_index_add(x, index, src, dim, alpha=1):
+    out = x.copy()
+    np.add.at(np.moveaxis(out, dim, 0), index, alpha * np.moveaxis(src, dim, 0))
+    return out
+
+
+_EMPTY_IDX = A(np.zeros((0,), np.int64))
+spec("index", [C(F((4, 3)), A([0, 2, 2]), spec=("T",)), C(F((4, 3)), A([[0], [2]]), A([1, 2]), spec=("T", "T")),
+               C(F((4, 3)), A([2, 0]), spec=(_S, "T")), C(F((4, 3)), _EMPTY_IDX, spec=("T",)),
+               C(F((2, 4, 3)), A([1, 3]), A([0, 2]), spec=(_S, "T", "T"))],
+     _np_index, tf=lambda x, i: x[i])
+spec("index_put", [C(F((4, 3)), F((2, 3)), A([0, 2]), spec=("T",), accumulate=False),
+                   C(F((4, 3)), F((3,)), A([0, 2, 2]), spec=("T",), accumulate=True),
+                   C(F((4, 3)), F(()), A([1, 2]), spec=(_S, "T"), accumulate=False),
+                   C(F((4, 3)), F((3,)), _EMPTY_IDX, spec=("T",), accumulate=False)],
+     _np_index_put, tf=lambda x, v, i: tp.index_put(x, (i,), v))
+spec("gather", [C(F((3, 4)), A([[0, 3], [1, 1], [2, 0]]), dim=1), C(F((3, 4)), A([[2, 0, 1, 1]]), dim=0),
+                C(F((3, 4)), A([[0], [3]]), dim=1), C(F((3, 4)), A(np.zeros((3, 0), np.int64)), dim=1)],
+     _np_gather, tf=lambda x, i: tp.gather(x, 1, i))
+spec("scatter", [C(F((3, 4)), A([[0, 3], [1, 2], [2, 0]]), F((3, 2)), dim=1),
+                 C(F((3, 4)), A([[0, 3], [1, 2], [2, 0]]), F((3, 3)), dim=1),
+                 C(F((3, 4)), A([[2, 0, 1, 1]]), F((1, 4)), dim=0), C(F((3, 4)), A([[0, 3]]), 1.5, dim=1)],
+     _np_scatter, tf=lambda x, i, s: tp.scatter(x, 1, i, s))
+spec("scatter_add", [C(F((3, 4)), A([[0, 0], [1, 3], [2, 2]]), F((3, 2)), dim=1),
+                     C(F((3, 4)), A([[0, 1, 2, 0], [2, 2, 2, 2]]), F((2, 4)), dim=0),
+                     C(F((3, 4)), A([[0, 0], [1, 3], [2, 2]]), F((3, 3)), dim=1)],
+     lambda x, index, src, dim: _np_scatter(x, index, src, dim, add=True), tf=lambda x, i, s: tp.scatter_add(x, 1, i, s))
+spec("index_select", [C(F((4, 3)), A([0, 2, 2]), dim=0), C(F((4, 3)), A([1]), dim=1), C(F((4, 3)), _EMPTY_IDX, dim=0),
+                      C(F((4,)), A(2), dim=0)],
+     lambda x, index, dim: np.take(x, index, axis=dim), tf=lambda x, i: x.index_select(0, i))
+spec("index_add", [C(F((4, 3)), A([0, 2, 2]), F((3, 3)), dim=0), C(F((4, 3)), A([1, 0]), F((4, 2)), dim=1, alpha=2.0)],
+     _np_index_add, tf=lambda x, i, s: x.index_add(0, i, s))
+spec("take", [C(F((3, 4)), A([[0, 5], [11, 5]])), C(F(()), A([0])), C(F((3, 4)), _EMPTY_IDX)],
+     lambda x, index: np.take(x.reshape(-1), index), tf=lambda x, i: tp.take(x, i))
+
+
+# == matrix products ====================================================================================
+spec("mm", [C(F((3, 4)), F((4, 2))), C(F((0, 4)), F((4, 2))), C(F((3, 0)), F((0, 2)))], np.matmul,
+     tf=lambda x, y: x.mm(y))
+spec("bmm", [C(F((2, 3, 4)), F((2, 4, 2))), C(F((0, 3, 4)), F((0, 4, 2)))], np.matmul, tf=lambda x, y: x.bmm(y))
+spec("mv", [C(F((3, 4)), F((4,))), C(F((0, 4)), F((4,)))], np.matmul, tf=lambda x, y: x.mv(y))
+spec("dot", [C(F((4,)), F((4,))), C(F((0,)), F((0,)))], np.dot, tf=lambda x, y: x.dot(y))
+spec("matmul", [C(F((2, 1, 3, 4)), F((3, 4, 2))), C(F((4,)), F((2, 4, 3))), C(F((2, 3, 4)), F((4,))),
+                C(F((3, 4)), F((2, 4, 2)))], np.matmul, tf=lambda x, y: x @ y)
+spec("outer", [C(F((3,)), F((4,))), C(F((0,)), F((2,)))], np.outer, tf=lambda x, y: tp.outer(x, y))
+spec("einsum", [C(F((3, 4)), F((4, 2)), equation="ij,jk->ik"), C(F((2, 3)), equation="ij->j"),
+                C(F((2, 3, 4)), F((2, 4)), equation="bij,bj->bi"), C(F((3, 3)), equation="ii->")],
+     lambda *xs, equation: np.einsum(equation, *xs), tf=lambda x, y: tp.einsum("ij,jk->ik", x, y))
+_NO_LINALG = "tapeflow has no torch.linalg namespace yet, so no tapeflow call reaches this op"
+spec("linalg_inv", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.inv, why=_NO_LINALG)
+spec("linalg_det", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.det, why=_NO_LINALG)
+spec("linalg_solve", [C(F((3, 3), WELLCOND), F((3, 2))), C(F((2, 3, 3), WELLCOND), F((2, 3, 1)))],
+     np.linalg.solve, why=_NO_LINALG)
+spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, why=_NO_LINALG)
+
+
+# == sorting ===============================================================================================
+def _np_sort(x, dim=-1, descending=False):
+    idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
+def _np_topk(x, k, dim=-1, largest=True, sorted=True):
+    vals, idx = _np_sort(x, dim, descending=largest)
+    take = (slice(None),) * (dim % x.ndim) + (slice(0, k),)
+    return vals[take], idx[take]
+
+
+spec("sort", [C(F((3, 4)), dim=-1), C(F((3, 4)), dim=0, descending=True), C(F((0, 3)), dim=1)], _np_sort,
+     tf=lambda x: x.sort(-1))
+spec("topk", [C(F((3, 5)), k=2, dim=-1), C(F((3, 5)), k=2, dim=0, largest=False), C(F((3, 5)), k=0, dim=1)],
+     _np_topk, tf=lambda x: x.topk(2))
+spec("argsort", [C(F((3, 4), INTS), dim=-1), C(F((3, 4), INTS), dim=0, descending=True)],
+     lambda x, dim=-1, descending=False: _np_sort(x, dim, descending)[1], diff=False, tf=lambda x: x.argsort(-1))
+
+
+# == random (explicit keys; NumPy has no JAX PRNG, so JAX's own samplers are the reference) ================
+_RANDOM = "NumPy cannot reproduce JAX's counter-based PRNG streams: JAX's samplers are the reference"
+_GLOBAL_KEY = "the tapeflow factories draw keys from the global generator; covered by the factory tests"
+spec("split_key", [C(KEY)], None, jax_ref=lambda key: tuple(jax.random.split(key)), diff=False, f32=False,
+     why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("uniform", [C(KEY, shape=(3, 4), dtype=jnp.float64), C(KEY, shape=(), dtype=jnp.float32, low=-2.0, high=3.0)],
+     None, jax_ref=lambda key, shape, dtype, low=0.0, high=1.0: jax.random.uniform(key, shape, dtype, low, high),
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("normal", [C(KEY, shape=(3, 4), dtype=jnp.float64), C(KEY, shape=(2,), dtype=jnp.float32, mean=1.0, std=3.0)],
+     None, jax_ref=lambda key, shape, dtype, mean=0.0, std=1.0: mean + std * jax.random.normal(key, shape, dtype),
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("randint", [C(KEY, shape=(3, 4), low=-2, high=5, dtype=jnp.int64)], None,
+     jax_ref=lambda key, shape, low, high, dtype: jax.random.randint(key, shape, low, high, dtype),
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("bernoulli", [C(KEY, F((3, 4), PROB))], None,
+     jax_ref=lambda key, p: jax.random.bernoulli(key, p).astype(p.dtype), diff=False, f32=False,
+     why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("permutation", [C(KEY, n=5)], None, jax_ref=lambda key, n: jax.random.permutation(key, n),
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("dropout", [C(F((3, 4)), KEY, 0.5), C(F(()), KEY, 0.25), C(F((0, 2)), KEY, 0.5)], None,
+     jax_ref=lambda x, key, p: jnp.where(jax.random.bernoulli(key, 1.0 - p, x.shape), x / (1.0 - p), 0.0),
+     f32=False, why=f"{_RANDOM}; the tapeflow call draws its key from the global generator, so "
+                    "test_dropout_through_tapeflow checks it against the mask it drew")
+
+
+# == fused optimizer updates (PyTorch's documented update rules, in NumPy) ===================================
+def _np_sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
+            first=False):
+    d = -g if maximize else g
+    d = d + weight_decay * p
+    if momentum:
+        buf = d if first else momentum * buf + (1 - dampening) * d
+        d = d + momentum * buf if nesterov else buf
+    return p - lr * d, buf
+
+
+def _np_adam(p, g, m, v, vmax, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0,
+             decoupled=False, amsgrad=False, maximize=False):
+    step = step + 1
+    step_size, bias2_sqrt = lr / (1 - beta1 ** step), np.sqrt(1 - beta2 ** step)
+    g = -g if maximize else g
+    if decoupled:
+        p = p * (1 - lr * weight_decay)
+    else:
+        g = g + weight_decay * p
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    vmax = np.maximum(vmax, v) if amsgrad else vmax
+    denom = np.sqrt(vmax if amsgrad else v) / bias2_sqrt + eps
+    return p - step_size * m / denom, m, v, vmax, step
+
+
+def _np_rmsprop(p, g, sq, gavg, buf, step, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+                maximize=False):
+    step = step + 1
+    g = (-g if maximize else g) + weight_decay * p
+    sq = alpha * sq + (1 - alpha) * g * g
+    if centered:
+        gavg = alpha * gavg + (1 - alpha) * g
+        avg = np.sqrt(sq - gavg * gavg) + eps
+    else:
+        avg = np.sqrt(sq) + eps
+    if momentum:
+        buf = momentum * buf + g / avg
+        return p - lr * buf, sq, gavg, buf, step
+    return p - lr * g / avg, sq, gavg, buf, step
+
+
+_OPTIM = "called by tapeflow.optim's step(); the optimizer tests cover that path"
+spec("sgd_update", [C(F((3,)), F((3,)), F((3,)), 0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, nesterov=True),
+                    C(F((3,)), F((3,)), F((3,)), 0.1, momentum=0.9, first=True, maximize=True),
+                    C(F((2, 2)), F((2, 2)), F((2, 2)), 0.05)],
+     _np_sgd, diff=False, why=_OPTIM)
+_STEP = A(2.0, np.float64)  # the step counter before this update
+spec("adam_update", [C(*[F((3,), POS)] * 5, _STEP, 0.01, weight_decay=0.1),
+                     C(*[F((3,), POS)] * 5, _STEP, 0.01, weight_decay=0.1, decoupled=True, amsgrad=True,
+                       maximize=True)],
+     _np_adam, diff=False, why=_OPTIM)
+_SQ = F((3,), lambda r, s: r.uniform(4.0, 5.0, s))  # keeps the centred variance positive
+spec("rmsprop_update", [C(F((3,)), F((3,)), _SQ, F((3,), POS), F((3,)), _STEP, 0.01, weight_decay=0.1),
+                        C(F((3,)), F((3,)), _SQ, F((3,), POS), F((3,)), _STEP, 0.01, momentum=0.9, centered=True,
+                          maximize=True)],
+     _np_rmsprop, diff=False, why=_OPTIM)
+
+
+# == nn ops (xla_ops/nn.py) ===================================================================================
+# Entries for the neural-network ops go below this line.
+
+from op_specs_nn import *  # noqa: E402,F401,F403  (the nn op entries register themselves into SPECS)

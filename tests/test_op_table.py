@@ -1,0 +1,357 @@
+"""The whole op table, driven by `tests/op_specs.py`.
+
+For every op: the forward against NumPy (float64, and float32 on the main
+case); the VJP (`Op.backward`, hand-written or derived) against `jax.vjp` on
+every case and against float64 central finite differences on the main case;
+the VJP of the VJP (`Op.grad_op`, as `create_graph=True` runs it) against
+finite differences of the first-order VJP and a JAX forward-mode product; and
+a representative tapeflow call whose `.backward()` and double backward must
+give the same numbers. Inputs are passed exactly as the dispatcher passes them
+(unsaved inputs as `None` plus their shape/dtype), so the rules are tested the
+way the tape runs them.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from op_specs import KEY, SPECS, A, B, F, I, make_args
+
+import tapeflow as tp
+import xla_ops
+
+pytestmark = pytest.mark.op_table
+
+NAMES = sorted(SPECS)
+DIFF = [n for n in NAMES if SPECS[n].diff]
+TF = [n for n in NAMES if SPECS[n].tf is not None]
+EPS = 1e-6
+
+
+def _rng(name: str, i: int) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(f"{name}/{i}".encode()))
+
+
+def _is_float(a) -> bool:
+    return hasattr(a, "dtype") and jnp.issubdtype(a.dtype, jnp.floating)
+
+
+def _outs(out) -> tuple:
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _case(name: str, i: int):
+    s = SPECS[name]
+    case = s.cases[i]
+    args = make_args(case, s.dom, _rng(name, i))
+    return s, case, xla_ops.TABLE[name], args
+
+
+def _close(actual, expected, rtol, atol, what):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != expected {expected.shape}"
+    if actual.dtype.kind in "biu" or expected.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+    else:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+# -- the table is complete ----------------------------------------------------------------------------
+def test_every_op_has_an_entry():
+    missing = sorted(set(xla_ops.TABLE) - set(SPECS))
+    assert not missing, f"ops without an entry in tests/op_specs.py (add one per op): {missing}"
+    stale = sorted(set(SPECS) - set(xla_ops.TABLE))
+    assert not stale, f"tests/op_specs.py has entries for ops that do not exist: {stale}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_differentiable_flag_matches(name):
+    assert SPECS[name].diff == xla_ops.TABLE[name].differentiable
+
+
+# -- forward --------------------------------------------------------------------------------------------
+def _reference(s, case, args):
+    if s.ref is not None:
+        return _outs(s.ref(*args, **case.params))
+    return _outs(s.jax_ref(*[jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args], **case.params))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_forward_float64(name):
+    s = SPECS[name]
+    for i, case in enumerate(s.cases):
+        _, _, op, args = _case(name, i)
+        got = _outs(op.compiled(tuple(case.params.items()))(*args))
+        want = _reference(s, case, args)
+        assert len(got) == len(want), f"{name} case {i}: {len(got)} outputs, expected {len(want)}"
+        for j, (g, w) in enumerate(zip(got, want)):
+            what = f"{name} case {i} output {j}"
+            _close(g, w, 1e-10, 1e-12, what)
+            if s.ref is not None:
+                assert np.asarray(g).dtype == np.asarray(w).dtype, f"{what}: dtype {g.dtype}, NumPy gives {w.dtype}"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if SPECS[n].f32 and any(isinstance(a, F) for a in
+                                                                            SPECS[n].cases[0].args)])
+def test_forward_float32(name):
+    s, case, op, args = _case(name, 0)
+    args32 = [a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float64 else a for a in args]
+    got = _outs(op.compiled(tuple(case.params.items()))(*args32))
+    want = _reference(s, case, [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a
+                                for a in args32])
+    for j, (g, w) in enumerate(zip(got, want)):
+        w = np.asarray(w)
+        if w.dtype == np.float64 and "dtype" not in case.params:
+            assert g.dtype == jnp.float32, f"{name} output {j}: float32 inputs gave {g.dtype}"
+        _close(np.asarray(g).astype(w.dtype), w, max(1e-4, s.rtol), max(1e-5, s.atol), f"{name} float32 output {j}")
+
+
+# -- first order ------------------------------------------------------------------------------------------
+def _tape_inputs(op, args):
+    """What the dispatcher hands the VJP: saved inputs, `None` (plus shape/dtype) for the others."""
+    saved, metas = [], []
+    for i, a in enumerate(args):
+        if op.saves is None or i in op.saves:
+            saved.append(a)
+            metas.append(None)
+        else:
+            saved.append(None)
+            metas.append((np.shape(a), getattr(a, "dtype", None)) if hasattr(a, "dtype") else ((), None))
+    return saved, (tuple(metas) if any(m is not None for m in metas) else ())
+
+
+def _float_positions(case, args):
+    return [i for i, (d, a) in enumerate(zip(case.args, args))
+            if isinstance(d, (F, A)) and isinstance(a, np.ndarray) and a.dtype == np.float64]
+
+
+def _cotangents(outs, rng):
+    return [jnp.asarray(rng.standard_normal(np.shape(o))) if _is_float(o) else None for o in outs]
+
+
+class _Call:
+    """One case of one op, set up the way the tape runs it."""
+
+    def __init__(self, name, i):
+        self.s, self.case, self.op, args = _case(name, i)
+        self.args = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        self.params = tuple(self.case.params.items())
+        self.fwd = self.op.compiled(self.params)
+        self.fpos = _float_positions(self.case, args)
+        self.needs = tuple(i in self.fpos for i in range(len(args)))
+        out = self.fwd(*self.args)
+        self.nout = len(out) if isinstance(out, tuple) else 1
+        self.out = out
+        rng = _rng(name, 1000 + i)
+        self.gs = _cotangents(_outs(out), rng)
+        self.hs = [jnp.asarray(rng.standard_normal(np.shape(self.args[p]))) for p in self.fpos]
+
+    def float_fwd(self, *fargs):
+        """The forward as a function of the float inputs only, float outputs only."""
+        full = list(self.args)
+        for p, v in zip(self.fpos, fargs):
+            full[p] = v
+        outs = _outs(self.op.fwd(*full, **self.case.params))
+        return tuple(o for o in outs if _is_float(o))
+
+    def vjp(self, args=None, gs=None):
+        args = self.args if args is None else args
+        gs = self.gs if gs is None else gs
+        ans = self.fwd(*args) if self.op.save_ans else None
+        saved, metas = _tape_inputs(self.op, args)
+        res = self.op.backward(self.params, self.needs, metas, self.nout)(*gs, ans, *saved)
+        return [res[p] for p in self.fpos]
+
+    def reference_vjp(self):
+        _, pullback = jax.vjp(self.float_fwd, *(self.args[p] for p in self.fpos))
+        return pullback(tuple(g for g in self.gs if g is not None))
+
+
+def _fd_vjp(call: _Call) -> list:
+    """`g . dF/dx` for each float input by central differences, all perturbations at once (vmap)."""
+    res = []
+    gflat = jnp.concatenate([g.reshape(-1) for g in call.gs if g is not None])
+    for k, p in enumerate(call.fpos):
+        x = call.args[p]
+        n = x.size
+        basis = jnp.eye(n, dtype=x.dtype).reshape((n, *x.shape)) * EPS
+
+        def f(d, k=k):
+            fargs = [call.args[q] for q in call.fpos]
+            fargs[k] = fargs[k] + d
+            return jnp.concatenate([o.reshape(-1) for o in call.float_fwd(*fargs)])
+
+        jac = (jax.vmap(f)(basis) - jax.vmap(f)(-basis)) / (2 * EPS)  # (n, out)
+        res.append((jac @ gflat).reshape(x.shape))
+    return res
+
+
+@pytest.mark.parametrize("name", DIFF)
+def test_vjp_matches_jax_and_finite_differences(name):
+    s = SPECS[name]
+    for i, case in enumerate(s.cases):
+        if not case.grad:
+            continue
+        call = _Call(name, i)
+        if not call.fpos:
+            continue
+        got = call.vjp()
+        for k, (g, w) in enumerate(zip(got, call.reference_vjp())):
+            assert g is not None, f"{name} case {i}: no gradient for input {call.fpos[k]}"
+            assert g.dtype == w.dtype, f"{name} case {i} input {call.fpos[k]}: gradient dtype {g.dtype}"
+            _close(g, w, 1e-9, 1e-10, f"{name} case {i}: VJP vs jax.vjp for input {call.fpos[k]}")
+        if i == 0 and s.fd and all(a.size for a in call.args if hasattr(a, "size")):
+            for k, (g, w) in enumerate(zip(got, _fd_vjp(call))):
+                _close(g, w, max(1e-5, s.rtol), max(1e-6, s.atol),
+                       f"{name}: VJP vs finite differences for input {call.fpos[k]}")
+
+
+# -- second order --------------------------------------------------------------------------------------------
+def _second_order(call: _Call):
+    """d/dx and d/dg of `S = sum_k <h_k, vjp_k(g, x)>`, through `grad_op` as `create_graph=True` records it."""
+    op = call.op
+    ans = call.out if op.save_ans else None
+    saved, metas = _tape_inputs(op, call.args)
+    gop = op.grad_op(call.params, call.needs, metas, call.nout)
+    single_float = call.nout == 1 and _is_float(call.out)
+    needs2 = ([g is not None for g in call.gs] + [ans is not None and single_float]
+              + [n and s is not None for n, s in zip(call.needs, saved)])
+    inputs2 = [*call.gs, ans, *saved]
+    cts = [None] * len(call.args)
+    for p, h in zip(call.fpos, call.hs):
+        cts[p] = h
+    res = gop.backward((), tuple(needs2), (), len(call.args))(*cts, None, *inputs2)
+    ng = len(call.gs)
+    dg = [r for r, g in zip(res[:ng], call.gs) if g is not None]
+    dx = [res[ng + 1 + p] if res[ng + 1 + p] is not None else jnp.zeros_like(call.args[p]) for p in call.fpos]
+    if res[ng] is not None:  # the rule reads the forward output: chain through the forward
+        _, pullback = jax.vjp(call.float_fwd, *(call.args[p] for p in call.fpos))
+        dx = [a + b for a, b in zip(dx, pullback((res[ng],)))]
+    return dg, dx
+
+
+def _fd_second(call: _Call) -> list:
+    """Central differences of `S(x)` (the first-order VJP contracted with `h`), vmapped over perturbations."""
+    res = []
+    for k, p in enumerate(call.fpos):
+        x = call.args[p]
+        n = x.size
+        basis = jnp.eye(n, dtype=x.dtype).reshape((n, *x.shape)) * EPS
+
+        def S(d, p=p):
+            args = list(call.args)
+            args[p] = args[p] + d
+            return sum(jnp.sum(h * v) for h, v in zip(call.hs, call.vjp(args)))
+
+        res.append(((jax.vmap(S)(basis) - jax.vmap(S)(-basis)) / (2 * EPS)).reshape(x.shape))
+    return res
+
+
+@pytest.mark.parametrize("name", [n for n in DIFF if SPECS[n].second])
+def test_vjp_of_vjp(name):
+    s = SPECS[name]
+    call = _Call(name, 0)
+    dg, dx = _second_order(call)
+    # d/dg S = J h: a forward-mode product of the forward.
+    _, tangents = jax.jvp(call.float_fwd, tuple(call.args[p] for p in call.fpos), tuple(call.hs))
+    for k, (a, b) in enumerate(zip(dg, tangents)):
+        _close(a, b, 1e-9, 1e-10, f"{name}: d/dg of the VJP vs jax.jvp (output {k})")
+    if s.fd:
+        for k, (a, b) in enumerate(zip(dx, _fd_second(call))):
+            _close(a, b, max(1e-5, s.rtol), max(1e-6, s.atol),
+                   f"{name}: VJP of the VJP vs finite differences for input {call.fpos[k]}")
+
+
+# -- through tapeflow ------------------------------------------------------------------------------------------
+def _tensors(s, case, args):
+    ts = []
+    for d, a in zip(case.args, args):
+        if isinstance(d, (F, A)) and a.dtype == np.float64:
+            ts.append(tp.tensor(a, dtype=tp.float64, requires_grad=s.diff))
+        elif isinstance(d, (F, I, B, A)) or d is KEY:
+            ts.append(tp.tensor(a))
+    return ts
+
+
+def _tf_reference(s, case, op):
+    if s.tf_ref is not None:
+        return lambda *arrays: _outs(s.tf_ref(*arrays))
+    fwd = op.compiled(tuple(case.params.items()))
+    arr_pos = [i for i, d in enumerate(case.args) if isinstance(d, (F, I, B, A)) or d is KEY]
+
+    def ref(*arrays):
+        full = list(case.args)
+        for i, a in zip(arr_pos, arrays):
+            full[i] = a
+        return _outs(fwd(*full))
+    return ref
+
+
+@pytest.mark.parametrize("name", TF)
+def test_through_tapeflow(name):
+    s, case, op, args = _case(name, 0)
+    ts = _tensors(s, case, args)
+    arrays = [jnp.asarray(t.detach().numpy()) for t in ts]
+    ref = _tf_reference(s, case, op)
+    out = s.tf(*ts)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    want = ref(*arrays)
+    assert len(outs) == len(want)
+    for j, (o, w) in enumerate(zip(outs, want)):
+        _close(o.detach().numpy(), w, 1e-10, 1e-12, f"{name}: tapeflow output {j}")
+    fouts = [o for o in outs if o.dtype.is_floating_point]
+    if not s.diff or not fouts:
+        assert all(o.grad_fn is None and not o.requires_grad for o in outs), f"{name}: result records a graph"
+        return
+    node = op.node if s.node is None else s.node
+    if node:
+        assert fouts[0].grad_fn.name() == node, f"{name}: grad_fn {fouts[0].grad_fn.name()}, expected {node}"
+    leaves = [t for t in ts if t.requires_grad]
+    fidx = [k for k, t in enumerate(ts) if t.requires_grad]
+    rng = _rng(name, 2000)
+    gs = [jnp.asarray(rng.standard_normal(tuple(o.shape))) for o in fouts]
+    hs = [jnp.asarray(rng.standard_normal(tuple(t.shape))) for t in leaves]
+
+    def float_ref(*fl):
+        full = list(arrays)
+        for k, v in zip(fidx, fl):
+            full[k] = v
+        return tuple(o for o in ref(*full) if _is_float(o))
+
+    def vjp_ref(*fl):
+        _, pullback = jax.vjp(float_ref, *fl)
+        return pullback(tuple(gs))
+
+    fl = [arrays[k] for k in fidx]
+    g_tf = tp.autograd.grad(fouts, leaves, [tp.tensor(np.asarray(g)) for g in gs], create_graph=True,
+                            allow_unused=True)
+    for t, g, w in zip(leaves, g_tf, vjp_ref(*fl)):
+        _close(np.zeros(w.shape) if g is None else g.detach().numpy(), w, 1e-9, 1e-10, f"{name}: tapeflow gradient")
+    tp.autograd.backward(fouts, [tp.tensor(np.asarray(g)) for g in gs], retain_graph=True)
+    for t, w in zip(leaves, vjp_ref(*fl)):
+        _close(np.zeros(w.shape) if t.grad is None else t.grad.numpy(), w, 1e-9, 1e-10, f"{name}: .backward() grad")
+    if not s.second:
+        return
+    used = [(g, h) for g, h in zip(g_tf, hs) if g is not None and g.requires_grad]
+    if not used:
+        return
+    total = sum((g * tp.tensor(np.asarray(h))).sum() for g, h in used)
+    d2 = tp.autograd.grad(total, leaves, allow_unused=True)
+    want2 = jax.grad(lambda *f: sum(jnp.sum(h * v) for h, v in zip(hs, vjp_ref(*f))), argnums=tuple(range(len(fl))))(*fl)
+    for d, w in zip(d2, want2):
+        _close(np.zeros(w.shape) if d is None else d.numpy(), w, 1e-8, 1e-9, f"{name}: tapeflow double backward")
+
+
+def test_dropout_through_tapeflow():
+    x = tp.tensor(np.linspace(0.5, 2.0, 24).reshape(4, 6), dtype=tp.float64, requires_grad=True)
+    y = tp.nn.functional.dropout(x, 0.25, training=True)
+    kept = y.detach().numpy() != 0
+    assert 0 < kept.sum() < 24
+    np.testing.assert_allclose(y.detach().numpy(), np.where(kept, x.detach().numpy() / 0.75, 0.0))
+    g = np.arange(24.0).reshape(4, 6)
+    y.backward(tp.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, g / 0.75, 0.0))
