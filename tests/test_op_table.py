@@ -237,7 +237,7 @@ def _second_order(call: _Call):
 def _fd_second(call: _Call) -> list:
     """Central differences of `S(x)` (the first-order VJP contracted with `h`), vmapped over perturbations."""
     res = []
-    for k, p in enumerate(call.fpos):
+    for p in call.fpos:
         x = call.args[p]
         n = x.size
         basis = jnp.eye(n, dtype=x.dtype).reshape((n, *x.shape)) * EPS
