@@ -322,6 +322,8 @@ spec("masked_fill", [C(F((3, 4)), B((3, 4)), 0.5), C(F((3, 4)), B((4,)), F(())),
      lambda x, mask, value: np.where(mask, value, x), tf=lambda x, m: x.masked_fill(m, 0.5))
 spec("lerp", [C(F((3, 4)), F((3, 4)), F((3, 4))), C(F((3, 1)), F((4,)), F(())), C(F(()), F(()), F(()))],
      lambda x, y, w: x + w * (y - x), tf=lambda x, y, w: tp.lerp(x, y, w), node="LerpBackward1")
+spec("lerp_scalar", [C(F((3, 4)), F((3, 4)), weight=0.3), C(F((3, 1)), F((4,)), weight=-1.5), C(F(()), F(()), weight=2.0)],
+     lambda x, y, weight: x + weight * (y - x), tf=lambda x, y: tp.lerp(x, y, 0.3))
 spec("to_dtype", [C(F((3, 4)), dtype=jnp.float32), C(F(()), dtype=jnp.float32), C(F((3, 4)), dtype=jnp.float64),
                   C(F((2, 3)), dtype=jnp.int32)],
      lambda x, dtype: x.astype(dtype), tf=lambda x: x.float(), fd=False, second=False,
@@ -434,9 +436,16 @@ spec("cumsum", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(F((0, 3)), dim=1)],
 spec("cumprod", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(F((0, 3)), dim=1),
                  C(A([[1.5, 0.0, 2.0, -1.0], [0.0, 2.0, 0.0, 3.0]], np.float64), dim=1)],
      lambda x, dim: np.cumprod(x, axis=dim), dom=NOKINK, tf=lambda x: x.cumprod(1))
-spec("cummax", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0)], lambda x, dim: np.maximum.accumulate(x, axis=dim),
-     tf=lambda x: tp.cummax(x, 1).values, node="",
-     why="tapeflow's cummax returns (values, indices) like torch; its values come from this op")
+def _np_cum_extreme(x, dim, largest):
+    val = (np.maximum if largest else np.minimum).accumulate(x, axis=dim)
+    iota = np.moveaxis(np.broadcast_to(np.arange(x.shape[dim]), np.moveaxis(x, dim, -1).shape), -1, dim)
+    return val, np.maximum.accumulate(np.where(x == val, iota, -1), axis=dim).astype(np.int64)
+
+
+spec("cummax", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(A([[1.0, 3.0, 3.0, 2.0, 5.0]], np.float64), dim=1, grad=False)],
+     lambda x, dim: _np_cum_extreme(x, dim, True), tf=lambda x: tp.cummax(x, 1))
+spec("cummin", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(A([[4.0, 1.0, 2.0, 1.0, 0.5]], np.float64), dim=1, grad=False)],
+     lambda x, dim: _np_cum_extreme(x, dim, False), tf=lambda x: x.cummin(1))
 spec("logcumsumexp", [C(F((3, 4)), dim=1), C(F((3, 4)), dim=0), C(F((0, 3)), dim=1)],
      lambda x, dim: np.logaddexp.accumulate(x, axis=dim), tf=lambda x: x.logcumsumexp(1))
 
@@ -656,12 +665,11 @@ spec("outer", [C(F((3,)), F((4,))), C(F((0,)), F((2,)))], np.outer, tf=lambda x,
 spec("einsum", [C(F((3, 4)), F((4, 2)), equation="ij,jk->ik"), C(F((2, 3)), equation="ij->j"),
                 C(F((2, 3, 4)), F((2, 4)), equation="bij,bj->bi"), C(F((3, 3)), equation="ii->")],
      lambda *xs, equation: np.einsum(equation, *xs), tf=lambda x, y: tp.einsum("ij,jk->ik", x, y))
-_NO_LINALG = "tapeflow has no torch.linalg namespace yet, so no tapeflow call reaches this op"
-spec("linalg_inv", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.inv, why=_NO_LINALG)
-spec("linalg_det", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.det, why=_NO_LINALG)
+spec("linalg_inv", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.inv, tf=lambda a: tp.linalg.inv(a))
+spec("linalg_det", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.det, tf=lambda a: tp.linalg.det(a))
 spec("linalg_solve", [C(F((3, 3), WELLCOND), F((3, 2))), C(F((2, 3, 3), WELLCOND), F((2, 3, 1)))],
-     np.linalg.solve, why=_NO_LINALG)
-spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, why=_NO_LINALG)
+     np.linalg.solve, tf=lambda a, b: tp.linalg.solve(a, b))
+spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a))
 
 
 # == sorting ===============================================================================================

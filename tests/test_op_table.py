@@ -90,7 +90,8 @@ def test_forward_float64(name):
         assert len(got) == len(want), f"{name} case {i}: {len(got)} outputs, expected {len(want)}"
         for j, (g, w) in enumerate(zip(got, want)):
             what = f"{name} case {i} output {j}"
-            _close(g, w, 1e-10, 1e-12, what)
+            single = np.asarray(w).dtype == np.float32  # float32 results: rounding order may differ by an ulp
+            _close(g, w, 1e-6 if single else 1e-10, 1e-7 if single else 1e-12, what)
             if s.ref is not None:
                 assert np.asarray(g).dtype == np.asarray(w).dtype, f"{what}: dtype {g.dtype}, NumPy gives {w.dtype}"
 
@@ -130,7 +131,7 @@ def _float_positions(case, args):
 
 
 def _cotangents(outs, rng):
-    return [jnp.asarray(rng.standard_normal(np.shape(o))) if _is_float(o) else None for o in outs]
+    return [jnp.asarray(rng.standard_normal(np.shape(o)), o.dtype) if _is_float(o) else None for o in outs]
 
 
 class _Call:
@@ -197,7 +198,7 @@ def test_vjp_matches_jax_and_finite_differences(name):
         if not case.grad:
             continue
         call = _Call(name, i)
-        if not call.fpos:
+        if not call.fpos or all(g is None for g in call.gs):  # nothing differentiable flows (a cast to int, say)
             continue
         got = call.vjp()
         for k, (g, w) in enumerate(zip(got, call.reference_vjp())):
@@ -313,7 +314,7 @@ def test_through_tapeflow(name):
     leaves = [t for t in ts if t.requires_grad]
     fidx = [k for k, t in enumerate(ts) if t.requires_grad]
     rng = _rng(name, 2000)
-    gs = [jnp.asarray(rng.standard_normal(tuple(o.shape))) for o in fouts]
+    gs = [jnp.asarray(rng.standard_normal(tuple(o.shape)), o.dtype.jax) for o in fouts]
     hs = [jnp.asarray(rng.standard_normal(tuple(t.shape))) for t in leaves]
 
     def float_ref(*fl):
@@ -329,7 +330,7 @@ def test_through_tapeflow(name):
     fl = [arrays[k] for k in fidx]
     g_tf = tp.autograd.grad(fouts, leaves, [tp.tensor(np.asarray(g)) for g in gs], create_graph=True,
                             allow_unused=True)
-    for t, g, w in zip(leaves, g_tf, vjp_ref(*fl)):
+    for g, w in zip(g_tf, vjp_ref(*fl)):
         _close(np.zeros(w.shape) if g is None else g.detach().numpy(), w, 1e-9, 1e-10, f"{name}: tapeflow gradient")
     tp.autograd.backward(fouts, [tp.tensor(np.asarray(g)) for g in gs], retain_graph=True)
     for t, w in zip(leaves, vjp_ref(*fl)):

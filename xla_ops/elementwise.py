@@ -132,9 +132,14 @@ def _where_vjp(g, ans, cond, x, y):
 
 where = op("where", jnp.where, _where_vjp, saves=("cond",), node="WhereBackward0")
 masked_fill = op("masked_fill", lambda x, mask, value: jnp.where(mask, jnp.asarray(value, x.dtype), x),
-                 lambda g, ans, x, mask, value: (jnp.where(mask, 0, g), None, unbroadcast(jnp.sum(jnp.where(mask, g, 0)), value) if hasattr(value, "shape") else None),
+                 lambda g, ans, x, mask, value: (
+                     jnp.where(mask, 0, g), None,
+                     unbroadcast(jnp.sum(jnp.where(mask, g, 0)), value) if hasattr(value, "shape") else None),
                  saves=("mask", "value"))
-lerp = op("lerp", lambda x, y, w: x + w * (y - x))
+lerp = op("lerp", lambda x, y, w: x + w * (y - x), node="LerpBackward1")
+lerp_scalar = op("lerp_scalar", lambda x, y, weight: x + weight * (y - x),
+                 lambda g, ans, x, y, weight: (unbroadcast(g * (1 - weight), x), unbroadcast(g * weight, y)),
+                 node="LerpBackward0")
 
 # -- casts and copies --------------------------------------------------------
 to_dtype = op("to_dtype", lambda x, dtype: x.astype(dtype), lambda g, ans, x, dtype: (unbroadcast(g, x),),

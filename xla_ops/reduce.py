@@ -36,7 +36,8 @@ sum_dim = op("sum_dim", lambda x, dim, keepdim=False, dtype=None: jnp.sum(x, axi
 mean = op("mean", lambda x, dtype=None: jnp.mean(x, dtype=dtype),
           lambda g, ans, x, dtype=None: ((_expand(g, x.shape, None, False) / _count(x.shape, None)).astype(x.dtype),))
 mean_dim = op("mean_dim", lambda x, dim, keepdim=False, dtype=None: jnp.mean(x, axis=dim, keepdims=keepdim, dtype=dtype),
-              lambda g, ans, x, dim, keepdim=False, dtype=None: ((_expand(g, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype),),
+              lambda g, ans, x, dim, keepdim=False, dtype=None:
+              ((_expand(g, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype),),
               node="MeanBackward1")
 nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim))
 prod = op("prod", lambda x, dim=None, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim))
@@ -99,7 +100,8 @@ count_nonzero = op("count_nonzero", lambda x, dim=None: jnp.count_nonzero(x, axi
 
 # -- smooth reductions -------------------------------------------------------------
 logsumexp = op("logsumexp", lambda x, dim, keepdim=False: jax.nn.logsumexp(x, axis=dim, keepdims=keepdim),
-               lambda g, ans, x, dim, keepdim=False: (_expand(g, x.shape, dim, keepdim) * jnp.exp(x - _expand(ans, x.shape, dim, keepdim)),),
+               lambda g, ans, x, dim, keepdim=False:
+               (_expand(g, x.shape, dim, keepdim) * jnp.exp(x - _expand(ans, x.shape, dim, keepdim)),),
                saves=("x", "ans"))
 
 
@@ -139,7 +141,25 @@ norm = op("norm", _norm, _norm_vjp, saves=("x", "ans"), node="NormBackward1")
 cumsum = op("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim),
             lambda g, ans, x, dim: (jnp.flip(jnp.cumsum(jnp.flip(g, dim), axis=dim), dim),))
 cumprod = op("cumprod", lambda x, dim: jnp.cumprod(x, axis=dim))
-cummax = op("cummax", lambda x, dim: jax.lax.cummax(x, axis=dim))
+
+
+def _cum_extreme(x, dim, largest):
+    """Running max/min along `dim` and, as PyTorch gives it, the index of the last element equal to it."""
+    val = jax.lax.cummax(x, axis=dim) if largest else jax.lax.cummin(x, axis=dim)
+    iota = jax.lax.broadcasted_iota(jnp.int64, x.shape, dim)
+    hit = (x == val) | (jnp.isnan(x) if jnp.issubdtype(x.dtype, jnp.inexact) else False)
+    return val, jax.lax.cummax(jnp.where(hit, iota, -1), axis=dim)
+
+
+def _cum_extreme_vjp(g, ans, x, dim, **kw):
+    # Each running extreme came from the element its index names.
+    return (jnp.zeros(x.shape, g[0].dtype).at[_grid(ans[1], dim)].add(g[0]),)
+
+
+cummax = op("cummax", lambda x, dim: _cum_extreme(x, dim, True), _cum_extreme_vjp, saves=("ans",),
+            node="CummaxBackward0")
+cummin = op("cummin", lambda x, dim: _cum_extreme(x, dim, False), _cum_extreme_vjp, saves=("ans",),
+            node="CumminBackward0")
 logcumsumexp = op("logcumsumexp", lambda x, dim: jax.lax.cumlogsumexp(x, axis=dim))
 
 # -- softmax family --------------------------------------------------------------------

@@ -17,6 +17,7 @@ from . import (
     distributed,
     func,
     interop,
+    linalg,
     nn,
     optim,
     testing,
@@ -91,6 +92,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .interop import compile, from_dlpack
+from .linalg import det, inverse
 from .serialization import load, save
 
 interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported

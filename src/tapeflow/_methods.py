@@ -8,11 +8,11 @@ import numpy as np
 
 import xla_ops as X
 
-from . import _dtype, _ops
+from . import _dtype, _ops, linalg
 from ._device import device as _device
 from ._device import to_jax_device
 from ._dispatch import dispatch, inplace
-from ._tensor import Tensor
+from ._tensor import Tensor, as_tensor
 
 # Functions of `_ops` that are also Tensor methods (same name).
 _METHODS = """
@@ -23,17 +23,20 @@ relu square round nan_to_num clamp clip clamp_min clamp_max where masked_fill
 eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor logical_not
 bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite isclose allclose equal
 clone sum mean nansum nanmean prod var std max min amax amin aminmax argmax argmin all any count_nonzero logsumexp
-norm dist cumsum cumprod logcumsumexp softmax log_softmax sort argsort topk msort
+norm dist cumsum cumprod cummax cummin logcumsumexp softmax log_softmax sort argsort topk msort
 matmul mm bmm mv dot inner outer ger addmm baddbmm trace
 reshape view_as flatten unflatten ravel permute transpose swapaxes swapdims t adjoint movedim moveaxis expand
 expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk tensor_split unbind flip fliplr
 flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
-subtract cross float_power
+subtract cross float_power fmax fmin
 """.split()
 
 for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
+
+Tensor.inverse = linalg.inverse
+Tensor.det = linalg.det
 
 
 def _view(self, *shape):
@@ -72,13 +75,13 @@ Tensor.__rmul__ = lambda self, other: _ops.mul(self, other)
 Tensor.__truediv__ = _ops.div
 Tensor.__rtruediv__ = lambda self, other: _ops.rdiv(self, other)
 Tensor.__floordiv__ = _ops.floor_divide
-Tensor.__rfloordiv__ = lambda self, other: _ops.floor_divide(_ops.as_tensor(other), self)
+Tensor.__rfloordiv__ = lambda self, other: _ops.floor_divide(as_tensor(other), self)
 Tensor.__mod__ = _ops.remainder
-Tensor.__rmod__ = lambda self, other: _ops.remainder(_ops.as_tensor(other), self)
+Tensor.__rmod__ = lambda self, other: _ops.remainder(as_tensor(other), self)
 Tensor.__pow__ = _ops.pow
 Tensor.__rpow__ = lambda self, other: _ops.pow(other, self)
 Tensor.__matmul__ = _ops.matmul
-Tensor.__rmatmul__ = lambda self, other: _ops.matmul(_ops.as_tensor(other), self)
+Tensor.__rmatmul__ = lambda self, other: _ops.matmul(as_tensor(other), self)
 Tensor.__neg__ = _ops.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = _ops.abs
@@ -123,7 +126,7 @@ Tensor.__ifloordiv__ = Tensor.floor_divide_
 
 def copy_(self, src, non_blocking=False):
     """Copy `src` (broadcast, cast to this dtype) into this tensor; gradients flow to `src`."""
-    return inplace(self, dispatch(X.copy, (self, src if isinstance(src, Tensor) else _ops.as_tensor(src))))
+    return inplace(self, dispatch(X.copy, (self, src if isinstance(src, Tensor) else as_tensor(src))))
 
 
 def fill_(self, value):

@@ -1,6 +1,6 @@
 """`Tensor`: a JAX array (or tracer) plus autograd metadata.
 
-The math lives in `xla_ops`; Tensor methods only delegate (see `_ops.py`,
+The math lives in `xla_ops`; Tensor methods only delegate (see `_ops/`,
 which attaches them). Aliases (views, `detach()`, `.data`) share a
 `_Storage` record: its version counter, and the set of live views that an
 in-place write must refresh.

@@ -6,6 +6,7 @@ import math
 
 from ... import _dtype, _ops
 from ..._factories import empty, zeros
+from ..._tensor import as_tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -136,7 +137,7 @@ class MultiheadAttention(Module):
     def _merge_masks(self, attn_mask, key_padding_mask, is_causal, N, L, S, dtype):
         mask = None
         if attn_mask is None and is_causal:
-            attn_mask = _ops.logical_not(_ops.tril(_ops.as_tensor([[True] * S] * L)))
+            attn_mask = _ops.logical_not(_ops.tril(as_tensor([[True] * S] * L)))
         for m, shape in ((attn_mask, None), (key_padding_mask, (N, 1, 1, S))):
             if m is None:
                 continue

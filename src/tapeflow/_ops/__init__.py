@@ -1,0 +1,21 @@
+"""The `tapeflow` op namespace (`tp.exp`, `tp.sum`, `tp.matmul`, ...).
+
+Every function takes Tensors first and is also attached to `Tensor` as a
+method (see `_methods.py`). Functions here normalise arguments (dims,
+scalars, dtypes) into static parameters and call the dispatcher; the maths
+is in `xla_ops`.
+
+One module per concept, mirroring `xla_ops`: elementwise, reduce, linalg,
+shape and index.
+"""
+
+from . import elementwise, index, linalg, reduce, shape
+from ._args import _to_float  # noqa: F401  (used by nn and tp.linalg)
+from .elementwise import *  # noqa: F403
+from .index import *  # noqa: F403
+from .index import _getitem, _setitem  # noqa: F401  (Tensor.__getitem__ / __setitem__)
+from .linalg import *  # noqa: F403
+from .reduce import *  # noqa: F403
+from .shape import *  # noqa: F403
+
+__all__ = [*elementwise.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__]

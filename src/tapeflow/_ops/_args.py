@@ -1,0 +1,53 @@
+"""Argument normalisation shared by the op namespace: dims, operands, float promotion."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+import xla_ops as X
+
+from .. import _dtype
+from .._dispatch import dispatch
+from .._tensor import Tensor, as_tensor
+
+
+def _dim(d: int, ndim: int) -> int:
+    n = builtins.max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def _dims(dim, ndim: int):
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        return tuple(sorted({_dim(d, ndim) for d in dim}))
+    return (_dim(dim, ndim),)
+
+
+def _t(x) -> Tensor:
+    return x if isinstance(x, Tensor) else as_tensor(x)
+
+
+_FLOAT_SCALAR = (builtins.float,)
+
+
+def _operand(x: Tensor, y):
+    """A Python float meeting an integer tensor becomes a default-dtype float (PyTorch promotion)."""
+    if type(y) is builtins.float and x._data.dtype.kind in "iub":
+        return np.asarray(y, _dtype.get_default_dtype().jax)
+    if isinstance(y, (np.ndarray, list)):
+        return as_tensor(y)
+    return y
+
+
+def _to_float(x: Tensor) -> Tensor:
+    """Integer and bool tensors become the default float dtype for floating-point maths."""
+    if x._data.dtype.kind in "iub":
+        return dispatch(X.to_dtype, (x,), (("dtype", _dtype.get_default_dtype().jax),))
+    return x

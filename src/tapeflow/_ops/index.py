@@ -1,0 +1,164 @@
+"""Indexing (`x[...]`, `x[...] = v`, gather/scatter) and small helpers."""
+
+from __future__ import annotations
+
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+import xla_ops as X
+
+from .._dispatch import dispatch, inplace, view
+from .._tensor import Tensor, as_tensor
+from ._args import _dim, _operand
+
+__all__ = [
+    "argwhere", "cdist", "cross", "detach", "gather", "index_add", "index_put", "index_select",
+    "is_floating_point", "is_nonzero", "masked_select", "nonzero", "numel", "scatter", "scatter_add", "take",
+    "take_along_dim",
+]
+
+
+# -- indexing -------------------------------------------------------------------------------------------------
+def gather(input, dim, index):
+    """`out[i][j] = input[i][index[i][j]]` for `dim=1` (and likewise for other dims)."""
+    return dispatch(X.gather, (input, index), (("dim", _dim(dim, input.ndim)),))
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return take(input, indices)
+    return gather(input, dim, indices)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of `input` with `src` (or `value`) written at `index` along `dim`."""
+    if src is None:
+        src = value
+    if reduce == "add":
+        return scatter_add(input, dim, index, src)
+    if reduce is not None:
+        raise RuntimeError(f"scatter: reduce='{reduce}' is not supported; use reduce='add' or scatter_reduce")
+    return dispatch(X.scatter, (input, index, _operand(input, src)), (("dim", _dim(dim, input.ndim)),))
+
+
+def scatter_add(input, dim, index, src):
+    return dispatch(X.scatter_add, (input, index, src), (("dim", _dim(dim, input.ndim)),))
+
+
+def index_select(input, dim, index):
+    return dispatch(X.index_select, (input, index), (("dim", _dim(dim, input.ndim)),))
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    return dispatch(X.index_add, (input, index, source), (("dim", _dim(dim, input.ndim)), ("alpha", alpha)))
+
+
+def take(input, index):
+    return dispatch(X.take, (input, index))
+
+
+def masked_select(input, mask):
+    return input[mask.expand_as(input) if tuple(mask.shape) != tuple(input.shape) else mask]
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of non-zero elements (needs concrete data: a host sync, as in PyTorch)."""
+    arr = np.asarray(input._concrete("nonzero()"))
+    idx = np.nonzero(arr)
+    if as_tuple:
+        return tuple(Tensor._wrap(jnp.asarray(i, jnp.int64)) for i in idx)
+    return Tensor._wrap(jnp.asarray(np.stack(idx, axis=1) if idx else np.zeros((0, 0)), jnp.int64))
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def index_put(input, indices, values, accumulate=False):
+    spec, arrays = _parse_index(input, tuple(indices))
+    return dispatch(X.index_put, (input, _operand(input, values), *arrays),
+                    (("spec", spec), ("accumulate", accumulate)))
+
+
+def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
+    """Encode a NumPy-style index as a hashable spec plus the index arrays it uses."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    spec, arrays = [], []
+    for i in index:
+        if isinstance(i, builtins.bool):
+            i = as_tensor(i)
+        if isinstance(i, (int, np.integer)):
+            spec.append(int(i))
+        elif isinstance(i, slice):
+            vals = [None if v is None else int(v) for v in (i.start, i.stop, i.step)]
+            if vals[2] is not None and vals[2] <= 0:
+                raise ValueError("step must be greater than zero")
+            spec.append(("s", *vals))
+        elif i is None or i is Ellipsis:
+            spec.append(i)
+        else:
+            t = i if isinstance(i, Tensor) else as_tensor(np.asarray(i) if isinstance(i, (list, tuple)) else i)
+            if t._data.dtype == jnp.bool_:
+                for a in nonzero(t, as_tuple=True):
+                    spec.append("T")
+                    arrays.append(a)
+                continue
+            if t._data.dtype.kind not in "iu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            spec.append("T")
+            arrays.append(t)
+    return tuple(spec), arrays
+
+
+def _getitem(self, index):
+    if type(index) is int and self._data.ndim:
+        return select(self, 0, index)
+    spec, arrays = _parse_index(self, index)
+    if not arrays:
+        return view(self, X.index_basic, (("index", spec),))
+    return dispatch(X.index, (self, *arrays), (("spec", spec),))
+
+
+def _setitem(self, index, value):
+    if isinstance(index, Tensor) and index._data.dtype == jnp.bool_ and tuple(index.shape) == tuple(self.shape) \
+            and (not isinstance(value, Tensor) or value.ndim == 0):
+        inplace(self, masked_fill(self, index, value))
+        return
+    inplace(self, index_put(self, index if isinstance(index, tuple) else (index,), value))
+
+
+# -- misc ---------------------------------------------------------------------------------------------------------
+def numel(input) -> int:
+    return input.numel()
+
+
+def is_floating_point(input) -> builtins.bool:
+    return input.dtype.is_floating_point
+
+
+def is_nonzero(input) -> builtins.bool:
+    return builtins.bool(input)
+
+
+def detach(input):
+    return input.detach()
+
+
+def cdist(x1, x2, p=2.0):
+    return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
+
+
+def cross(input, other, dim=-1):
+    d = _dim(dim, input.ndim)
+    a0, a1, a2 = input.unbind(d)
+    b0, b1, b2 = other.unbind(d)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+# Sibling modules import each other; importing at the end lets every name above exist first.
+from .elementwise import masked_fill  # noqa: E402
+from .reduce import norm  # noqa: E402
+from .shape import select, stack  # noqa: E402

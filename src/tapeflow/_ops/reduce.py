@@ -1,0 +1,240 @@
+"""Reductions (sums, extremes, norms, scans, softmax) and sorting."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+import xla_ops as X
+
+from .. import _dtype
+from .._dispatch import dispatch
+from .._tensor import Tensor
+from ._args import _dim, _dims, _to_float
+
+__all__ = [
+    "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "count_nonzero", "cummax",
+    "cummin", "cumprod", "cumsum", "dist", "log_softmax", "logcumsumexp", "logsumexp", "max", "mean", "min",
+    "msort", "nanmean", "nansum", "norm", "prod", "return_types", "softmax", "sort", "std", "std_mean", "sum",
+    "topk", "var", "var_mean",
+]
+
+
+# -- reductions ---------------------------------------------------------------------------------------
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum of all elements, or over `dim` (int or tuple)."""
+    d = _dims(dim, input._data.ndim)
+    jd = _dtype.to_jax_dtype(dtype)
+    if d is None:
+        return dispatch(X.sum, (input,), (("dtype", jd),) if jd is not None else ())
+    return dispatch(X.sum_dim, (input,), (("dim", d), ("keepdim", keepdim), ("dtype", jd)))
+
+
+def _check_floating(input, name):
+    if input._data.dtype.kind in "iub":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {input.dtype.name.capitalize()}. Convert first, e.g. x.float().")
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of all elements, or over `dim`."""
+    if dtype is None:
+        _check_floating(input, "mean")
+    d = _dims(dim, input._data.ndim)
+    jd = _dtype.to_jax_dtype(dtype)
+    if d is None:
+        return dispatch(X.mean, (input,), (("dtype", jd),) if jd is not None else ())
+    return dispatch(X.mean_dim, (input,), (("dim", d), ("keepdim", keepdim), ("dtype", jd)))
+
+
+def nansum(input, dim=None, keepdim=False):
+    return dispatch(X.nansum, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def nanmean(input, dim=None, keepdim=False):
+    mask = ~isnan(input)
+    return nansum(input, dim, keepdim) / sum(mask, dim, keepdim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return dispatch(X.prod, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance (Bessel-corrected by default, `correction=0` for the population variance)."""
+    if isinstance(dim, builtins.bool):
+        unbiased, dim = dim, None
+    return dispatch(X.var, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
+                                      ("keepdim", keepdim)))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation (Bessel-corrected by default)."""
+    if isinstance(dim, builtins.bool):
+        unbiased, dim = dim, None
+    return dispatch(X.std, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
+                                      ("keepdim", keepdim)))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+return_types = type("return_types", (), {})
+for _n in ["max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"]:
+    setattr(return_types, _n, namedtuple(_n, ["values", "indices"]))
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    """Largest element; `max(x, dim)` gives `(values, indices)`; `max(x, other)` is `maximum`."""
+    if isinstance(dim, Tensor):
+        return maximum(input, dim)
+    if dim is None:
+        return dispatch(X.max, (input,))
+    d = _dim(dim, input.ndim)
+    return return_types.max(*dispatch(X.max_dim, (input,), (("dim", d), ("keepdim", keepdim))))
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    """Smallest element; `min(x, dim)` gives `(values, indices)`; `min(x, other)` is `minimum`."""
+    if isinstance(dim, Tensor):
+        return minimum(input, dim)
+    if dim is None:
+        return dispatch(X.min, (input,))
+    d = _dim(dim, input.ndim)
+    return return_types.min(*dispatch(X.min_dim, (input,), (("dim", d), ("keepdim", keepdim))))
+
+
+def amax(input, dim=(), keepdim=False):
+    """Largest values over `dim` (all dims by default); ties share the gradient evenly."""
+    return dispatch(X.amax, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def amin(input, dim=(), keepdim=False):
+    return dispatch(X.amin, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return namedtuple("aminmax", ["min", "max"])(amin(input, dim if dim is not None else (), keepdim),
+                                                 amax(input, dim if dim is not None else (), keepdim))
+
+
+def argmax(input, dim=None, keepdim=False):
+    d = None if dim is None else _dim(dim, input.ndim)
+    if d is None:
+        return dispatch(X.argmax, (input.reshape(-1),), (("dim", 0),))
+    return dispatch(X.argmax, (input,), (("dim", d), ("keepdim", keepdim)))
+
+
+def argmin(input, dim=None, keepdim=False):
+    d = None if dim is None else _dim(dim, input.ndim)
+    if d is None:
+        return dispatch(X.argmin, (input.reshape(-1),), (("dim", 0),))
+    return dispatch(X.argmin, (input,), (("dim", d), ("keepdim", keepdim)))
+
+
+def all(input, dim=None, keepdim=False):
+    return dispatch(X.all, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def any(input, dim=None, keepdim=False):
+    return dispatch(X.any, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def count_nonzero(input, dim=None):
+    return dispatch(X.count_nonzero, (input,), (("dim", _dims(dim, input.ndim)),))
+
+
+def logsumexp(input, dim, keepdim=False):
+    """`log(sum(exp(input), dim))`, computed stably."""
+    return dispatch(X.logsumexp, (_to_float(input),), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over `dim` (all elements by default); `p="fro"` is the 2-norm."""
+    if p in ("fro", None):
+        p = 2.0
+    if p == "nuc":
+        raise RuntimeError("norm(p='nuc') is not supported: tapeflow's norm is the vector p-norm of the elements")
+    if dtype is not None:
+        input = input.to(dtype)
+    return dispatch(X.norm, (_to_float(input),), (("p", builtins.float(p)), ("dim", _dims(dim, input.ndim)),
+                                                  ("keepdim", keepdim)))
+
+
+def dist(input, other, p=2):
+    return norm(input - other, p)
+
+
+def cumsum(input, dim, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return dispatch(X.cumsum, (input,), (("dim", _dim(dim, input.ndim)),))
+
+
+def cumprod(input, dim, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return dispatch(X.cumprod, (input,), (("dim", _dim(dim, input.ndim)),))
+
+
+def cummax(input, dim):
+    """Running maximum along `dim`: `(values, indices)`, each index naming the last element equal to its value."""
+    return return_types.cummax(*dispatch(X.cummax, (input,), (("dim", _dim(dim, input.ndim)),)))
+
+
+def cummin(input, dim):
+    """Running minimum along `dim`: `(values, indices)`, like `cummax`."""
+    return return_types.cummin(*dispatch(X.cummin, (input,), (("dim", _dim(dim, input.ndim)),)))
+
+
+def logcumsumexp(input, dim):
+    return dispatch(X.logcumsumexp, (input,), (("dim", _dim(dim, input.ndim)),))
+
+
+def softmax(input, dim, dtype=None):
+    """`exp(x) / sum(exp(x), dim)`, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return dispatch(X.softmax, (_to_float(input),), (("dim", _dim(dim, input.ndim)),))
+
+
+def log_softmax(input, dim, dtype=None):
+    """`log(softmax(x, dim))`, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return dispatch(X.log_softmax, (_to_float(input),), (("dim", _dim(dim, input.ndim)),))
+
+
+# -- sorting -------------------------------------------------------------------------------------------
+def sort(input, dim=-1, descending=False, stable=False):
+    return return_types.sort(*dispatch(X.sort, (input,), (("dim", _dim(dim, input.ndim)), ("descending", descending))))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return dispatch(X.argsort, (input,), (("dim", _dim(dim, input.ndim)), ("descending", descending)))
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return return_types.topk(*dispatch(X.topk, (input,), (("k", int(k)), ("dim", _dim(dim, input.ndim)),
+                                                          ("largest", largest))))
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+# Sibling modules import each other; importing at the end lets every name above exist first.
+from .elementwise import isnan, maximum, minimum  # noqa: E402

@@ -1,0 +1,318 @@
+"""Shape ops: views that alias their input, joins and splits, and copies that rearrange."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+import xla_ops as X
+
+from .._dispatch import dispatch, view
+from .._tensor import Tensor, as_tensor
+from ._args import _dim, _dims, _t
+
+__all__ = [
+    "adjoint", "broadcast_tensors", "broadcast_to", "cat", "chunk", "concat", "concatenate", "contiguous",
+    "diag", "diagonal", "expand", "expand_as", "flatten", "flip", "fliplr", "flipud", "hstack", "moveaxis",
+    "movedim", "narrow", "permute", "ravel", "repeat", "repeat_interleave", "reshape", "roll", "select",
+    "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "tensor_split", "tile", "transpose", "tril",
+    "triu", "unbind", "unflatten", "unsqueeze", "view_as", "vstack",
+]
+
+
+# -- shape ops (views alias their input) --------------------------------------------------------------------
+def _infer_shape(shape, numel):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif int(np.prod(shape, dtype=np.int64)) != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def reshape(input, *shape):
+    """The same data with a new shape (a view); one dimension may be -1."""
+    s = _infer_shape(shape, input._data.size)
+    return view(input, X.reshape, (("shape", s),))
+
+
+def view_as(input, other):
+    return reshape(input, tuple(other.shape))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    nd = input.ndim
+    if nd == 0:
+        return reshape(input, 1)
+    s, e = _dim(start_dim, nd), _dim(end_dim, nd)
+    shp = input._data.shape
+    return reshape(input, shp[:s] + (int(np.prod(shp[s:e + 1], dtype=np.int64)),) + shp[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    d = _dim(dim, input.ndim)
+    shp = input._data.shape
+    return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
+
+
+def ravel(input):
+    return reshape(input, -1)
+
+
+def permute(input, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    nd = input.ndim
+    d = tuple(_dim(i, nd) for i in dims)
+    if sorted(d) != list(range(nd)):
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
+                           f"len(dims) = {len(dims)}" if len(d) != nd else f"permute(): repeated dim in {list(dims)}")
+    return view(input, X.permute, (("dims", d),))
+
+
+def transpose(input, dim0, dim1):
+    nd = input.ndim
+    return view(input, X.transpose, (("dim0", _dim(dim0, nd)), ("dim1", _dim(dim1, nd))))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return view(input, X.t)
+
+
+def adjoint(input):
+    return transpose(input, -2, -1)
+
+
+def movedim(input, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    nd = input.ndim
+    perm = [i for i in range(nd) if i not in [_dim(s, nd) for s in src]]
+    for d, s in sorted(zip([_dim(d, nd) for d in dst], [_dim(s, nd) for s in src])):
+        perm.insert(d, s)
+    return permute(input, perm)
+
+
+moveaxis = movedim
+
+
+def expand(input, *sizes):
+    """Broadcast to `sizes` (a view; -1 keeps a dimension)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    shp = input._data.shape
+    lead = len(sizes) - len(shp)
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(shp)})")
+    new = tuple(shp[i - lead] if s == -1 and i >= lead else int(s) for i, s in enumerate(sizes))
+    for i, n in enumerate(shp):
+        if n != 1 and n != new[i + lead]:
+            raise RuntimeError(f"The expanded size of the tensor ({new[i + lead]}) must match the existing size ({n}) "
+                               f"at non-singleton dimension {i + lead}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(shp)}")
+    return view(input, X.expand, (("shape", new),))
+
+
+def expand_as(input, other):
+    return expand(input, tuple(other.shape))
+
+
+def broadcast_to(input, shape):
+    return expand(input, tuple(shape))
+
+
+def broadcast_tensors(*tensors):
+    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        return view(input, X.squeeze, ())
+    dims = _dims(dim, input.ndim)
+    dims = tuple(d for d in dims if input._data.shape[d] == 1)
+    if not dims:
+        return view(input, X.alias)
+    return view(input, X.squeeze, (("dim", dims),))
+
+
+def unsqueeze(input, dim):
+    return view(input, X.unsqueeze, (("dim", _dim(dim, input.ndim + 1)),))
+
+
+def narrow(input, dim, start, length):
+    d = _dim(dim, input.ndim)
+    start = int(start)
+    if start < 0:
+        start += input._data.shape[d]
+    return view(input, X.slice_, (("dim", d), ("start", start), ("stop", start + int(length)), ("step", 1)))
+
+
+def select(input, dim, index):
+    d = _dim(dim, input.ndim)
+    n = input._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    return view(input, X.select, (("dim", d), ("index", int(index) % n)))
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    nd = input.ndim
+    return view(input, X.diagonal, (("offset", offset), ("dim1", _dim(dim1, nd)), ("dim2", _dim(dim2, nd))))
+
+
+def diag(input, diagonal=0):
+    if input.ndim == 1:
+        n = input.shape[0] + builtins.abs(diagonal)
+        idx = np.arange(input.shape[0])
+        rows, cols = (idx, idx + diagonal) if diagonal >= 0 else (idx - diagonal, idx)
+        from .._factories import zeros
+
+        out = zeros(n, n, dtype=input.dtype)
+        return index_put(out, (as_tensor(rows), as_tensor(cols)), input)
+    return globals()["diagonal"](input, diagonal)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Split into chunks of `split_size` (or the given section sizes) along `dim` (views)."""
+    d = _dim(dim, tensor.ndim)
+    n = tensor._data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s > 0 else (n,)
+    else:
+        sizes = tuple(int(s) for s in split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {d}), but got split_sizes={list(sizes)}")
+    return view(tensor, X.split, (("sizes", sizes), ("dim", d)))
+
+
+def chunk(input, chunks, dim=0):
+    n = input._data.shape[_dim(dim, input.ndim)]
+    size = -(-n // chunks) if chunks > 0 else n
+    return split(input, builtins.max(size, 1), dim)
+
+
+def tensor_split(input, sections, dim=0):
+    n = input._data.shape[_dim(dim, input.ndim)]
+    q, r = divmod(n, sections)
+    return split(input, [q + 1] * r + [q] * (sections - r), dim)
+
+
+def unbind(input, dim=0):
+    return view(input, X.unbind, (("dim", _dim(dim, input.ndim)),))
+
+
+def cat(tensors, dim=0):
+    """Concatenate along an existing dimension."""
+    tensors = [_t(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    ref = next((x for x in tensors if x.ndim > 0), tensors[0])
+    tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
+    d = _dim(dim, ref.ndim)
+    for i, x in enumerate(tensors):
+        if x.ndim != ref.ndim or builtins.any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d):
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                               f"{list(ref.shape)} but got size {list(x.shape)} for tensor number {i} in the list.")
+    return dispatch(X.cat, tuple(tensors), (("dim", d),))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Stack along a new dimension."""
+    tensors = [_t(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(tensors):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(x.shape)} at entry {i}")
+    return dispatch(X.stack, tuple(tensors), (("dim", _dim(dim, tensors[0].ndim + 1)),))
+
+
+def hstack(tensors):
+    return cat(tensors, 1 if tensors[0].ndim > 1 else 0)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+
+
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return dispatch(X.flip, (input,), (("dims", tuple(_dim(d, input.ndim) for d in dims)),))
+
+
+def fliplr(input):
+    return flip(input, 1)
+
+
+def flipud(input):
+    return flip(input, 0)
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
+    dims = tuple(_dim(d, input.ndim) for d in dims) if isinstance(dims, (list, tuple)) else _dim(dims, input.ndim)
+    return dispatch(X.roll, (input,), (("shifts", shifts), ("dims", dims)))
+
+
+def repeat(input, *sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    x = input.reshape((1,) * (len(sizes) - input.ndim) + tuple(input.shape))
+    return dispatch(X.repeat, (x,), (("repeats", tuple(int(s) for s in sizes)),))
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats, dim=None):
+    if isinstance(repeats, Tensor):
+        repeats = tuple(repeats.tolist()) if repeats.ndim else int(repeats.item())
+    return dispatch(X.repeat_interleave, (input,),
+                    (("repeats", repeats), ("dim", None if dim is None else _dim(dim, input.ndim))))
+
+
+def tril(input, diagonal=0):
+    return dispatch(X.tril, (input,), (("diagonal", diagonal),))
+
+
+def triu(input, diagonal=0):
+    return dispatch(X.triu, (input,), (("diagonal", diagonal),))
+
+
+def contiguous(input, memory_format=None):
+    """Tensors are always contiguous here: returns `input`."""
+    return input
+
+
+# Sibling modules import each other; importing at the end lets every name above exist first.
+from .index import index_put  # noqa: E402
