@@ -35,7 +35,7 @@ def main() -> None:
     def tapeflow_step():
         xt.grad = None
         chain(xt).backward()
-        return xt.grad
+        return xt.grad._data.block_until_ready()  # JAX dispatches asynchronously: wait for the gradient
 
     cases = {"tapeflow eager": tapeflow_step}
 
@@ -67,7 +67,7 @@ def main() -> None:
            med, "torch eager" if torch else "tapeflow eager")
 
     # Forward alone, to separate the costs.
-    fwd = {"tapeflow forward": lambda: chain(xt)}
+    fwd = {"tapeflow forward": lambda: chain(xt)._data.block_until_ready()}
     if torch:
         fwd["torch forward"] = lambda: chain(xo)
     report("100-op chain, forward only", interleaved(fwd, repeats=40), "torch forward" if torch else "tapeflow forward")
@@ -80,6 +80,7 @@ def main() -> None:
             y = y + 1.0
         t = time.perf_counter()
         y.sum().backward()
+        x.grad._data.block_until_ready()
         dt = time.perf_counter() - t
         assert x.grad.item() == 1.0
         print(f"\nbackward through a {n:,}-op chain: {dt:.2f} s ({dt / n * 1e6:.1f} us per node)")

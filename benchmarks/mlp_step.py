@@ -15,6 +15,7 @@ import cProfile
 import pstats
 import sys
 
+import jax
 import numpy as np
 from _timing import interleaved, report
 
@@ -41,9 +42,12 @@ def tapeflow_step():
         opt.step()
         return loss
 
+    params = list(model.parameters())
+
     def run():
-        # Wait for the result, as PyTorch's CPU step is synchronous.
-        step()._data.block_until_ready()
+        # Wait for the loss and the updated parameters, as PyTorch's CPU step is synchronous.
+        loss = step()
+        jax.block_until_ready([loss._data, *(p._data for p in params)])
 
     return run, step
 
