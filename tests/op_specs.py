@@ -313,6 +313,8 @@ def _np_clamp(x, lo, hi):
 
 spec("clamp", [C(F((3, 4)), -0.5, 0.5), C(F((3, 4)), F((4,), away(-1.5, -0.3)), F((3, 1), away(0.3, 1.5))),
                C(F((3, 4)), None, 0.5), C(F((3, 4)), F(()), None), C(F(()), -0.5, 0.5), C(F((0, 2)), -0.5, 0.5)],
+     _np_clamp, dom=away(-2, 2, -0.5, 0.5), tf=lambda x: x.clamp(-0.5, 0.5), node="ClampBackward1")
+spec("clamp_scalar", [C(F((3, 4)), -0.5, 0.5), C(F((3, 4)), None, 0.5), C(F(()), -0.5, None)],
      _np_clamp, dom=away(-2, 2, -0.5, 0.5), tf=lambda x: x.clamp(-0.5, 0.5))
 spec("where", [C(B((3, 4)), F((3, 4)), F((3, 4))), C(B((3, 1)), F((4,)), F(())), C(B(()), F((2,)), F((2,))),
                C(B((0, 2)), F((2,)), F(()))],
@@ -367,9 +369,11 @@ spec("nansum", [C(F((3, 4))), C(F((3, 4)), dim=(1,), keepdim=True), C(F(())),
                 C(F((3, 4), lambda r, s: np.where(r.random(s) < 0.3, np.nan, r.uniform(-2, 2, s))), dim=(0,),
                   grad=False)],
      _np_keep(np.nansum), tf=lambda x: x.nansum())
-spec("prod", [C(F((3, 4))), C(F((3, 4)), dim=(1,), keepdim=True), C(F(())), C(F((0, 3)), dim=(1,)),
-              C(A([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0]], np.float64), dim=(1,))],
-     _np_keep(np.prod), dom=NOKINK, tf=lambda x: x.prod())
+spec("prod", [C(F((3, 4))), C(F(())), C(F((0, 3))), C(A([[0.0, 2.0, 3.0], [1.5, 4.0, 1.0]], np.float64))],
+     np.prod, dom=NOKINK, tf=lambda x: x.prod())
+spec("prod_dim", [C(F((3, 4)), dim=(1,), keepdim=True), C(F((3, 4)), dim=(0,)), C(F((0, 3)), dim=(1,)),
+                  C(A([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0]], np.float64), dim=(1,))],
+     _np_keep(np.prod), dom=NOKINK, tf=lambda x: x.prod(1, keepdim=True))
 
 
 def _np_var(f):

@@ -241,7 +241,7 @@ assert FIRST_ORDER_ONLY <= set(CASE_BY_ID)
 #: Cases whose output node tapeflow names differently from PyTorch, on purpose:
 #: id -> (tapeflow name, torch name, reason).
 NAMES_DIFFER = {
-    "clamp_min": ("ClampBackward0", "ClampMinBackward0",
+    "clamp_min": ("ClampBackward1", "ClampMinBackward0",
                   "clamp_min is clamp(min=...) here: one op, one node, whatever bounds are given"),
     "norm": ("NormBackward1", "LinalgVectorNormBackward0", "torch routes Tensor.norm through linalg.vector_norm; "
              "tapeflow keeps the node name of the classic norm op"),
@@ -266,14 +266,6 @@ NAMES_DIFFER = {
     "setitem_mask": ("MaskedFillBackward0", "IndexPutBackward0",
                      "x[mask] = scalar with a full-shape mask is written as masked_fill; torch uses index_put_"),
 }
-
-#: Cases where tapeflow's output node should match torch's but does not (tapeflow bugs).
-NAMES_BUG = {
-    "prod_dim": "prod(dim) records ProdBackward0; torch's prod.dim_int node is ProdBackward1 (cf. SumBackward1)",
-    "log1p": "the node name is generated from the op name as Log1pBackward0; torch's is Log1PBackward0",
-    "clamp": "clamp with number bounds records ClampBackward0 (torch's name for tensor bounds); torch says ClampBackward1",
-}
-
 
 def _inputs(case: Case):
     r = _rng(case.id)
@@ -320,17 +312,8 @@ def test_op_matches_torch(case_id):
     if case_id in NAMES_DIFFER:
         tf_name, torch_name, _ = NAMES_DIFFER[case_id]
         assert (a["name"], b["name"]) == (tf_name, torch_name)
-    elif case_id not in NAMES_BUG:
+    else:
         assert a["name"] == b["name"]
-
-
-@pytest.mark.parametrize("case_id", [pytest.param(k, marks=pytest.mark.xfail(reason=v, strict=True, raises=AssertionError))
-                                     for k, v in NAMES_BUG.items()])
-def test_op_node_name_known_bug(case_id):
-    case = CASE_BY_ID[case_id]
-    arrays, _ = _inputs(case)
-    a, b = (_node_name(L, _outs(case.fn(L, *(_leaf(L, x) for x in arrays)))[0].grad_fn) for L in LIBS)
-    assert a == b
 
 
 # -- 2. random programs ------------------------------------------------------------------------------------
@@ -573,12 +556,6 @@ def test_saved_tensor_modified_in_place_raises():
             (z + y).sum().backward()
 
 
-INPLACE_VIEW_BUG = ("tapeflow bug: an in-place write through a basic-index view (x[1:], x[:, 1]) or diagonal() of a "
-                    "non-leaf makes backward raise 'modified by an inplace operation': those view ops (xla_ops/shape.py "
-                    "index_basic, diagonal) have derived VJPs, which save their input")
-
-
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=INPLACE_VIEW_BUG)
 @pytest.mark.parametrize("view", ["slice", "column", "diagonal"])
 def test_inplace_through_view_of_non_leaf(view):
     a = _rng("inplace_view").standard_normal((3, 3))

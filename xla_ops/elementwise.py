@@ -61,7 +61,7 @@ expm1 = op("expm1", jnp.expm1, lambda g, ans, x: (g * (ans + 1),), saves=("ans",
 log = op("log", jnp.log, lambda g, ans, x: (g / x,), saves=("x",))
 log2 = op("log2", jnp.log2, lambda g, ans, x: (g / (x * jnp.log(2.0).astype(x.dtype)),), saves=("x",))
 log10 = op("log10", jnp.log10, lambda g, ans, x: (g / (x * jnp.log(10.0).astype(x.dtype)),), saves=("x",))
-log1p = op("log1p", jnp.log1p, lambda g, ans, x: (g / (1 + x),), saves=("x",))
+log1p = op("log1p", jnp.log1p, lambda g, ans, x: (g / (1 + x),), saves=("x",), node="Log1PBackward0")
 sqrt = op("sqrt", jnp.sqrt, lambda g, ans, x: (g / (2 * ans),), saves=("ans",))
 rsqrt = op("rsqrt", jax.lax.rsqrt, lambda g, ans, x: (-0.5 * g * ans * ans * ans,), saves=("ans",))
 reciprocal = op("reciprocal", jnp.reciprocal, lambda g, ans, x: (-g * ans * ans,), saves=("ans",))
@@ -123,6 +123,8 @@ def _clamp_vjp(g, ans, x, lo, hi):
 
 
 clamp = op("clamp", _clamp, _clamp_vjp, saves=("x", "lo", "hi"))
+# The same with number bounds: PyTorch names that overload's node differently.
+clamp_scalar = op("clamp_scalar", _clamp, _clamp_vjp, saves=("x", "lo", "hi"), node="ClampBackward1")
 
 
 def _where_vjp(g, ans, cond, x, y):

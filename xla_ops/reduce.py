@@ -40,7 +40,8 @@ mean_dim = op("mean_dim", lambda x, dim, keepdim=False, dtype=None: jnp.mean(x, 
               ((_expand(g, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype),),
               node="MeanBackward1")
 nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim))
-prod = op("prod", lambda x, dim=None, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim))
+prod = op("prod", lambda x: jnp.prod(x))
+prod_dim = op("prod_dim", lambda x, dim, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim), node="ProdBackward1")
 var = op("var", lambda x, dim=None, correction=1, keepdim=False: jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim))
 std = op("std", lambda x, dim=None, correction=1, keepdim=False: jnp.std(x, axis=dim, ddof=correction, keepdims=keepdim))
 

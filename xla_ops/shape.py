@@ -4,6 +4,7 @@ slices are `("s", start, stop, step)`."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ._op import op, unbroadcast
@@ -39,8 +40,27 @@ select = op("select", lambda x, dim, index: jnp.take(x, index, axis=dim),
 slice_ = op("slice", lambda x, dim, start, stop, step=1: x[(slice(None),) * dim + (slice(start, stop, step),)],
             lambda g, ans, x, dim, start, stop, step=1:
             (jnp.zeros(x.shape, g.dtype).at[(slice(None),) * dim + (slice(start, stop, step),)].set(g),))
-index_basic = op("index_basic", lambda x, index: x[decode_index(index)], node="SliceBackward0")
-diagonal = op("diagonal", lambda x, offset=0, dim1=0, dim2=1: jnp.diagonal(x, offset, dim1, dim2))
+
+
+def _linear_vjp(fwd):
+    """VJP of a linear view from the input's shape alone: it saves nothing, so writing through the
+    view (which bumps the base's version) never invalidates the graph behind it."""
+    def vjp(g, ans, x, **params):
+        _, pullback = jax.vjp(lambda z: fwd(z, **params), jnp.zeros(x.shape, g.dtype))
+        return pullback(g)
+    return vjp
+
+
+def _index_basic(x, index):
+    return x[decode_index(index)]
+
+
+def _diagonal(x, offset=0, dim1=0, dim2=1):
+    return jnp.diagonal(x, offset, dim1, dim2)
+
+
+index_basic = op("index_basic", _index_basic, _linear_vjp(_index_basic), node="SliceBackward0")
+diagonal = op("diagonal", _diagonal, _linear_vjp(_diagonal))
 alias = op("alias", lambda x: x, lambda g, ans, x: (g,), node="AliasBackward0")
 
 

@@ -210,7 +210,8 @@ def clamp(input, min=None, max=None):
     """Clamp into [min, max]; bounds may be numbers or tensors. The gradient passes where min <= x <= max."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-    return dispatch(X.clamp, (input, _operand(input, min), _operand(input, max)))
+    tensor_bounds = isinstance(min, Tensor) or isinstance(max, Tensor)
+    return dispatch(X.clamp if tensor_bounds else X.clamp_scalar, (input, _operand(input, min), _operand(input, max)))
 
 
 clip = clamp

@@ -59,7 +59,10 @@ def nanmean(input, dim=None, keepdim=False):
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    return dispatch(X.prod, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    d = _dims(dim, input.ndim)
+    if d is None:
+        return dispatch(X.prod, (input,))
+    return dispatch(X.prod_dim, (input,), (("dim", d), ("keepdim", keepdim)))
 
 
 def _correction(unbiased, correction):
