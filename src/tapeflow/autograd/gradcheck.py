@@ -4,12 +4,19 @@ The numerical Jacobian is computed in one batched evaluation per input: all
 perturbed copies of the input are stacked and the function runs once under
 `jax.vmap` (tapeflow ops accept JAX tracers). Functions that cannot be traced
 (for example ones calling `.item()`) fall back to one evaluation per
-perturbation.
+perturbation. The forward-mode Jacobian is batched the same way: the tangents
+of one input are stacked and vmapped.
+
+Besides the Jacobians, optional checks exercise the other ways gradients are
+asked for: with undefined (missing or zero) output gradients, with a batch of
+cotangents (`grad(..., is_grads_batched=True)`), with a batch of tangents, and
+the dtype and device of every gradient.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -19,9 +26,22 @@ from .._tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
+_BATCH = 3  # cotangents / tangents per batched check
+
 
 class GradcheckError(RuntimeError):
     """Raised by `gradcheck` / `gradgradcheck` when the gradients do not match."""
+
+
+@dataclass(frozen=True)
+class _Settings:
+    eps: float
+    atol: float
+    rtol: float
+    nondet_tol: float
+    check_backward_ad: bool
+    check_forward_ad: bool
+    check_grad_dtypes: bool
 
 
 def _as_tuple(x):
@@ -36,6 +56,10 @@ def _outputs_of(func, inputs):
     return _as_tuple(func(*inputs))
 
 
+def _tensor_outputs(func, inputs):
+    return [o for o in _outputs_of(func, inputs) if isinstance(o, Tensor)]
+
+
 def _pure(func, inputs, k):
     """func as a function of the raw array of input k, returning raw output arrays.
 
@@ -45,9 +69,12 @@ def _pure(func, inputs, k):
     def f(arr):
         args = list(inputs)
         args[k] = Tensor._wrap(arr).requires_grad_(inputs[k].requires_grad)
-        outs = _outputs_of(func, args)
-        return tuple(o._data for o in outs if isinstance(o, Tensor))
+        return tuple(o._data for o in _tensor_outputs(func, args))
     return f
+
+
+def _stack_rows(rows):
+    return tuple(jnp.stack([r[j] for r in rows]) for j in range(len(rows[0])))
 
 
 def _numerical(func, inputs, k, eps, directions):
@@ -60,10 +87,34 @@ def _numerical(func, inputs, k, eps, directions):
     try:
         outs = jax.vmap(f)(pert)
     except Exception:  # untraceable function (host reads such as .item()): one call per perturbation
-        rows = [f(p) for p in pert]
-        outs = tuple(jnp.stack([r[j] for r in rows]) for j in range(len(rows[0])))
+        outs = _stack_rows([f(p) for p in pert])
     m = directions.shape[0]
+    outs = [np.asarray(o, np.float64) if o.dtype == jnp.bool_ else o for o in outs]  # bool outputs: no subtraction
     return [np.asarray((o[:m] - o[m:]).reshape(m, -1), dtype=np.float64) / (2 * eps) for o in outs]
+
+
+def _forward_tangents(func, inputs, k, directions, batched=None):
+    """Forward-mode AD: the output tangents when input k carries each row of `directions` as its tangent.
+
+    `batched=None` tries one vmapped call and falls back to a loop; True / False force one or the other.
+    Returns raw arrays, one per tensor output, of shape (m, *out.shape)."""
+    from . import forward_ad
+
+    def one(tangent):
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[k] = forward_ad.make_dual(inputs[k], Tensor._wrap(tangent))
+            outs = _tensor_outputs(func, args)
+            tans = [forward_ad.unpack_dual(o).tangent for o in outs]
+            return tuple(jnp.zeros(o.shape, o._data.dtype) if t is None else t._data for o, t in zip(outs, tans))
+
+    if batched is not False:
+        try:
+            return jax.vmap(one)(directions)
+        except Exception:
+            if batched:
+                raise
+    return _stack_rows([one(d) for d in directions])
 
 
 def _vjp_rows(outs, inputs, diff, j):
@@ -85,10 +136,202 @@ def _vjp_rows(outs, inputs, diff, j):
     return cols
 
 
-def _fail(msg, raise_exception):
-    if raise_exception:
-        raise GradcheckError(msg)
-    return False
+def _basis(x):
+    return jnp.eye(x.numel(), dtype=x._data.dtype).reshape((-1,) + tuple(x.shape))
+
+
+def _mismatch(what, j, k, numerical, analytical, s):
+    if np.allclose(analytical, numerical, rtol=s.rtol, atol=s.atol):
+        return
+    diffpos = np.argwhere(~np.isclose(analytical, numerical, rtol=s.rtol, atol=s.atol))
+    raise GradcheckError(f"{what} for output {j} with respect to input {k},\n"
+                         f"numerical:{numerical}\nanalytical:{analytical}\n"
+                         f"mismatched (input element, output element) positions: {diffpos[:10].tolist()}\n"
+                         f"max abs difference: {np.abs(analytical - numerical).max()}. Hint: use float64 inputs "
+                         "and check the derivative formula of the operation.")
+
+
+def _check_jacobians(func, inputs, diff, outs, s):
+    """Full Jacobians: reverse mode (one backward per output element) and forward mode (one tangent per
+    input element) against central differences."""
+    numer = {k: _numerical(func, inputs, k, s.eps, _basis(inputs[k])) for k in diff}
+    if s.check_backward_ad:
+        for j, out in enumerate(outs):
+            ana = _vjp_rows(outs, inputs, diff, j)
+            if s.nondet_tol >= 0 and out.requires_grad:
+                again = _vjp_rows(outs, inputs, diff, j)
+                for k in diff:
+                    if not np.allclose(ana[k], again[k], rtol=0, atol=s.nondet_tol):
+                        raise GradcheckError(
+                            "Backward is not reentrant, i.e., running backward with same input and "
+                            "grad_output multiple times gives different values, although analytical "
+                            "gradient matches numerical gradient. The tolerance for nondeterminism "
+                            f"was {s.nondet_tol}.")
+            for k in diff:
+                _mismatch("Jacobian mismatch", j, k, numer[k][j], ana[k], s)
+    if s.check_forward_ad:
+        for k in diff:
+            tans = _forward_tangents(func, inputs, k, _basis(inputs[k]))
+            for j, t in enumerate(tans):
+                fwd = np.asarray(t.reshape(t.shape[0], -1), dtype=np.float64)
+                _mismatch("Jacobian computed with forward mode mismatch", j, k, numer[k][j], fwd, s)
+
+
+def _check_fast(func, inputs, diff, outs, s):
+    """Random projections: numerical v^T (J u) (finite difference along u) against (v^T J) u from
+    reverse mode and v^T (J u) from forward mode."""
+    from .backward import grad
+    key = jax.random.PRNGKey(0)
+    for k in diff:
+        x = inputs[k]
+        key, ku = jax.random.split(key)
+        u = jax.random.normal(ku, (1,) + tuple(x.shape), dtype=x._data.dtype)
+        ju = _numerical(func, inputs, k, s.eps, u)
+        ju_fwd = _forward_tangents(func, inputs, k, u, batched=False) if s.check_forward_ad else None
+        for j, out in enumerate(outs):
+            key, kv = jax.random.split(key)
+            v = jax.random.normal(kv, tuple(out.shape), dtype=out._data.dtype)
+            v64 = np.asarray(v, np.float64).reshape(-1)
+            numerical = float(np.dot(ju[j][0], v64))
+            candidates = []
+            if s.check_backward_ad:
+                analytical = 0.0
+                if out.requires_grad:
+                    (g,) = grad(out, [x], Tensor._wrap(v), retain_graph=True, allow_unused=True)
+                    if g is not None:
+                        analytical = float(np.dot(np.asarray(g._data, np.float64).reshape(-1),
+                                                  np.asarray(u, np.float64).reshape(-1)))
+                candidates.append(("Jacobian mismatch", analytical))
+            if ju_fwd is not None:
+                fwd = float(np.dot(np.asarray(ju_fwd[j][0], np.float64).reshape(-1), v64))
+                candidates.append(("Jacobian computed with forward mode mismatch", fwd))
+            for what, value in candidates:
+                if not np.isclose(value, numerical, rtol=s.rtol, atol=s.atol):
+                    raise GradcheckError(f"{what} for output {j} with respect to input {k},\n"
+                                         f"numerical:{numerical}\nanalytical:{value}\n"
+                                         "(fast mode compares v^T J u for random u, v; rerun with fast_mode=False "
+                                         "to see the full Jacobians.)")
+
+
+def _check_grad_attributes(inputs, diff, outs):
+    """Every gradient has its input's shape, dtype and device."""
+    from .backward import grad
+    for out in outs:
+        if not out.requires_grad:
+            continue
+        gs = grad(out, [inputs[k] for k in diff], Tensor._wrap(jnp.ones_like(out._data)),
+                  retain_graph=True, allow_unused=True)
+        for k, g in zip(diff, gs):
+            x = inputs[k]
+            if g is None:
+                continue
+            if tuple(g.shape) != tuple(x.shape):
+                raise GradcheckError(f"Gradient of input {k} has shape {list(g.shape)} but the input has shape "
+                                     f"{list(x.shape)}.")
+            if g.dtype != x.dtype:
+                raise GradcheckError(f"Gradient has dtype mismatch: the gradient of input {k} is {g.dtype} but the "
+                                     f"input is {x.dtype}. A backward (or a gradient hook) must return gradients "
+                                     "in the dtype of the input they belong to.")
+            if g.device != x.device:
+                raise GradcheckError(f"Gradient has device mismatch: the gradient of input {k} is on {g.device} but "
+                                     f"the input is on {x.device}.")
+
+
+def _check_undefined_grad(func, inputs, diff, outs):
+    """Backward with undefined output gradients: first all of them, then (several outputs) one at a time
+    with the others zero. Every input gradient must come back None or zero.
+
+    An output made by a custom Function gets `None` as its seed, which is what the engine gives a Function
+    whose output received no gradient (zeros, unless `ctx.set_materialize_grads(False)`). Other outputs get
+    zeros: the engine never hands `None` to built-in nodes."""
+    from .._dispatch import accumulator
+    from .engine import run_backward
+    from .function import BackwardCFunction
+
+    differentiable = [j for j, o in enumerate(outs) if o.requires_grad]
+    cases = [None] + (differentiable if len(differentiable) > 1 else [])
+    wrt = [inputs[k] for k in diff]
+    for undef in cases:
+        edges, seeds = [], []
+        for j, o in enumerate(_tensor_outputs(func, inputs)):  # a fresh graph: each run frees its own
+            if not o.requires_grad:
+                continue
+            node = o.grad_fn
+            edges.append((node, o._output_nr) if node is not None else (accumulator(o), 0))
+            leave = (undef is None or undef == j) and isinstance(node, BackwardCFunction)
+            seeds.append(None if leave else jnp.zeros_like(o._data))
+        which = "every output gradient undefined" if undef is None else \
+            f"the gradient of output {undef} undefined and the others zero"
+        try:
+            gs = run_backward(edges, seeds, retain_graph=False, create_graph=False, inputs=wrt, capture=True,
+                              allow_unused=True)
+        except Exception as e:
+            raise GradcheckError(
+                f"Backward failed with {which}: {type(e).__name__}: {e}\n"
+                "A backward must accept output gradients that are undefined: None for a custom Function that "
+                "called ctx.set_materialize_grads(False), zeros otherwise (for example when only some outputs are "
+                "used). Return None or zeros for the inputs in that case. Pass check_undefined_grad=False to "
+                "skip this check.") from e
+        for k, g in zip(diff, gs):
+            if g is not None and not bool(jnp.all(g._data == 0)):
+                raise GradcheckError(
+                    f"Input {k} got a nonzero gradient (largest magnitude {float(jnp.abs(g._data).max())}) with "
+                    f"{which}: when every output gradient is undefined or "
+                    "zero, each input gradient must be None or zero. Check that the backward multiplies by its "
+                    "output gradients and handles None. Pass check_undefined_grad=False to skip this check.")
+
+
+def _compare_batched(what, j, k, got, expected):
+    got = np.asarray(got, np.float64)
+    expected = np.asarray(expected, np.float64)
+    if got.shape == expected.shape and np.allclose(got, expected):
+        return
+    raise GradcheckError(f"{what} mismatch for output {j} with respect to input {k}: computing a batch of "
+                         f"{_BATCH} at once gave\n{got}\nbut computing them one at a time gave\n{expected}\n"
+                         "Every step of the computation must treat the batch elements independently.")
+
+
+def _check_batched_grad(inputs, diff, outs):
+    """`grad(..., is_grads_batched=True)` with a batch of random cotangents against one call per cotangent."""
+    from .backward import grad
+    key = jax.random.PRNGKey(2)
+    wrt = [inputs[k] for k in diff]
+    for j, out in enumerate(outs):
+        if not out.requires_grad:
+            continue
+        key, sub = jax.random.split(key)
+        vs = jax.random.normal(sub, (_BATCH,) + tuple(out.shape), dtype=out._data.dtype)
+        one_by_one = [grad(out, wrt, Tensor._wrap(v), retain_graph=True, allow_unused=True) for v in vs]
+        try:
+            batched = grad(out, wrt, Tensor._wrap(vs), retain_graph=True, allow_unused=True, is_grads_batched=True)
+        except Exception as e:
+            raise GradcheckError(f"Computing batched gradients (grad(..., is_grads_batched=True)) of output {j} "
+                                 f"failed: {type(e).__name__}: {e}\nEvery backward on the path must work on a batch "
+                                 "of output gradients. Pass check_batched_grad=False to skip this check.") from e
+        for i, (k, g) in enumerate(zip(diff, batched)):
+            x = inputs[k]._data
+            exp = jnp.stack([jnp.zeros_like(x) if row[i] is None else row[i]._data for row in one_by_one])
+            got = jnp.zeros_like(exp) if g is None else g._data
+            _compare_batched("Batched gradient", j, k, got, exp)
+
+
+def _check_batched_forward_grad(func, inputs, diff):
+    """Forward mode with a batch of random tangents (one vmapped call) against one call per tangent."""
+    key = jax.random.PRNGKey(3)
+    for k in diff:
+        x = inputs[k]
+        key, sub = jax.random.split(key)
+        tangents = jax.random.normal(sub, (_BATCH,) + tuple(x.shape), dtype=x._data.dtype)
+        one_by_one = _forward_tangents(func, inputs, k, tangents, batched=False)
+        try:
+            batched = _forward_tangents(func, inputs, k, tangents, batched=True)
+        except Exception as e:
+            raise GradcheckError(f"Computing batched forward gradients (tangents of input {k} under jax.vmap) "
+                                 f"failed: {type(e).__name__}: {e}\nEvery forward-mode rule (a Function's jvp "
+                                 "included) must work on traced tangents, without host reads such as .item(). "
+                                 "Pass check_batched_forward_grad=False to skip this check.") from e
+        for j, (got, exp) in enumerate(zip(batched, one_by_one)):
+            _compare_batched("Batched forward gradient", j, k, got, exp)
 
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
@@ -103,12 +346,22 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         inputs: a tensor or a tuple of arguments (tensors with `requires_grad=True` are checked).
         eps: finite-difference step.
         atol, rtol: tolerances of the comparison `|analytical - numerical| <= atol + rtol * |numerical|`.
-        raise_exception: raise `GradcheckError` on mismatch (else return False).
+        raise_exception: raise `GradcheckError` on a failed check (else return False).
         nondet_tol: tolerance for non-determinism (the backward is run twice and compared).
-        check_grad_dtypes: also check that each gradient has its input's dtype.
+        check_undefined_grad: run backward with undefined output gradients (None for custom Functions, zeros
+            for other nodes), all at once and one output at a time; it must not fail and every input
+            gradient must be None or zero.
+        check_grad_dtypes: also check that each gradient has its input's shape, dtype and device.
+        check_batched_grad: compare `grad(..., is_grads_batched=True)` on a batch of random cotangents with
+            one `grad` call per cotangent.
+        check_batched_forward_grad: compare forward mode on a batch of random tangents (one `jax.vmap`ped
+            call) with one call per tangent; needs `check_forward_ad`.
+        check_forward_ad: also compare the Jacobian from forward-mode AD (`tp.autograd.forward_ad`, a
+            Function's `jvp` included) with the numerical one.
+        check_backward_ad: compare the reverse-mode Jacobian (and run the checks above that use backward);
+            at least one of `check_backward_ad` and `check_forward_ad` must be True.
         fast_mode: compare one random projection `v^T J u` instead of the full Jacobian.
-        check_undefined_grad, check_batched_grad, check_batched_forward_grad, check_forward_ad,
-        check_backward_ad, masked: accepted for PyTorch compatibility; the backward check is always run.
+        masked: accepted for PyTorch compatibility; no effect, since tapeflow has no sparse or masked layouts.
 
     Returns:
         True when all checks pass.
@@ -116,7 +369,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     Example:
         >>> import tapeflow as tp
         >>> x = tp.randn(3, dtype=tp.float64, requires_grad=True)
-        >>> tp.autograd.gradcheck(lambda t: 1 / (1 + tp.exp(-t)), (x,))
+        >>> tp.autograd.gradcheck(lambda t: 1 / (1 + tp.exp(-t)), (x,), check_forward_ad=True)
         True
     """
     inputs = _as_tuple(inputs)
@@ -124,71 +377,34 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
                          "them have requires_grad=True. Hint: create the inputs with requires_grad=True.")
+    if not (check_forward_ad or check_backward_ad):
+        raise ValueError("gradcheck: check_forward_ad and check_backward_ad are both False, so nothing would be "
+                         "checked; set at least one of them.")
+    if check_batched_grad and not check_backward_ad:
+        raise ValueError("gradcheck: check_batched_grad=True needs check_backward_ad=True.")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise ValueError("gradcheck: check_batched_forward_grad=True needs check_forward_ad=True.")
     for k in diff:
         if inputs[k].dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{k} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision "
                           "floating point or complex.", stacklevel=2)
-    outs = _outputs_of(func, inputs)
-    outs = [o for o in outs if isinstance(o, Tensor)]
-    if fast_mode:
-        return _fast(func, inputs, diff, outs, eps, atol, rtol, raise_exception)
-    numer = {k: _numerical(func, inputs, k, eps, jnp.eye(inputs[k].numel(), dtype=inputs[k]._data.dtype)
-                           .reshape((-1,) + tuple(inputs[k].shape))) for k in diff}
-    for j, out in enumerate(outs):
-        ana = _vjp_rows(outs, inputs, diff, j)
-        if nondet_tol >= 0 and out.requires_grad:
-            again = _vjp_rows(outs, inputs, diff, j)
-            for k in diff:
-                if not np.allclose(ana[k], again[k], rtol=0, atol=nondet_tol):
-                    return _fail(f"Backward is not reentrant, i.e., running backward with same input and "
-                                 f"grad_output multiple times gives different values, although analytical "
-                                 f"gradient matches numerical gradient. The tolerance for nondeterminism "
-                                 f"was {nondet_tol}.", raise_exception)
-        for k in diff:
-            n = numer[k][j]
-            a = ana[k]
-            if not np.allclose(a, n, rtol=rtol, atol=atol):
-                diffpos = np.argwhere(~np.isclose(a, n, rtol=rtol, atol=atol))
-                return _fail(f"Jacobian mismatch for output {j} with respect to input {k},\n"
-                             f"numerical:{n}\nanalytical:{a}\n"
-                             f"mismatched (input element, output element) positions: {diffpos[:10].tolist()}\n"
-                             f"max abs difference: {np.abs(a - n).max()}. Hint: use float64 inputs and "
-                             f"check the backward formula of the operation.", raise_exception)
-        if check_grad_dtypes and out.requires_grad:
-            from .backward import grad
-            gs = grad(out, [inputs[k] for k in diff], Tensor._wrap(jnp.ones_like(out._data)),
-                      retain_graph=True, allow_unused=True)
-            for k, g in zip(diff, gs):
-                if g is not None and g.dtype != inputs[k].dtype:
-                    return _fail("Gradient has dtype mismatch", raise_exception)
-    return True
-
-
-def _fast(func, inputs, diff, outs, eps, atol, rtol, raise_exception):
-    """Random projections: numerical v^T (J u) (finite difference along u) vs analytical (v^T J) u."""
-    from .backward import grad
-    key = jax.random.PRNGKey(0)
-    for k in diff:
-        x = inputs[k]
-        key, ku = jax.random.split(key)
-        u = jax.random.normal(ku, (1,) + tuple(x.shape), dtype=x._data.dtype)
-        ju = _numerical(func, inputs, k, eps, u)
-        for j, out in enumerate(outs):
-            key, kv = jax.random.split(key)
-            v = jax.random.normal(kv, tuple(out.shape), dtype=out._data.dtype)
-            numerical = float(np.dot(ju[j][0], np.asarray(v, np.float64).reshape(-1)))
-            analytical = 0.0
-            if out.requires_grad:
-                (g,) = grad(out, [x], Tensor._wrap(v), retain_graph=True, allow_unused=True)
-                if g is not None:
-                    analytical = float(np.dot(np.asarray(g._data, np.float64).reshape(-1),
-                                              np.asarray(u, np.float64).reshape(-1)))
-            if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
-                return _fail(f"Jacobian mismatch for output {j} with respect to input {k},\n"
-                             f"numerical:{numerical}\nanalytical:{analytical}\n"
-                             "(fast mode compares v^T J u for random u, v; rerun with fast_mode=False "
-                             "to see the full Jacobians.)", raise_exception)
+    s = _Settings(eps, atol, rtol, nondet_tol, check_backward_ad, check_forward_ad, check_grad_dtypes)
+    try:
+        outs = _tensor_outputs(func, inputs)
+        (_check_fast if fast_mode else _check_jacobians)(func, inputs, diff, outs, s)
+        if check_backward_ad and check_grad_dtypes:
+            _check_grad_attributes(inputs, diff, outs)
+        if check_backward_ad and check_undefined_grad:
+            _check_undefined_grad(func, inputs, diff, outs)
+        if check_batched_grad:
+            _check_batched_grad(inputs, diff, outs)
+        if check_batched_forward_grad:
+            _check_batched_forward_grad(func, inputs, diff)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
     return True
 
 
@@ -203,8 +419,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         func: function of tensors returning a tensor or a tuple of tensors.
         inputs: a tensor or a tuple of arguments.
         grad_outputs: gradients w.r.t. the outputs (random float tensors requiring grad when None).
-        eps, atol, rtol, raise_exception, nondet_tol, check_grad_dtypes, fast_mode: as in `gradcheck`.
-        other arguments: accepted for PyTorch compatibility.
+        eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, check_grad_dtypes,
+            check_batched_grad, fast_mode: as in `gradcheck`, applied to the backward of `func`.
+        check_rev_over_rev: check the backward of the backward (gradcheck's `check_backward_ad`).
+        check_fwd_over_rev: check forward-mode AD through the backward (gradcheck's `check_forward_ad`).
+        gen_non_contig_grad_outputs, masked: accepted for PyTorch compatibility; no effect (tapeflow tensors
+            have no strides, and no sparse or masked layouts).
 
     Returns:
         True when the check passes.
@@ -221,7 +441,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
                          "them have requires_grad=True. Hint: create the inputs with requires_grad=True.")
-    outs = [o for o in _outputs_of(func, inputs) if isinstance(o, Tensor)]
+    outs = _tensor_outputs(func, inputs)
     if grad_outputs is None:
         key = jax.random.PRNGKey(1)
         grad_outputs = []
@@ -235,15 +455,16 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     def new_func(*args):
         ins, gos = args[:n_in], args[n_in:]
-        o = [t for t in _outputs_of(func, ins) if isinstance(t, Tensor)]
+        o = _tensor_outputs(func, ins)
         pairs = [(t, g) for t, g in zip(o, gos) if t.requires_grad]
         wrt = [ins[k] for k in _diff_inputs(ins)]
         gs = grad([t for t, _ in pairs], wrt, [g for _, g in pairs], create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(new_func, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_grad_dtypes=check_grad_dtypes,
-                     fast_mode=fast_mode)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev, fast_mode=fast_mode)
 
 
 # `tp.autograd.gradcheck` is the function (as in PyTorch); keep the error class reachable from it too.
