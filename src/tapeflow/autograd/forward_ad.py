@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from .. import _dispatch
 from .._state import state
 from .._tensor import Tensor, _is_float_array
+from . import graph
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level", "UnpackedDualTensor"]
 
@@ -41,6 +42,7 @@ class _TangentTable:
 
     def __init__(self):
         self._d: dict = {}
+        self._saved: dict = {}  # id(node) -> (node ref, (array, tangent)) for nodes that save their output
 
     def get(self, t):
         e = self._d.get(id(t))
@@ -53,6 +55,24 @@ class _TangentTable:
         key = id(t)
         d = self._d
         d[key] = (weakref.ref(t, lambda _, key=key: d.pop(key, None)), value)
+        node = t.grad_fn
+        if node is not None and getattr(node, "_ans", None) is value[0]:
+            # The node keeps this output for its backward, maybe longer than the Tensor lives.
+            saved, nkey = self._saved, id(node)
+            saved[nkey] = (weakref.ref(node, lambda _, nkey=nkey: saved.pop(nkey, None)), value)
+
+    def of_saved_output(self, node):
+        e = self._saved.get(id(node))
+        return None if e is None or e[0]() is not node else e[1]
+
+
+def _adopt(node, t: Tensor) -> None:
+    """Give `t`, the saved output of `node` re-wrapped by a `create_graph=True` backward, the
+    tangent of the output it was saved from (so forward-over-reverse sees it)."""
+    for table in _tables.values():
+        e = table.of_saved_output(node)
+        if e is not None and e[0] is t._data:
+            table[t] = e
 
 
 _levels: list[int] = []
@@ -70,6 +90,7 @@ def enter_dual_level() -> int:
     _tables[level] = _TangentTable()
     _dispatch.interceptors.append(_propagate)
     _dispatch.inplace_listeners.append(_on_inplace)
+    graph.saved_output_hooks.append(_adopt)
     return level
 
 
@@ -84,6 +105,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     _tables.pop(level, None)
     _dispatch.interceptors.remove(_propagate)
     _dispatch.inplace_listeners.remove(_on_inplace)
+    graph.saved_output_hooks.remove(_adopt)
 
 
 class dual_level:

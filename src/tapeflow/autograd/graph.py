@@ -168,6 +168,11 @@ def _version_error(entry, node) -> RuntimeError:
         f"Hint: it was saved by {node.name()}; clone() it before the in-place change, or change a copy.")
 
 
+#: Called with the Tensor a `create_graph=True` backward wraps around a node's saved output
+#: (forward-mode AD uses it to carry that output's tangent over).
+saved_output_hooks: list[Callable] = []
+
+
 class OpNode(Node):
     """The node of one `xla_ops` op; its backward is that op's compiled VJP."""
 
@@ -186,6 +191,8 @@ class OpNode(Node):
             ans = self._ans
             if ans is not None and nout == 1:
                 ans = Tensor._make(ans, self, 0, True)
+                for hook in saved_output_hooks:
+                    hook(self, ans)
             gop = op.grad_op(self.params, self.needs, self._metas, nout)
             return dispatch(gop, (*grads, ans, *self._saved))
         return op.backward(self.params, self.needs, self._metas, nout)(
