@@ -338,3 +338,27 @@ def test_grad_is_grads_batched_gives_jacobian_rows():
     y = x ** 2
     (jac,) = tp.autograd.grad(y, x, tp.eye(3, dtype=tp.float64), is_grads_batched=True)
     np.testing.assert_allclose(jac.numpy(), np.diag([2.0, 4.0, 6.0]))
+
+
+def test_is_grads_batched_is_one_vmapped_backward_equal_to_a_loop():
+    x = t([0.5, -1.0, 2.0, 0.3], requires_grad=True)
+    w = t([1.5, 0.5, -2.0, 1.0], requires_grad=True)
+    y = (x.sin() * w).cumsum(0) + x.exp()
+    v = tp.tensor(np.random.default_rng(0).standard_normal((5, 4)))
+    batched = tp.autograd.grad(y, (x, w), v, is_grads_batched=True, retain_graph=True)
+    for i in range(5):
+        single = tp.autograd.grad(y, (x, w), v[i], retain_graph=True)
+        for b, s in zip(batched, single):
+            np.testing.assert_allclose(b.numpy()[i], s.numpy(), rtol=1e-12)
+    # Without retain_graph the graph is freed, as after any backward.
+    tp.autograd.grad(y, (x, w), v, is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="second time"):
+        tp.autograd.grad(y, (x, w), v[0])
+
+
+def test_is_grads_batched_explains_a_hook_that_reads_values():
+    x = t([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.register_hook(lambda g: g * float(g.sum().item()))
+    with pytest.raises(RuntimeError, match="is_grads_batched=False"):
+        tp.autograd.grad(y, x, tp.eye(2, dtype=tp.float64), is_grads_batched=True)

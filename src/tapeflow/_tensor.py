@@ -22,6 +22,10 @@ __all__ = ["Tensor", "as_tensor", "is_tensor", "Size"]
 _new = object.__new__
 
 
+
+class TracedValueError(RuntimeError):
+    """A Python value (`item()`, `bool()`, `numpy()`) was asked of a tensor that JAX is tracing."""
+
 class Size(tuple):
     """A tensor shape: a tuple with PyTorch's repr (`tapeflow.Size([2, 3])`)."""
 
@@ -290,7 +294,7 @@ class Tensor:
     # -- conversions to Python / NumPy ---------------------------------------------
     def _concrete(self, what: str):
         if isinstance(self._data, jax.core.Tracer):
-            raise RuntimeError(
+            raise TracedValueError(
                 f"tapeflow: {what} needs a concrete value, but this tensor is being traced by JAX "
                 "(inside jax.jit/vmap/grad or tp.compile). Keep data-dependent Python outside the "
                 "traced function, or use tensor ops (tp.where) instead.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._tensor import Tensor
+from .._tensor import Tensor, TracedValueError
 from .engine import run_backward
 
 __all__ = ["backward", "grad"]
@@ -177,9 +177,30 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     n = gouts[0].shape[0]
     if any(g.shape[0] != n for g in gouts):
         raise RuntimeError("grad(is_grads_batched=True): every grad_output needs the same batch size")
+    if not create_graph:
+        return _grad_vmapped(outputs, inputs, gouts, retain_graph, allow_unused, materialize_grads)
+    # NOTE: with create_graph the results must join the tape, which a vmapped trace cannot: one backward each.
     per = []
     for i in range(n):
         keep = True if i < n - 1 else retain_graph
         per.append(grad(outputs, inputs, tuple(g[i] for g in gouts), retain_graph=keep, create_graph=create_graph,
                         allow_unused=allow_unused, materialize_grads=materialize_grads))
     return tuple(None if col[0] is None else stack(list(col)) for col in zip(*per))
+
+
+def _grad_vmapped(outputs, inputs, gouts, retain_graph, allow_unused, materialize_grads):
+    """One backward pass traced under `jax.vmap` over the cotangents' leading dimension."""
+    def one(*gs):
+        res = grad(outputs, inputs, tuple(Tensor._wrap(g) for g in gs), retain_graph=retain_graph,
+                   allow_unused=allow_unused, materialize_grads=materialize_grads)
+        return tuple(None if r is None else r._data for r in res)
+
+    try:
+        arrays = jax.vmap(one)(*(g._data for g in gouts))
+    except (TracedValueError, jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+            jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError) as e:
+        raise RuntimeError("grad(is_grads_batched=True) runs the backward pass once under jax.vmap over the "
+                           "cotangents, and a backward function or hook here reads values on the host (.item(), "
+                           "bool(), numpy()). Make it vmap-friendly, or call grad once per cotangent with "
+                           f"is_grads_batched=False. ({type(e).__name__})") from e
+    return tuple(None if a is None else Tensor._wrap(a) for a in arrays)
