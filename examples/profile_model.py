@@ -32,5 +32,5 @@ step()  # compile every op once, outside the profile
 with profiler.profile(record_shapes=True, sync=True) as prof:
     step()
 print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=15))
-prof.export_chrome_trace("profile_trace.json")
-print("Chrome trace written to profile_trace.json (open in https://ui.perfetto.dev)")
+prof.export_chrome_trace("profile_model.trace.json")
+print("Chrome trace written to profile_model.trace.json (open in https://ui.perfetto.dev)")
