@@ -131,6 +131,53 @@ spec("max_pool", [C(F((2, 2, 5, 5)), kernel=(3, 3), stride=(2, 2), padding=(1, 1
                   C(F((1, 1, 5, 6)), kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=True),
                   C(F((1, 2, 7, 6)), kernel=(2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1), ceil_mode=False)],
      _np_max_pool, tf=lambda x: FN.max_pool2d(x, 3, 2, 1))
+
+
+def _np_max_pool_with_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """Window by window: the first maximum in scan order (or a NaN) and its flat position in the input plane."""
+    size, _ = _pool_geometry(x, kernel, stride, padding, dilation, ceil_mode)
+    plane = x.shape[2:]
+    out = np.empty(x.shape[:2] + tuple(size))
+    idx = np.empty(x.shape[:2] + tuple(size), np.int64)
+    for nc in np.ndindex(*x.shape[:2]):
+        for o in np.ndindex(*size):
+            cells = [tuple(o[i] * stride[i] - padding[i] + off[i] * dilation[i] for i in range(len(kernel)))
+                     for off in np.ndindex(*kernel)]
+            cells = [c for c in cells if all(0 <= c[i] < plane[i] for i in range(len(c)))]
+            best, where = -np.inf, cells[0]
+            for c in cells:
+                v = x[nc + c]
+                if v > best or np.isnan(v):
+                    best, where = v, c
+            out[nc + o], idx[nc + o] = best, np.ravel_multi_index(where, plane)
+    return out, idx
+
+
+def _ties(rng, s):
+    x = rng.integers(-1, 2, s).astype(np.float64)
+    x.reshape(-1)[:2] = np.nan
+    return x
+
+
+def _np_max_unpool(x, indices, output_size):
+    out = np.zeros(x.shape[:2] + (math.prod(output_size),))
+    for nc in np.ndindex(*x.shape[:2]):
+        out[nc][indices[nc].reshape(-1)] = x[nc].reshape(-1)
+    return out.reshape(x.shape[:2] + tuple(output_size))
+
+
+spec("max_pool_with_indices",
+     [C(F((2, 2, 5, 5)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), dilation=(1, 1), ceil_mode=False),
+      C(F((1, 2, 5, 6)), kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=True),
+      C(F((1, 2, 7, 6)), kernel=(2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1), ceil_mode=False),
+      C(F((2, 1, 9), _ties), kernel=(3,), stride=(2,), padding=(1,), dilation=(2,), ceil_mode=True, grad=False),
+      C(F((1, 3, 6, 5), _ties), kernel=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True,
+        grad=False)],
+     _np_max_pool_with_indices, tf=lambda x: FN.max_pool2d(x, 3, 2, 1, return_indices=True))
+spec("max_unpool", [C(F((1, 2, 2, 2)), A([[[[5, 3], [8, 15]], [[0, 6], [13, 11]]]]), output_size=(4, 4)),
+                    C(F((2, 1, 2, 2)), A([[[[0, 7], [11, 24]]], [[[6, 3], [20, 18]]]]), output_size=(5, 5)),
+                    C(F((1, 2, 3)), A([[[1, 2, 6], [0, 4, 5]]]), output_size=(7,))],
+     _np_max_unpool, tf=lambda x, i: FN.max_unpool2d(x, i, 2))
 spec("avg_pool", [C(F((2, 2, 6, 6)), kernel=(3, 3), stride=(2, 2), padding=(1, 1), ceil_mode=False,
                     count_include_pad=True, divisor_override=None),
                   C(F((1, 2, 5, 5)), kernel=(2, 2), stride=(2, 2), padding=(1, 1), ceil_mode=True,
@@ -193,8 +240,34 @@ spec("group_norm", [C(F((2, 4, 3)), F((4,)), F((4,)), num_groups=2, eps=1e-5),
 
 # -- embedding, activations, one-hot ------------------------------------------------------------------------------------
 spec("embedding", [C(F((5, 3)), I((2, 4), 5), padding_idx=None), C(F((4, 2)), A([[1, 3], [3, 0]]), padding_idx=None),
-                   C(F((4, 2)), A([1, 2, 1]), padding_idx=1, grad=False)],
-     lambda weight, indices, padding_idx=None: weight[indices], tf=lambda w, i: FN.embedding(i, w))
+                   C(F((4, 2)), A([1, 2, 1]), padding_idx=1, grad=False),
+                   # Forward only: scale_grad_by_freq makes the gradient differ from the forward's derivative
+                   # on purpose; tests/test_nn_extras.py checks it against PyTorch.
+                   C(F((4, 2)), A([[1, 3], [3, 3]]), padding_idx=None, scale_grad_by_freq=True, grad=False)],
+     lambda weight, indices, padding_idx=None, scale_grad_by_freq=False: weight[indices],
+     tf=lambda w, i: FN.embedding(i, w))
+
+
+def _np_embedding_renorm(weight, indices, max_norm, norm_type=2.0):
+    w = weight.copy()
+    for r in np.unique(indices):
+        n = np.linalg.norm(w[r], ord=norm_type)
+        if n > max_norm:
+            w[r] *= max_norm / (n + 1e-7)
+    return w
+
+
+def _renormed(w, i):
+    """`F.embedding` with `max_norm` renormalises the looked-up rows of `w` in place."""
+    FN.embedding(i, w, max_norm=2.0)
+    return w
+
+
+spec("embedding_renorm", [C(F((6, 3)), A([[0, 2, 2], [5, 1, 0]]), max_norm=2.0, norm_type=2.0),
+                          C(F((5, 4)), A([4, 1, 3]), max_norm=1.5, norm_type=1.0),
+                          C(F((5, 4)), A([0, 1, 2, 3]), max_norm=1.0, norm_type=float("inf")),
+                          C(F((3, 2)), A([2]), max_norm=0.5, norm_type=3.0)],
+     _np_embedding_renorm, diff=False, tf=_renormed)
 
 
 def _np_gelu(x, approximate="none"):

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._op import op, unbroadcast
 
 __all__ = [
-    "linear", "linear_nobias", "conv", "conv_transpose", "max_pool", "avg_pool", "adaptive_avg_pool",
-    "batch_norm", "batch_norm_eval", "batch_norm_stats_update", "layer_norm", "group_norm", "embedding",
+    "linear", "linear_nobias", "conv", "conv_transpose", "max_pool", "max_pool_with_indices", "max_unpool",
+    "avg_pool", "adaptive_avg_pool", "batch_norm", "batch_norm_eval", "batch_norm_stats_update", "layer_norm",
+    "group_norm", "embedding", "embedding_renorm",
     "gelu", "silu", "elu", "leaky_relu", "softplus", "one_hot",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -104,21 +107,83 @@ def _pool_pads(shape, kernel, stride, padding, ceil_mode):
     return pads
 
 
+def _window_views(x, kernel, stride, padding, dilation, ceil_mode, fill):
+    """One strided view of the padded input per kernel offset (in PyTorch's scan order), the offsets,
+    and the output size."""
+    eff = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    pads = _pool_pads(x.shape[2:], eff, stride, padding, ceil_mode)
+    xp = jnp.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=fill)
+    size = [(xp.shape[2 + i] - e) // s + 1 for i, (e, s) in enumerate(zip(eff, stride))]
+    offs = list(itertools.product(*(range(k) for k in kernel)))
+    views = [xp[(slice(None), slice(None)) + tuple(
+        slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in zip(off, dilation, stride, size))]
+        for off in offs]
+    return views, offs, size
+
+
+def _beats(v, best):
+    """Where `v` replaces the running maximum: strictly greater, or a NaN (which then propagates)."""
+    take = v > best
+    return take | jnp.isnan(v) if jnp.issubdtype(v.dtype, jnp.floating) else take
+
+
 def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
-    pads = _pool_pads(x.shape[2:], tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation)), stride, padding,
-                      ceil_mode)
     # A Python scalar init lets JAX pick its differentiable max-pool primitive.
     init = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
     if any(d != 1 for d in dilation):
-        # JAX has no VJP for dilated max windows: take the max over the strided window offsets instead.
-        xp = jnp.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=init)
-        size = [(xp.shape[2 + i] - dilation[i] * (k - 1) - 1) // stride[i] + 1 for i, k in enumerate(kernel)]
-        views = [xp[(slice(None), slice(None)) + tuple(
-            slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in zip(off, dilation, stride, size))]
-            for off in itertools.product(*(range(k) for k in kernel))]
-        return functools.reduce(jnp.maximum, views)
+        # JAX has no VJP for dilated max windows: scan the window offsets instead, keeping the first
+        # maximum, so that (as in PyTorch) one cell per window gets the gradient, even with ties.
+        views, _, _ = _window_views(x, kernel, stride, padding, dilation, ceil_mode, init)
+        best = views[0]
+        for v in views[1:]:
+            best = jnp.where(_beats(v, best), v, best)
+        return best
+    pads = _pool_pads(x.shape[2:], kernel, stride, padding, ceil_mode)
     return jax.lax.reduce_window(x, init, jax.lax.max, (1, 1) + kernel, (1, 1) + stride,
-                                 ((0, 0), (0, 0)) + tuple(pads), window_dilation=(1, 1) + dilation)
+                                 ((0, 0), (0, 0)) + tuple(pads))
+
+
+def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """The flat position (into each input plane, int64) of every window's maximum, as PyTorch picks it:
+    the first maximum in scan order, or a NaN; a window of all `-inf` points at its first cell in the input."""
+    low = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+    views, offs, size = _window_views(x, kernel, stride, padding, dilation, ceil_mode, low)
+    plane = x.shape[2:]
+    flat_stride = [math.prod(plane[i + 1:]) for i in range(len(plane))]
+
+    def flat(pos):  # per-dimension positions -> flat index, broadcast over the output grid
+        grids = jnp.meshgrid(*[jnp.asarray(q, jnp.int64) * f for q, f in zip(pos, flat_stride)], indexing="ij")
+        return functools.reduce(jnp.add, grids)
+
+    starts = [np.arange(n) * s - p for n, s, p in zip(size, stride, padding)]
+    first = [np.where(q < 0, q % d, q) for q, d in zip(starts, dilation)]  # skip the left padding
+    best = jnp.full(x.shape[:2] + tuple(size), low, x.dtype)
+    idx = jnp.broadcast_to(flat(first), best.shape)
+    for off, v in zip(offs, views):
+        take = _beats(v, best)
+        best = jnp.where(take, v, best)
+        idx = jnp.where(take, flat([q + o * d for q, o, d in zip(starts, off, dilation)]), idx)
+    return idx
+
+
+def _max_pool_with_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    # The values (and so the gradient) are exactly `max_pool`'s; the indices carry no gradient.
+    out = _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
+    return out, jax.lax.stop_gradient(_max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode))
+
+
+def _max_unpool(x, indices, output_size):
+    n, c = x.shape[:2]
+    flat = jnp.zeros((n, c, math.prod(output_size)), x.dtype)
+    rows = (jnp.arange(n)[:, None, None], jnp.arange(c)[None, :, None], indices.reshape(n, c, -1))
+    # Out-of-range indices are dropped (PyTorch raises; checking would need a host sync).
+    return flat.at[rows].set(x.reshape(n, c, -1), mode="drop").reshape((n, c) + tuple(output_size))
+
+
+def _max_unpool_vjp(g, ans, x, indices, output_size):
+    n, c = x.shape[:2]
+    gx = jnp.take_along_axis(g.reshape(n, c, -1), indices.reshape(n, c, -1), axis=2, mode="fill", fill_value=0)
+    return gx.reshape(x.shape).astype(x.dtype), None
 
 
 def _avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
@@ -156,6 +221,8 @@ def _adaptive_avg_pool(x, output_size):
 
 
 max_pool = op("max_pool", _max_pool, node="MaxPool2DWithIndicesBackward0")
+max_pool_with_indices = op("max_pool_with_indices", _max_pool_with_indices, node="MaxPool2DWithIndicesBackward0")
+max_unpool = op("max_unpool", _max_unpool, _max_unpool_vjp, saves=("indices",), node="MaxUnpool2DBackward0")
 avg_pool = op("avg_pool", _avg_pool, node="AvgPool2DBackward0")
 adaptive_avg_pool = op("adaptive_avg_pool", _adaptive_avg_pool, node="AdaptiveAvgPool2DBackward0")
 
@@ -222,15 +289,46 @@ group_norm = op("group_norm", _group_norm, node="NativeGroupNormBackward0")
 
 
 # -- embedding -----------------------------------------------------------------------------------
-def _embedding_vjp(g, ans, weight, indices, padding_idx=None):
-    gw = jnp.zeros(weight.shape, g.dtype).at[indices.reshape(-1)].add(g.reshape(-1, weight.shape[1]))
+def _embedding_vjp(g, ans, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+    idx = indices.reshape(-1)
+    rows = g.reshape(-1, weight.shape[1])
+    if scale_grad_by_freq:
+        counts = jnp.zeros(weight.shape[0], g.dtype).at[idx].add(1)
+        rows = rows / jnp.take(counts, idx)[:, None]
+    gw = jnp.zeros(weight.shape, g.dtype).at[idx].add(rows)
     if padding_idx is not None:
         gw = gw.at[padding_idx].set(0)
     return gw.astype(weight.dtype), None
 
 
-embedding = op("embedding", lambda weight, indices, padding_idx=None: jnp.take(weight, indices, axis=0),
-               _embedding_vjp, saves=("indices",), node="EmbeddingBackward0")
+embedding = op("embedding", lambda weight, indices, padding_idx=None, scale_grad_by_freq=False:
+               jnp.take(weight, indices, axis=0), _embedding_vjp, saves=("indices",), node="EmbeddingBackward0")
+
+
+def _row_norms(rows, norm_type):
+    a = jnp.abs(rows)
+    if norm_type == float("inf"):
+        return jnp.max(a, axis=-1)
+    if norm_type == 2.0:
+        return jnp.sqrt(jnp.sum(a * a, axis=-1))
+    if norm_type == 1.0:
+        return jnp.sum(a, axis=-1)
+    return jnp.sum(a ** norm_type, axis=-1) ** (1.0 / norm_type)
+
+
+def _embedding_renorm(weight, indices, max_norm, norm_type=2.0):
+    """`weight` with every row named in `indices` scaled to norm at most `max_norm` (PyTorch's
+    `embedding_renorm_`, without a host sync: a `where` on the norms instead of a branch)."""
+    idx = indices.reshape(-1)
+    rows = jnp.take(weight, idx, axis=0)
+    norms = _row_norms(rows, norm_type)
+    # The 1e-7 keeps the scale finite and leaves the new norm a hair under max_norm, as PyTorch does.
+    scale = jnp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(weight.dtype)
+    # A repeated index writes the same scaled row each time.
+    return weight.at[idx].set(rows * scale[:, None])
+
+
+embedding_renorm = op("embedding_renorm", _embedding_renorm, differentiable=False)
 
 
 # -- activations ------------------------------------------------------------------------------------

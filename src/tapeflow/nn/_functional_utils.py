@@ -13,6 +13,22 @@ from .._tensor import Tensor
 __all__ = ["one_hot", "pad", "normalize", "scaled_dot_product_attention"]
 
 
+def _tuple(v, n: int, name: str) -> tuple:
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v}")
+    return v
+
+
+def _check(x, name: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}; convert with tapeflow.tensor(...)")
+
+
 def one_hot(tensor, num_classes=-1) -> Tensor:
     """Integer class indices to one-hot rows (int64).
 

@@ -2,7 +2,7 @@
 
 Each function checks its arguments, normalises them into static parameters
 and dispatches one `xla_ops.nn` op (one XLA call, one backward node).
-Losses live in `_functional_losses.py` and are re-exported here.
+Losses live in `_functional_losses.py`, pooling in `_functional_pooling.py`; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -24,31 +24,17 @@ from ._functional_losses import (
     nll_loss,
     smooth_l1_loss,
 )
-from ._functional_utils import normalize, one_hot, pad, scaled_dot_product_attention
+from ._functional_pooling import adaptive_avg_pool2d, avg_pool2d, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d
+from ._functional_utils import _check, _tuple, normalize, one_hot, pad, scaled_dot_product_attention
 
 __all__ = [
-    "linear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "linear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d",
+    "avg_pool2d", "adaptive_avg_pool2d",
     "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "relu", "gelu", "silu", "elu",
     "leaky_relu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "one_hot", "pad", "normalize",
     "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
 ]
-
-
-def _tuple(v, n: int, name: str) -> tuple:
-    if isinstance(v, int):
-        return (v,) * n
-    v = tuple(int(a) for a in v)
-    if len(v) == 1:
-        return v * n
-    if len(v) != n:
-        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v}")
-    return v
-
-
-def _check(x, name: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(x).__name__}; convert with tapeflow.tensor(...)")
 
 
 # -- linear and convolution -----------------------------------------------------------------
@@ -183,95 +169,6 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out.squeeze(0) if unbatched else out
 
 
-# -- pooling ------------------------------------------------------------------------------------------
-def _batched(input, n, name):
-    _check(input, name)
-    if input.ndim == n + 1:
-        return input.unsqueeze(0), True
-    if input.ndim != n + 2:
-        raise RuntimeError(f"{name}: expected a {n + 1}D or {n + 2}D input, got shape {list(input.shape)}")
-    return input, False
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> Tensor:
-    """2-d max pooling.
-
-    Arguments:
-        input: `(N, C, H, W)` or `(C, H, W)`.
-        kernel_size, stride (default: kernel_size), padding, dilation, ceil_mode: as in PyTorch.
-
-    Returns:
-        The pooled tensor.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.nn.functional.max_pool2d(tp.arange(16.).reshape(1, 1, 4, 4), 2)
-        tensor([[[[ 5.,  7.],
-                  [13., 15.]]]])
-    """
-    x, unbatched = _batched(input, 2, "max_pool2d")
-    k = _tuple(kernel_size, 2, "kernel_size")
-    s = k if stride is None or stride == [] else _tuple(stride, 2, "stride")
-    p = _tuple(padding, 2, "padding")
-    if any(pp * 2 > kk for pp, kk in zip(p, k)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p} and "
-                           f"kernel_size={k}")
-    out = dispatch(X.nn.max_pool, (x,), (("kernel", k), ("stride", s), ("padding", p),
-                                         ("dilation", _tuple(dilation, 2, "dilation")), ("ceil_mode", bool(ceil_mode))))
-    return out.squeeze(0) if unbatched else out
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None) -> Tensor:
-    """2-d average pooling.
-
-    Arguments:
-        input: `(N, C, H, W)` or `(C, H, W)`.
-        kernel_size, stride (default: kernel_size), padding, ceil_mode, count_include_pad, divisor_override:
-            as in PyTorch.
-
-    Returns:
-        The pooled tensor.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.nn.functional.avg_pool2d(tp.ones(1, 1, 4, 4), 2).shape
-        tapeflow.Size([1, 1, 2, 2])
-    """
-    x, unbatched = _batched(input, 2, "avg_pool2d")
-    k = _tuple(kernel_size, 2, "kernel_size")
-    s = k if stride is None or stride == [] else _tuple(stride, 2, "stride")
-    p = _tuple(padding, 2, "padding")
-    if any(pp * 2 > kk for pp, kk in zip(p, k)):
-        raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}")
-    out = dispatch(X.nn.avg_pool, (x,), (("kernel", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
-                                         ("count_include_pad", bool(count_include_pad)),
-                                         ("divisor_override", divisor_override)))
-    return out.squeeze(0) if unbatched else out
-
-
-def adaptive_avg_pool2d(input, output_size) -> Tensor:
-    """2-d average pooling to a fixed output size (bins as in PyTorch).
-
-    Arguments:
-        input: `(N, C, H, W)` or `(C, H, W)`.
-        output_size: int or `(H_out, W_out)`; `None` keeps that size.
-
-    Returns:
-        `(N, C, H_out, W_out)`.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.nn.functional.adaptive_avg_pool2d(tp.ones(2, 3, 5, 7), 1).shape
-        tapeflow.Size([2, 3, 1, 1])
-    """
-    x, unbatched = _batched(input, 2, "adaptive_avg_pool2d")
-    size = (output_size, output_size) if isinstance(output_size, int) or output_size is None else tuple(output_size)
-    size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
-    out = dispatch(X.nn.adaptive_avg_pool, (x,), (("output_size", size),))
-    return out.squeeze(0) if unbatched else out
-
-
 # -- normalisation ---------------------------------------------------------------------------------------
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5) -> Tensor:
@@ -399,13 +296,21 @@ def _inplace(x, out):
     return inplace(x, out)
 
 
-def embedding(input, weight, padding_idx=None) -> Tensor:
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False) -> Tensor:
     """Look up rows of `weight` by integer indices.
 
     Arguments:
         input: integer tensor of indices.
         weight: `(num_embeddings, embedding_dim)`.
         padding_idx: this row gets no gradient.
+        max_norm: if given, each row that `input` names and whose `norm_type`-norm exceeds
+            `max_norm` is first rescaled in place in `weight` (under `no_grad`, bumping its
+            version) to norm `max_norm`, as in PyTorch. No host sync: the rows are chosen
+            with a `where` on their norms.
+        norm_type: the p of that norm (default 2; `inf` allowed).
+        scale_grad_by_freq: divide each row's gradient by how often its index occurs in `input`.
+        sparse: accepted for compatibility; the gradient is always a dense tensor.
 
     Returns:
         `(*input.shape, embedding_dim)`.
@@ -415,14 +320,26 @@ def embedding(input, weight, padding_idx=None) -> Tensor:
         >>> tp.nn.functional.embedding(tp.tensor([1, 0]), tp.eye(2))
         tensor([[0., 1.],
                 [1., 0.]])
+        >>> w = tp.tensor([[3.0, 4.0], [0.3, 0.4]])
+        >>> out = tp.nn.functional.embedding(tp.tensor([0]), w, max_norm=1.0)
+        >>> w.norm(dim=1)
+        tensor([1.0000, 0.5000])
     """
     _check(input, "embedding")
     if input.dtype.is_floating_point:
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
-    return dispatch(X.nn.embedding, (weight, input), (("padding_idx", padding_idx),))
+    if padding_idx is not None:
+        if not -weight.shape[0] <= padding_idx < weight.shape[0]:
+            raise AssertionError(f"Padding_idx must be within num_embeddings (got {padding_idx} for "
+                                 f"{weight.shape[0]} rows)")
+        padding_idx %= weight.shape[0]
+    if max_norm is not None:
+        with no_grad():
+            inplace(weight, dispatch(X.nn.embedding_renorm, (weight, input),
+                                     (("max_norm", float(max_norm)), ("norm_type", float(norm_type)))))
+    return dispatch(X.nn.embedding, (weight, input), (("padding_idx", padding_idx),
+                                                      ("scale_grad_by_freq", bool(scale_grad_by_freq))))
 
 
 # -- activations ------------------------------------------------------------------------------------------

@@ -19,13 +19,13 @@ from .loss import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d
 from .sparse import Embedding
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
-    "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool2d",
-    "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention", "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
-    "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss",
-    "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool1d",
+    "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention",
+    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "MSELoss", "L1Loss",
+    "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
 ]

@@ -1,5 +1,7 @@
 """Full backward hooks of modules: an identity node on the inputs and one on
-the outputs; their pre-hooks see `grad_output` and then `grad_input`."""
+the outputs. The output node's pre-hook sees `grad_output` (the backward pre-hooks
+may replace it there, before any gradient flows into the module); the input
+node's pre-hook sees `grad_input` (the full backward hooks run there)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,17 @@ __all__ = ["BackwardHook"]
 
 
 class BackwardHook:
-    """Wraps one call of a module that has full backward hooks."""
+    """Wraps one call of a module that has full backward hooks and/or backward pre-hooks."""
 
-    def __init__(self, module, hooks):
+    def __init__(self, module, hooks, pre_hooks=()):
         self.module = module
         self.hooks = hooks
+        self.pre_hooks = pre_hooks
         self.n_inputs = 0
         self.input_positions: list[int] = []
         self.slots: dict[int, int] = {}
+        self.n_outputs = 0
+        self.output_positions: list[int] = []
         self.grad_output = None
 
     def _identity(self, tensors):
@@ -30,7 +35,8 @@ class BackwardHook:
         tensor_args = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         self.n_inputs = len(tensor_args)
         self.slots = {i: k for k, i in enumerate(tensor_args)}
-        if not state.grad_enabled:
+        if not state.grad_enabled or not self.hooks:
+            # Pre-hooks alone need only the output node.
             return args
         pos = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
         self.input_positions = pos
@@ -51,6 +57,9 @@ class BackwardHook:
         pos = [i for i, o in enumerate(items) if isinstance(o, Tensor) and o.requires_grad]
         if not pos:
             return out
+        # `grad_output` has one entry per output, as in PyTorch: None for non-tensors and
+        # for outputs that need no gradient.
+        self.n_outputs, self.output_positions = len(items), pos
         outs = self._identity([items[i] for i in pos])
         outs[0].grad_fn.register_prehook(self._on_grad_output)
         new = list(items)
@@ -59,11 +68,26 @@ class BackwardHook:
         return new[0] if single else tuple(new)
 
     def _on_grad_output(self, grads):
-        self.grad_output = tuple(grads)
+        full: list = [None] * self.n_outputs
+        for i, g in zip(self.output_positions, grads):
+            full[i] = g
+        grad_output, replaced = tuple(full), False
+        for hook in self.pre_hooks:
+            res = hook(self.module, grad_output)
+            if res is None:
+                continue
+            res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+            if len(res) != len(grad_output):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got {len(res)}, "
+                                   f"but expected {len(grad_output)}")
+            grad_output, replaced = res, True
+        self.grad_output = grad_output
         if not self.input_positions:
             # No input needs a gradient: the hooks run now, with grad_input all None.
             self._run((None,) * self.n_inputs)
-        return None
+        if not replaced:
+            return None
+        return tuple(grad_output[i] for i in self.output_positions)
 
     def _on_grad_input(self, grads):
         full: list = [None] * self.n_inputs

@@ -17,13 +17,18 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.graph import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._global_hooks import (
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
     _global_forward_hooks,
     _global_forward_pre_hooks,
     register_module_forward_hook,
     register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
 )
 
-__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook",
+           "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
 
 class Module:
     """Base class for neural-network modules.
@@ -60,13 +65,15 @@ class Module:
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
 
     forward: Callable[..., Any]
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or _global_forward_hooks or _global_forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_hooks or _global_forward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -82,10 +89,12 @@ class Module:
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
         bw = None
-        if self._backward_hooks:
+        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or _global_backward_pre_hooks:
             from ._backward_hook import BackwardHook
 
-            bw = BackwardHook(self, list(self._backward_hooks.values()))
+            # Global hooks run before the module's own, as in PyTorch.
+            bw = BackwardHook(self, [*_global_backward_hooks.values(), *self._backward_hooks.values()],
+                              [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()])
             args = bw.setup_input(args)
         out = self.forward(*args, **kwargs)
         for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
@@ -502,12 +511,14 @@ class Module:
         """
         return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
 
-    def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register `hook(module, grad_input, grad_output) -> None | new_grad_input`.
 
         `grad_input` holds the gradients w.r.t. the module's positional tensor
         inputs (`None` for inputs that do not require grad), `grad_output` those
-        w.r.t. its tensor outputs. The hook runs once both are known.
+        w.r.t. its outputs (`None` for outputs that are not tensors or need no
+        gradient). The hook runs once both are known; `prepend=True` runs it
+        before the hooks already registered.
 
         Example:
             >>> import tapeflow as tp
@@ -518,9 +529,28 @@ class Module:
             >>> seen
             [tapeflow.Size([3, 1])]
         """
-        h = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[h.id] = hook
-        return h
+        return self._add_hook(self._backward_hooks, hook, prepend, False)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register `hook(module, grad_output) -> None | new_grad_output`, run before the module's
+        gradients w.r.t. its inputs are computed.
+
+        `grad_output` has one entry per output of the module (`None` for outputs that
+        are not tensors or need no gradient). A returned tuple of the same length
+        replaces it: the module's backward and the full backward hooks then see the
+        new gradients. `prepend=True` runs the hook before those already registered.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> m = tp.nn.Identity()
+            >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2,))
+            >>> x = tp.ones(3, requires_grad=True)
+            >>> m(x).sum().backward()
+            >>> x.grad
+            tensor([2., 2., 2.])
+            >>> h.remove()
+        """
+        return self._add_hook(self.__dict__.setdefault("_backward_pre_hooks", OrderedDict()), hook, prepend, False)
 
     # -- repr ----------------------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -547,6 +577,7 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
 
 
 def _discard(d: dict, name: str, exclude: str) -> None:

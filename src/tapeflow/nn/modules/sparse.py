@@ -19,6 +19,10 @@ class Embedding(Module):
         num_embeddings: table size.
         embedding_dim: vector size.
         padding_idx: this row starts at zero and receives no gradient.
+        max_norm: rows looked up are first rescaled in place to norm at most `max_norm`.
+        norm_type: the p of that norm (default 2).
+        scale_grad_by_freq: divide each row's gradient by its index's count in the batch.
+        sparse: accepted for compatibility; gradients are dense.
         _weight: an initial weight tensor.
 
     Example:
@@ -26,16 +30,22 @@ class Embedding(Module):
         >>> emb = tp.nn.Embedding(10, 3, padding_idx=0)
         >>> emb(tp.tensor([[0, 2]])).shape
         tapeflow.Size([1, 2, 3])
+        >>> emb = tp.nn.Embedding(10, 3, max_norm=1.0)
+        >>> bool(emb(tp.tensor([4])).norm() <= 1.0)
+        True
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, _weight=None,
-                 _freeze: bool = False, device=None, dtype=None):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight=None, _freeze: bool = False, device=None, dtype=None):
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
                                     requires_grad=not _freeze)
@@ -53,14 +63,28 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0.0
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx: int | None = None):
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False):
         """An Embedding holding `embeddings` (frozen by default)."""
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
+        return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings, _freeze=freeze)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse:
+            s += ", sparse=True"
+        return s

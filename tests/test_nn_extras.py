@@ -1,0 +1,272 @@
+"""tapeflow.nn against PyTorch: max pooling with indices and max-unpooling, Embedding's max_norm,
+and modules' backward pre-hooks (local and global)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+import tapeflow.nn as nn
+import tapeflow.nn.functional as F
+from tapeflow.nn.modules import module as module_mod
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def _np(t):
+    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+
+
+def _close(a, b, rtol=1e-7, atol=1e-9):
+    np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol)
+
+
+def _pair(x_np, requires_grad=True):
+    torch = _torch()
+    return tp.tensor(x_np, requires_grad=requires_grad), torch.tensor(x_np, requires_grad=requires_grad)
+
+
+# -- max pooling with indices ----------------------------------------------------------------------------------
+POOL2D = [  # (input shape, kwargs)
+    ((2, 3, 7, 7), dict(kernel_size=3, stride=2, padding=1)),
+    ((1, 2, 5, 6), dict(kernel_size=2, ceil_mode=True)),
+    ((1, 2, 8, 7), dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1))),
+    ((3, 6, 5), dict(kernel_size=2, stride=1)),  # unbatched
+]
+
+
+@pytest.mark.parametrize("shape,kw", POOL2D, ids=[str(s) for s, _ in POOL2D])
+def test_max_pool2d_return_indices_matches_torch(shape, kw):
+    torch = _torch()
+    rng = np.random.default_rng(0)
+    # Integer-valued data: ties inside windows, where the chosen index matters.
+    x_np = rng.integers(-2, 3, shape).astype(np.float64)
+    xp, xt = _pair(x_np)
+    yp, ip = F.max_pool2d(xp, **kw, return_indices=True)
+    yt, it = torch.nn.functional.max_pool2d(xt, **kw, return_indices=True)
+    _close(yp, yt)
+    np.testing.assert_array_equal(ip.numpy(), it.numpy())
+    assert ip.dtype == tp.int64 and not ip.requires_grad and ip.grad_fn is None
+    if len(shape) == 4:  # an unbatched input ends in a squeeze here
+        assert yp.grad_fn.name() == yt.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    # Gradient: the same as without indices, and PyTorch's (one cell per window, even with ties).
+    g = rng.normal(size=tuple(yt.shape))
+    yp.backward(tp.tensor(g))
+    yt.backward(torch.tensor(g))
+    _close(xp.grad, xt.grad)
+    xq = tp.tensor(x_np, requires_grad=True)
+    F.max_pool2d(xq, **kw).backward(tp.tensor(g))
+    _close(xp.grad, xq.grad, 0, 0)
+
+
+def test_max_pool_modules_and_1d_match_torch():
+    torch = _torch()
+    rng = np.random.default_rng(1)
+    x_np = rng.integers(-2, 3, (2, 3, 9)).astype(np.float64)
+    for kw in (dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, dilation=2, ceil_mode=True)):
+        xp, xt = _pair(x_np)
+        yp, ip = nn.MaxPool1d(**kw, return_indices=True)(xp)
+        yt, it = torch.nn.MaxPool1d(**kw, return_indices=True)(xt)
+        _close(yp, yt)
+        np.testing.assert_array_equal(ip.numpy(), it.numpy())
+        assert yp.grad_fn.name() == yt.grad_fn.name() == "SqueezeBackward1"
+        g = rng.normal(size=tuple(yt.shape))
+        yp.backward(tp.tensor(g))
+        yt.backward(torch.tensor(g))
+        _close(xp.grad, xt.grad)
+        _close(F.max_pool1d(tp.tensor(x_np[0]), **kw), torch.nn.functional.max_pool1d(torch.tensor(x_np[0]), **kw))
+    # Positional order as in PyTorch: (kernel_size, stride, padding, dilation, return_indices, ceil_mode).
+    out = nn.MaxPool2d(2, 2, 0, 1, True, True)(tp.tensor(rng.normal(size=(1, 1, 5, 5))))
+    assert isinstance(out, tuple) and out[0].shape == (1, 1, 3, 3)
+    assert repr(nn.MaxPool1d(3)) == repr(torch.nn.MaxPool1d(3))
+    assert repr(nn.MaxUnpool2d(2)) == repr(torch.nn.MaxUnpool2d(2))
+
+
+# -- max unpooling -----------------------------------------------------------------------------------------------
+def test_max_unpool_matches_torch():
+    torch = _torch()
+    rng = np.random.default_rng(2)
+    x_np = rng.normal(size=(2, 3, 7, 7))
+    yt, it = torch.nn.functional.max_pool2d(torch.tensor(x_np), 3, 2, 1, return_indices=True)
+    ip = tp.tensor(it.numpy())
+    for size in (None, (8, 7), [2, 3, 7, 8]):
+        vp, vt = _pair(yt.numpy())
+        up = F.max_unpool2d(vp, ip, 3, 2, 1, output_size=size)
+        ut = torch.nn.functional.max_unpool2d(vt, it, 3, 2, 1, output_size=size)
+        _close(up, ut)
+        assert up.grad_fn.name() == ut.grad_fn.name() == "MaxUnpool2DBackward0"
+        g = rng.normal(size=tuple(ut.shape))
+        up.backward(tp.tensor(g))
+        ut.backward(torch.tensor(g))
+        _close(vp.grad, vt.grad)
+    # Module, round trip through MaxPool2d, unbatched input.
+    pool, unpool = nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)
+    out, idx = pool(tp.tensor(x_np[0]))
+    back = unpool(out, idx, output_size=(7, 7))
+    ref = torch.nn.MaxUnpool2d(2)(*torch.nn.MaxPool2d(2, return_indices=True)(torch.tensor(x_np[0])),
+                                  output_size=(7, 7))
+    _close(back, ref)
+    # 1-d.
+    x1 = rng.normal(size=(2, 2, 9))
+    y1, i1 = torch.nn.functional.max_pool1d(torch.tensor(x1), 2, return_indices=True)
+    vp, vt = _pair(y1.numpy())
+    up = nn.MaxUnpool1d(2)(vp, tp.tensor(i1.numpy()), output_size=(9,))
+    ut = torch.nn.MaxUnpool1d(2)(vt, i1, output_size=(9,))
+    _close(up, ut)
+    assert up.grad_fn.name() == ut.grad_fn.name() == "SqueezeBackward1"
+    up.sum().backward()
+    ut.sum().backward()
+    _close(vp.grad, vt.grad)
+    with pytest.raises(ValueError, match="invalid output_size"):
+        F.max_unpool2d(tp.tensor(yt.numpy()), ip, 3, 2, 1, output_size=(20, 7))
+    with pytest.raises(RuntimeError, match="Expected shape of indices"):
+        F.max_unpool2d(tp.tensor(yt.numpy()), ip[:, :1], 3, 2, 1)
+
+
+# -- Embedding: max_norm, padding_idx, scale_grad_by_freq -----------------------------------------------------
+EMB = [dict(max_norm=1.0), dict(max_norm=1.5, norm_type=1.0), dict(max_norm=0.8, norm_type=float("inf")),
+       dict(max_norm=1.2, padding_idx=1, scale_grad_by_freq=True), dict(padding_idx=-2, scale_grad_by_freq=True)]
+
+
+@pytest.mark.parametrize("kw", EMB, ids=[str(k) for k in EMB])
+def test_embedding_max_norm_matches_torch(kw):
+    torch = _torch()
+    th = torch.nn.Embedding(7, 4, **kw).double()
+    mine = nn.Embedding(7, 4, **kw).double()
+    with torch.no_grad():
+        th.weight.mul_(torch.linspace(0.2, 2.0, 7, dtype=torch.float64)[:, None])  # some rows under max_norm
+    mine.load_state_dict({"weight": tp.tensor(th.weight.detach().numpy())})
+    assert repr(mine) == repr(th)
+    idx = np.array([[1, 2, 2, 6], [5, 1, 0, 2]])
+    v0 = mine.weight._version
+    yp, yt = mine(tp.tensor(idx)), th(torch.tensor(idx))
+    _close(yp, yt, 1e-12, 1e-12)
+    _close(mine.weight, th.weight, 1e-12, 1e-12)  # rows 3 and 4 untouched; looked-up rows renormalised
+    if "max_norm" in kw:
+        assert mine.weight._version > v0
+        assert not mine.weight.grad_fn and mine.weight.is_leaf
+    assert yp.grad_fn.name() == "EmbeddingBackward0"
+    g = np.random.default_rng(3).normal(size=tuple(yt.shape))
+    yp.backward(tp.tensor(g))
+    yt.backward(torch.tensor(g))
+    _close(mine.weight.grad, th.weight.grad)
+    # Functional form on a plain tensor.
+    w_np = np.random.default_rng(4).normal(size=(5, 3)) * 2
+    wp, wt = _pair(w_np, requires_grad=False)
+    fkw = {k: v for k, v in kw.items() if k != "padding_idx"}
+    _close(F.embedding(tp.tensor(idx % 5), wp, **fkw), torch.nn.functional.embedding(torch.tensor(idx % 5), wt, **fkw))
+    _close(wp, wt, 1e-12, 1e-12)
+
+
+def test_embedding_max_norm_compiles_without_host_sync():
+    emb = nn.Embedding(6, 3, max_norm=1.0)
+    with tp.no_grad():
+        emb.weight.mul_(3.0)
+
+    @tp.compile
+    def lookup(idx):
+        return emb(idx)
+
+    out = lookup(tp.tensor([0, 3, 3]))
+    norms = emb.weight.detach().norm(dim=1).numpy()
+    assert np.all(norms[[0, 3]] <= 1.0 + 1e-6) and np.all(norms[[1, 2, 4, 5]] > 1.0)
+    _close(out.norm(dim=1), np.ones(3), 1e-5, 1e-5)
+
+
+# -- backward pre-hooks -------------------------------------------------------------------------------------------
+def test_full_backward_pre_hook_matches_torch():
+    torch = _torch()
+    th = torch.nn.Linear(3, 2).double()
+    mine = nn.Linear(3, 2).double()
+    mine.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in th.state_dict().items()})
+    logs = {"tp": [], "th": []}
+
+    def make(log, scale):
+        def pre(mod, go):
+            log.append(("pre", _np(go[0]).copy()))
+            return (go[0] * scale,)
+
+        def full(mod, gi, go):
+            log.append(("full", _np(gi[0]).copy(), _np(go[0]).copy()))
+        return pre, full
+
+    handles = []
+    for mod, key in ((mine, "tp"), (th, "th")):
+        pre, full = make(logs[key], 3.0)
+        handles.append(mod.register_full_backward_pre_hook(pre))
+        handles.append(mod.register_full_backward_hook(full))
+        handles.append(mod.register_full_backward_pre_hook(lambda m, go, log=logs[key]: log.append(("first",)),
+                                                           prepend=True))
+    x_np = np.random.default_rng(5).normal(size=(4, 3))
+    xp, xt = _pair(x_np)
+    mine(xp).sum().backward()
+    th(xt).sum().backward()
+    assert [e[0] for e in logs["tp"]] == [e[0] for e in logs["th"]] == ["first", "pre", "full"]
+    for a, b in zip(logs["tp"], logs["th"]):
+        for u, v in zip(a[1:], b[1:]):
+            _close(u, v)
+    _close(xp.grad, xt.grad)
+    _close(mine.weight.grad, th.weight.grad)
+    # Removing the handles removes the hooks.
+    for h in handles:
+        h.remove()
+    assert not mine._backward_pre_hooks and not mine._backward_hooks
+    xp.grad = None
+    mine.zero_grad()
+    mine(xp).sum().backward()
+    assert len(logs["tp"]) == 3
+    _close(xp.grad, xt.grad / 3.0)
+
+
+def test_backward_pre_hook_output_packing_and_errors():
+    torch = _torch()
+
+    class Two:
+        def forward(self, a):
+            return a * 2, a.detach(), 3
+
+    seen = {}
+    mods = {}
+    for key, base in (("tp", nn.Module), ("th", torch.nn.Module)):
+        mods[key] = type("Two", (Two, base), {})()
+        mods[key].register_full_backward_pre_hook(lambda m, go, key=key: seen.__setitem__(key, go))
+    a_p, a_t = _pair(np.ones(2))
+    mods["tp"](a_p)[0].sum().backward()
+    mods["th"](a_t)[0].sum().backward()
+    assert [g is None for g in seen["tp"]] == [g is None for g in seen["th"]] == [False, True, True]
+    _close(seen["tp"][0], seen["th"][0])
+    # A wrong number of gradients is an error.
+    mods["tp"].register_full_backward_pre_hook(lambda m, go: (go[0],))
+    with pytest.raises(RuntimeError, match="invalid number of grad_output, got 1, but expected 3"):
+        mods["tp"](a_p)[0].sum().backward()
+    # No input needs a gradient: the pre-hook still runs and its replacement reaches the parameters.
+    lin = nn.Linear(2, 1)
+    h = lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 0,))
+    lin(tp.ones(3, 2)).sum().backward()
+    assert float(lin.weight.grad.abs().sum()) == 0.0
+    h.remove()
+
+
+def test_global_backward_hooks():
+    calls = []
+    lin = nn.Linear(2, 2)
+    h1 = module_mod.register_module_full_backward_pre_hook(lambda m, go: calls.append("gpre") or (go[0] * 2,))
+    h2 = module_mod.register_module_full_backward_hook(lambda m, gi, go: calls.append("gfull"))
+    h3 = lin.register_full_backward_pre_hook(lambda m, go: calls.append("pre"))
+    try:
+        x = tp.ones(1, 2, requires_grad=True)
+        lin(x).sum().backward()
+        assert calls == ["gpre", "pre", "gfull"]
+        tp.testing.assert_close(x.grad, 2 * tp.ones(1, 2) @ lin.weight.detach())
+    finally:
+        h1.remove()
+        h2.remove()
+    h3.remove()
+    calls.clear()
+    x.grad = None
+    lin(x).sum().backward()
+    assert calls == []
+    tp.testing.assert_close(x.grad, tp.ones(1, 2) @ lin.weight.detach())
