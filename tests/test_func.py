@@ -142,3 +142,190 @@ def test_functional_call_swaps_and_restores(make):
     np.testing.assert_allclose(w2.grad.numpy(), [[1.0, 2.0]])
     with pytest.raises(RuntimeError, match="missing keys"):
         F.functional_call(m, {"weight": w}, (x,), strict=True)
+
+
+# -- caching: a transform is compiled on its second call with the same key and reused after -----------------
+def _compiled(f) -> list:
+    """The compiled entries cached for base function `f` (empty before its second call)."""
+    return [e for e in F._cache._by_func.get(f, {}).values() if hasattr(e, "programs") and e.programs]
+
+
+@pytest.mark.parametrize("name,ours,theirs", CASES, ids=[c[0] for c in CASES])
+def test_cached_calls_match_jax(name, ours, theirs):
+    expected = np.asarray(theirs())
+    for _ in range(3):  # uncached, compiled, cached
+        np.testing.assert_allclose(ours().numpy(), expected, rtol=1e-12, atol=1e-14)
+    if name in ("grad", "hessian", "jacfwd(grad)", "vmap(grad)"):  # the others make a new lambda per call
+        assert _compiled(tf)
+
+
+def test_cache_key_is_function_and_chain():
+    def f(x):
+        return (x ** 3).sum()
+
+    x = t([1.0, 2.0])
+    for _ in range(3):
+        h = F.hessian(f)(x)  # a new wrapper every call, one cache entry
+    assert len(_compiled(f)) == 1
+    np.testing.assert_allclose(h.numpy(), np.diag([6.0, 12.0]))
+    for _ in range(3):
+        g = F.jacfwd(F.grad(f))(t([1.0, 2.0, 3.0]))  # another chain, another shape: another entry
+    np.testing.assert_allclose(g.numpy(), np.diag([6.0, 12.0, 18.0]))
+    assert len(_compiled(f)) == 2
+
+
+def test_captured_tensor_changes_are_seen():
+    w = t([1.0, 2.0])
+
+    def f(x):
+        return (w * x ** 2).sum()
+
+    x = t([3.0, 4.0])
+    g = F.grad(f)
+    for _ in range(3):
+        assert tp.equal(g(x), 2 * w * x)
+    assert _compiled(f)
+    with tp.no_grad():
+        w.mul_(10.0)  # in place: the program's input changes
+    assert tp.equal(g(x), t([60.0, 160.0]))
+    w = t([-1.0, 1.0])  # rebinding the closure cell: traced again
+    assert tp.equal(g(x), t([-6.0, 8.0]))
+    assert tp.equal(g(x), t([-6.0, 8.0]))
+
+
+def test_module_parameters_updated_by_an_optimizer_are_seen():
+    import tapeflow.nn as nn
+
+    tp.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = tp.optim.SGD(model.parameters(), lr=0.1)
+    x = tp.randn(3)
+
+    def out(x):
+        return model(x).sum()
+
+    grad_x = F.grad(out)
+    for _ in range(3):
+        np.testing.assert_allclose(grad_x(x).numpy(), model.weight.detach().numpy()[0], rtol=1e-6)
+    for _ in range(2):
+        opt.zero_grad()
+        model(x).pow(2).sum().backward()
+        opt.step()
+        np.testing.assert_allclose(grad_x(x).numpy(), model.weight.detach().numpy()[0], rtol=1e-6)
+    assert _compiled(out)
+    # Per-parameter gradients through functional_call, with the module's own parameters updated in between.
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    loss = F.grad(lambda p, x: F.functional_call(model, p, (x,)).sum())
+    for _ in range(3):
+        np.testing.assert_allclose(loss(params, x)["weight"].numpy()[0], x.numpy(), rtol=1e-6)
+    assert _compiled(loss._tp_spec[0])
+
+
+def test_module_training_flag_retraces():
+    import tapeflow.nn as nn
+
+    class Scale(nn.Module):
+        def forward(self, x):
+            return x * (2.0 if self.training else 3.0)
+
+    m = Scale()
+
+    def f(x):
+        return m(x).sum()
+
+    x = t([1.0, 1.0])
+    for _ in range(3):
+        assert tp.equal(F.grad(f)(x), t([2.0, 2.0]))
+    assert _compiled(f)
+    m.eval()
+    assert tp.equal(F.grad(f)(x), t([3.0, 3.0]))
+
+
+def test_static_arguments_are_part_of_the_key():
+    def f(x, k, mode="sum"):
+        y = x * k
+        return y.sum() if mode == "sum" else y.mean()
+
+    x = t([1.0, 2.0])
+    g = F.grad(f)
+    for k, mode, expected in [(2.0, "sum", 2.0), (2.0, "sum", 2.0), (3.0, "sum", 3.0), (3.0, "sum", 3.0),
+                              (3.0, "mean", 1.5), (3.0, "mean", 1.5), (2, "sum", 2.0), (2, "sum", 2.0)]:
+        assert tp.equal(g(x, k, mode=mode), t([expected, expected]))
+    assert len(_compiled(f)) == 4
+
+
+def test_data_dependent_python_falls_back():
+    w = t([1.0, -1.0])
+
+    def on_state(x):  # branches on a captured tensor
+        return (x * 2).sum() if w.sum().item() > 0 else (x * 3).sum()
+
+    def on_numpy(x):  # reads a captured tensor as NumPy: never baked into a program
+        return (x * float(np.asarray(w)[0])).sum()
+
+    def on_arg(x, flag):  # branches on a non-differentiated argument
+        return x.sum() if bool(flag > 0) else -x.sum()
+
+    x = t([1.0, 2.0])
+    for _ in range(3):
+        assert tp.equal(F.grad(on_state)(x), t([3.0, 3.0]))
+        assert tp.equal(F.grad(on_numpy)(x), t([1.0, 1.0]))
+        assert tp.equal(F.grad(on_arg)(x, t(1.0)), t([1.0, 1.0]))
+    with tp.no_grad():
+        w.fill_(1.0)
+    assert tp.equal(F.grad(on_state)(x), t([2.0, 2.0]))
+    assert tp.equal(F.grad(on_numpy)(x), t([1.0, 1.0]))
+    with tp.no_grad():
+        w.fill_(5.0)
+    assert tp.equal(F.grad(on_numpy)(x), t([5.0, 5.0]))
+    assert tp.equal(F.grad(on_arg)(x, t(-1.0)), t([-1.0, -1.0]))
+    assert not _compiled(on_state) and not _compiled(on_numpy) and not _compiled(on_arg)
+
+
+def test_random_draws_are_not_replayed():
+    def f(x):
+        return (x * tp.rand(2, dtype=tp.float64)).sum()
+
+    x = t([1.0, 1.0])
+    draws = [F.grad(f)(x) for _ in range(4)]
+    assert len({tuple(d.tolist()) for d in draws}) == 4
+    assert tp.rand(2).shape == (2,)  # the generator still holds a concrete key
+    assert not _compiled(f)
+
+
+def test_vjp_jvp_cached():
+    def f(x):
+        return x.sin() * 2
+
+    x = t([0.5, 1.0])
+    for _ in range(3):
+        out, fn = F.vjp(f, x)
+        (g,) = fn(t([1.0, 1.0]))
+        np.testing.assert_allclose(g.numpy(), 2 * np.cos(x.numpy()), rtol=1e-12)
+        out, tan = F.jvp(f, (x,), (t([1.0, 0.0]),))
+        np.testing.assert_allclose(tan.numpy(), [2 * np.cos(0.5), 0.0], rtol=1e-12)
+    assert len(_compiled(f)) == 2
+
+
+def test_cached_function_can_be_freed():
+    import gc
+    import weakref
+
+    def f(x):
+        return (x ** 2).sum()
+
+    for _ in range(3):
+        F.grad(f)(t([1.0]))
+    ref = weakref.ref(f)
+    del f
+    gc.collect()
+    assert ref() is None
+
+
+def test_non_tensor_aux_is_returned_as_is():
+    def f(x):
+        return (x ** 2).sum(), 7
+
+    for _ in range(3):
+        g, aux = F.grad(f, has_aux=True)(t([1.0]))
+        assert aux == 7 and type(aux) is int

@@ -6,16 +6,33 @@ arrays (Tensors in arguments become arrays; inside, arrays or tracers are
 wrapped back into Tensors; Tensor results are unwrapped), applies the JAX
 transform, and wraps the arrays it returns into Tensors. Transforms compose
 (`jacfwd(grad(f))`), and work inside `jax.jit`.
+
+Called outside any JAX transform, a transform is compiled with `jax.jit` on
+its second call with the same key and the program is reused afterwards. The
+key: the user's function, the chain of transforms applied to it and their
+options (`hessian(f)` built anew each call has the same key), the tree
+structure, shapes and dtypes of the arguments, and the values of their
+non-tensor leaves (Python numbers, strings, dtypes). Tensors the function
+reads without taking them as arguments (closures, module parameters) are
+inputs of the program, found by `autograd._trace.Cache`, so it sees their
+current values. Functions that cannot be compiled (data-dependent Python,
+random draws, in-place writes to captured state) run the uncached path.
 """
 
 from __future__ import annotations
 
+import functools
+import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 
+from ._dtype import dtype as _tp_dtype
 from ._tensor import Tensor
+from .autograd._trace import Cache, Unsupported, trace_state_clean
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
 
@@ -40,6 +57,124 @@ def _pure(func: Callable, kwargs: dict) -> Callable:
         return _to_arrays(func(*_to_tensors(arrays), **kwargs))
 
     return f
+
+
+# -- caching -------------------------------------------------------------------------------------------
+_cache = Cache(robust=True, warmup=1)
+_MISS = object()
+_TENSOR, _ARRAY = "tensor", "array"
+
+
+def _static_key(x):
+    """A hashable key for a non-tensor argument leaf compiled into the program, or None (not cacheable).
+
+    Numbers are keyed by type and repr: `1`, `1.0` and `True` differ, and so do `0.0` and `-0.0`."""
+    if isinstance(x, (bool, str, bytes, np.dtype, _tp_dtype)):
+        return (type(x), x)
+    if isinstance(x, (int, float, complex, np.generic)):
+        return (type(x), repr(x))
+    return None
+
+
+def _spec_of(func) -> tuple:
+    """`(base function, chain of transform steps)` naming `func`: `(func, ())` unless a transform made it."""
+    spec = getattr(func, "_tp_spec", None)
+    return spec if type(spec) is tuple and len(spec) == 2 else (func, ())
+
+
+def _spec(func, step):
+    """`(base, chain)` for `step` applied to `func`; None when the step is not hashable."""
+    base, chain = _spec_of(func)
+    try:
+        hash(step)
+    except TypeError:
+        return None
+    return base, chain + (step,)
+
+
+def _transformed(func: Callable, step: tuple, impl: Callable) -> Callable:
+    """The public wrapper: `impl` (the uncached transform), compiled and cached by `(base, chain)`."""
+    spec = _spec(func, step)
+
+    def wrapper(*args, **kwargs):
+        base, chain = wrapper._tp_spec
+        out = _cached(base, chain, ("call",), _apply, args, kwargs)
+        return impl(*args, **kwargs) if out is _MISS else _to_tensors(out)
+
+    # A step that cannot be keyed makes the wrapper itself the function cached (by identity).
+    wrapper._tp_spec = spec if spec is not None else (wrapper, ())
+    return wrapper
+
+
+def _rebuild(base: Callable, chain: tuple) -> Callable:
+    """The transformed function named by `(base, chain)`, e.g. `jacfwd(jacrev(base))`."""
+    f = base
+    for name, *opts in chain:
+        f = _STEPS[name](f, *opts)
+    return f
+
+
+def _apply(f, *args, **kwargs):
+    return f(*args, **kwargs)
+
+
+def _identity_build(g):
+    return g
+
+
+def _weak(f):
+    return weakref.WeakMethod(f) if isinstance(f, types.MethodType) else weakref.ref(f)
+
+
+def _cached(base: Callable, chain: tuple, tag: tuple, terminal: Callable, args: tuple, kwargs: dict):
+    """`terminal(_rebuild(base, chain), *args, **kwargs)` with Tensors as arrays, run by a cached program;
+    `_MISS` when the caller should run its uncached path (inside a JAX transform, first call, unsupported)."""
+    if not trace_state_clean():
+        return _MISS  # inside an enclosing transform: it compiles (or not) the whole
+    leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=_is_tensor)
+    arrays, desc, statics = [], [], []
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            a, d = leaf._data, _TENSOR
+        elif isinstance(leaf, jax.Array):
+            a, d = leaf, _ARRAY
+        else:
+            d = _static_key(leaf)
+            if d is None:
+                return _MISS
+            desc.append(d)
+            statics.append(leaf)
+            continue
+        if isinstance(a, jax.core.Tracer):
+            return _MISS
+        arrays.append(a)
+        desc.append(d)
+        statics.append(None)
+    try:
+        base_ref = _weak(base)
+    except TypeError:
+        return _MISS
+    desc = tuple(desc)
+
+    def fn(*arrs):
+        it = iter(arrs)
+        new = [Tensor._make(next(it), None, 0, False) if d is _TENSOR else next(it) if d is _ARRAY else v
+               for d, v in zip(desc, statics)]
+        a, kw = jax.tree.unflatten(treedef, new)
+        b = base_ref()
+        if b is None:
+            raise Unsupported("the function was freed")
+        out = _to_arrays(terminal(_rebuild(b, chain), *a, **kw))
+        if not all(isinstance(o, (jax.Array, jax.core.Tracer)) for o in jax.tree.leaves(out)):
+            # A program returns arrays only: a Python value in the output (aux) would come back as one.
+            raise Unsupported("the output holds values that are not tensors")
+        return out
+
+    try:
+        return _cache.run(base, None, _identity_build, tuple(arrays), fn=fn, static=(tag, chain, treedef, desc),
+                          objects=(args, kwargs))
+    except Unsupported:
+        return _MISS
 
 
 def _argnums_tuple(argnums, nargs: int, name: str) -> tuple:
@@ -84,7 +219,16 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
         (tensor([2., 4.]), tensor(5.))
     """
 
-    def wrapper(*args, **kwargs):
+    return _transformed(func, ("grad_and_value", _argnums_key(argnums), has_aux),
+                        _grad_and_value_impl(func, argnums, has_aux))
+
+
+def _argnums_key(argnums):
+    return argnums if isinstance(argnums, int) else tuple(argnums)
+
+
+def _grad_and_value_impl(func: Callable, argnums, has_aux: bool) -> Callable:
+    def impl(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), "grad_and_value")
 
         def checked(*a, **kw):
@@ -98,7 +242,7 @@ def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: 
         value, g = value_grad(*_to_arrays(args))
         return _to_tensors(g), _to_tensors(value)
 
-    return wrapper
+    return impl
 
 
 def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
@@ -117,13 +261,13 @@ def grad(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = Fal
         >>> tp.func.grad(lambda x: x.sin().sum())(tp.tensor([0.0]))
         tensor([1.])
     """
-    gv = grad_and_value(func, argnums, has_aux)
+    gv = _grad_and_value_impl(func, argnums, has_aux)
 
-    def wrapper(*args, **kwargs):
+    def impl(*args, **kwargs):
         g, value = gv(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
-    return wrapper
+    return _transformed(func, ("grad", _argnums_key(argnums), has_aux), impl)
 
 
 def vjp(func: Callable, *primals: Any, has_aux: bool = False):
@@ -144,9 +288,14 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
         >>> fn(tp.ones(2))
         (tensor([3., 3.]),)
     """
-    f = _pure(func, {})
-    res = jax.vjp(f, *_to_arrays(primals), has_aux=has_aux)
-    out, pull = res[0], res[1]
+    base, chain = _spec_of(func)
+    res = _cached(base, chain, ("vjp", has_aux), functools.partial(_vjp_arrays, has_aux=has_aux), primals, {})
+    if res is _MISS:
+        res = _vjp_arrays(func, *primals, has_aux=has_aux)
+        pull = res[1]
+    else:
+        pull = functools.partial(_pull, res[1])  # the pullback of the cached program: residuals in, compiled
+    out = res[0]
 
     def vjp_fn(cotangents):
         return tuple(_to_tensors(pull(_to_arrays(cotangents))))
@@ -154,6 +303,15 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     if has_aux:
         return _to_tensors(out), vjp_fn, _to_tensors(res[2])
     return _to_tensors(out), vjp_fn
+
+
+def _vjp_arrays(func, *primals, has_aux: bool):
+    return jax.vjp(_pure(func, {}), *_to_arrays(primals), has_aux=has_aux)
+
+
+@jax.jit
+def _pull(pullback, cotangents):
+    return pullback(cotangents)
 
 
 def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False):
@@ -180,16 +338,20 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     if len(primals) != len(tangents):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure; got {len(primals)} primals and {len(tangents)} tangents.")
-    f = _pure(func, {})
-    if has_aux:
-        out, tan, aux = jax.jvp(f, tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)), has_aux=True)
-        return _to_tensors(out), _to_tensors(tan), _to_tensors(aux)
-    out, tan = jax.jvp(f, tuple(_to_arrays(primals)), tuple(_to_arrays(tangents)))
-    return _to_tensors(out), _to_tensors(tan)
+    base, chain = _spec_of(func)
+    primals, tangents = tuple(primals), tuple(tangents)
+    res = _cached(base, chain, ("jvp", has_aux), functools.partial(_jvp_arrays, has_aux=has_aux), (primals, tangents), {})
+    if res is _MISS:
+        res = _jvp_arrays(func, primals, tangents, has_aux=has_aux)
+    return tuple(_to_tensors(r) for r in res)
+
+
+def _jvp_arrays(func, primals: tuple, tangents: tuple, *, has_aux: bool):
+    return jax.jvp(_pure(func, {}), _to_arrays(primals), _to_arrays(tangents), has_aux=has_aux)
 
 
 def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callable:
-    def wrapper(*args, **kwargs):
+    def impl(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), name)
         jnums = nums[0] if isinstance(argnums, int) else nums
         jf = transform(_pure(func, kwargs), argnums=jnums, has_aux=has_aux)
@@ -198,7 +360,7 @@ def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callab
             return _to_tensors(res[0]), _to_tensors(res[1])
         return _to_tensors(res)
 
-    return wrapper
+    return _transformed(func, (name, _argnums_key(argnums), has_aux), impl)
 
 
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
@@ -295,11 +457,32 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     _check_randomness(randomness)
     in_axes = tuple(in_dims) if isinstance(in_dims, list) else in_dims
 
-    def wrapper(*args, **kwargs):
+    def impl(*args, **kwargs):
         f = _pure(func, kwargs)
         return _to_tensors(jax.vmap(f, in_axes=in_axes, out_axes=out_dims)(*_to_arrays(args)))
 
-    return wrapper
+    return _transformed(func, ("vmap", _freeze(in_dims), _freeze(out_dims)), impl)
+
+
+def _freeze(dims):
+    """`in_dims` / `out_dims` as a hashable value that `_thaw` turns back (unhashable leaves stay, and make
+    the step unhashable)."""
+    leaves, tree = jax.tree.flatten(dims, is_leaf=lambda x: x is None)
+    return tree, tuple(leaves)
+
+
+def _thaw(frozen):
+    tree, leaves = frozen
+    return jax.tree.unflatten(tree, leaves)
+
+
+_STEPS = {
+    "grad": grad,
+    "grad_and_value": grad_and_value,
+    "jacrev": lambda f, argnums, has_aux: jacrev(f, argnums, has_aux=has_aux),
+    "jacfwd": jacfwd,
+    "vmap": lambda f, in_dims, out_dims: vmap(f, _thaw(in_dims), _thaw(out_dims)),
+}
 
 
 def functional_call(module: Any, parameter_and_buffer_dicts: dict | tuple, args: Any = None,

@@ -8,6 +8,16 @@ function reads but does not take as arguments (closure variables, module
 parameters) are found during a first, abstract trace by a dispatch
 interceptor and become explicit inputs of the compiled program, so later
 calls see their current values and never a stale constant.
+
+`Cache(robust=True, warmup=1)` (used by `tapeflow.func`) adds, for callers
+whose arguments are pytrees: a function of arrays given by the caller (`fn`)
+with the rest of its inputs described by a hashable `static`; lifting of
+every tensor reachable from the function (not only those seen as op
+arguments), so that `.numpy()` / `.tolist()` on captured state fails the
+trace instead of being baked in; re-tracing when a module's training flag
+changes; a compiled program that keeps captured tensors only weakly; one
+uncached call per new key before compiling; and a remembered `Unsupported`
+for keys whose trace failed (random draws, data-dependent Python, errors).
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from .. import _dispatch
 from .._state import state
 from .._tensor import Tensor
 
-__all__ = ["pure", "Cache", "Unsupported", "signature"]
+__all__ = ["pure", "Cache", "Unsupported", "signature", "trace_state_clean"]
 
 
 class Unsupported(Exception):
@@ -191,6 +201,91 @@ class _Entry:
         return ts
 
 
+class _RobustEntry(_Entry):
+    """An entry that also goes stale when a module the function can reach changes its training flag."""
+
+    __slots__ = ("mods", "flags", "rebuilds")
+
+    def __init__(self, captured, modules, rebuilds: int = 0):
+        super().__init__(captured)
+        self.mods = [weakref.ref(m) for m in modules]
+        self.flags = _training_flags(modules)
+        self.rebuilds = rebuilds  # how many times this key's entry went stale and was traced again
+
+    def current(self):
+        ts = super().current()
+        if ts is None:
+            return None
+        mods = [r() for r in self.mods]
+        if any(m is None for m in mods) or _training_flags(mods) != self.flags:
+            return None
+        return ts
+
+
+def _training_flags(modules) -> tuple:
+    from ..interop._discovery import hyperparameters
+
+    return hyperparameters(modules, [])[0]
+
+
+_FAILED = "failed"  # a key whose discovery or trace failed: always `Unsupported`
+_MAX_KEYS = 64  # per function, in robust mode: beyond this the function's entries are dropped
+_MAX_REBUILDS = 8  # a key whose entry keeps going stale (captured tensors replaced every call) runs uncached
+
+
+def _discover_robust(f: Callable, arrays: tuple, func: Callable, objects) -> tuple[list[Tensor], list]:
+    """`_discover`, refusing random draws, plus every tensor reachable from `func` (not optimizer
+    state) and the modules among what `func` reaches and `objects` (the call's arguments)."""
+    from .._factories import default_generator
+    from ..interop._discovery import collect, roots_of
+    from ..interop.pytree import optimizer_params
+
+    key = default_generator.key
+    try:
+        seen = _discover(f, arrays)
+    except Unsupported:
+        raise
+    except Exception as e:  # the function's own error: the caller's uncached path reports it
+        raise Unsupported(f"{type(e).__name__}: {e}") from e
+    finally:
+        drew = default_generator.key is not key
+        default_generator.key = key
+    if drew:
+        # A compiled program would replay the same draws on every call.
+        raise Unsupported("the function draws random numbers")
+    found: dict = {}
+    modules: list = []
+    optimizers: list = []
+    collect(roots_of(func), found, modules, optimizers)
+    collect(objects, {}, modules, [])
+    skip = {id(t) for t in seen}
+    for opt in optimizers:
+        for p in optimizer_params(opt):
+            skip.update(id(v) for v in opt.state.get(p, {}).values() if isinstance(v, Tensor))
+    return seen + [t for i, t in found.items() if i not in skip], modules
+
+
+def lifted_weak(f: Callable, captured: list[Tensor]) -> Callable:
+    """`lifted`, holding the captured tensors weakly (a compiled program does not keep them alive)."""
+    from .._factories import default_generator
+
+    refs = [weakref.ref(t) for t in captured]
+
+    def g(cap_arrays, *xs):
+        ts = [r() for r in refs]
+        if any(t is None for t in ts):
+            raise Unsupported("a captured tensor was freed")
+        key = default_generator.key
+        try:
+            return lifted(f, ts)(cap_arrays, *xs)
+        finally:
+            if default_generator.key is not key:  # a draw while tracing: never leave a tracer as the key
+                default_generator.key = key
+                raise Unsupported("the function draws random numbers")
+
+    return g
+
+
 class Cache:
     """Compiled JAX programs per function.
 
@@ -198,16 +293,30 @@ class Cache:
     *arrays, *extra)` where `program = jax.jit(build(g))` and `g(cap, *xs)` is
     the pure function with captured state lifted. `kind` (hashable) names the
     transform and its static options.
+
+    With `robust=True` (see the module docstring) and `warmup=n`, the first
+    `n` calls of a new key raise `Unsupported` without tracing, so that
+    functions called once are not compiled; the caller runs its uncached path.
     """
 
-    def __init__(self):
+    def __init__(self, *, robust: bool = False, warmup: int = 0):
         self._by_func: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.robust = robust
+        self.warmup = warmup
 
-    def run(self, func: Callable, kind, build: Callable, arrays: tuple, extra: tuple = (), what: str = ""):
+    def run(self, func: Callable, kind, build: Callable, arrays: tuple, extra: tuple = (), what: str = "", *,
+            fn: Callable | None = None, static=(), objects=()):
+        """Run the program for `func` on `arrays` and `extra`.
+
+        `fn`: the function of arrays to trace instead of `pure(func, what)`; `static`
+        (hashable): everything else it depends on, part of the key under which
+        captured tensors are found; `objects`: the call's arguments, searched for
+        modules whose training flags the trace bakes in (robust mode).
+        """
         if not _trace_state_clean() or any(isinstance(a, jax.core.Tracer) for a in arrays + extra):
             # Inside an enclosing JAX transform: apply the transform inline, it
             # becomes part of the enclosing program (nothing to cache).
-            f = _no_grad(pure(func, what))
+            f = _no_grad(fn if fn is not None else pure(func, what))
             return build(lambda cap, *xs: f(*xs))([], *arrays, *extra)
         owner = getattr(func, "__func__", func)
         try:
@@ -216,22 +325,57 @@ class Cache:
             raise Unsupported("the function cannot be weakly referenced") from None
         if per is None:
             per = self._by_func[owner] = {}
-        key = (id(getattr(func, "__self__", None)), _closure_key(func), signature(arrays), state.grad_enabled)
+        key = (id(getattr(func, "__self__", None)), _closure_key(func), signature(arrays), state.grad_enabled, static)
         entry = per.get(key)
+        if self.robust:
+            if entry is None and len(per) >= _MAX_KEYS:
+                per.clear()
+            if entry is _FAILED:
+                raise Unsupported("an earlier trace of this function with these inputs failed")
+        if self.warmup and (entry is None or isinstance(entry, int)):
+            calls = entry or 0
+            if calls < self.warmup:
+                per[key] = calls + 1
+                raise Unsupported("not compiled before its next call")
+            entry = None
         captured = entry.current() if entry is not None else None
         if captured is None:
-            f = pure(func, what)
+            rebuilds = 0
+            if self.robust and entry is not None:
+                rebuilds = entry.rebuilds + 1
+                if rebuilds > _MAX_REBUILDS:
+                    per[key] = _FAILED
+                    raise Unsupported("the function's captured state keeps changing identity, shape or dtype")
+            f = fn if fn is not None else pure(func, what)
             prev = state.grad_enabled
             state.grad_enabled = False
             try:
-                captured = _discover(f, arrays)
+                if self.robust:
+                    try:
+                        captured, modules = _discover_robust(f, arrays, func, objects)
+                    except Unsupported:
+                        per[key] = _FAILED
+                        raise
+                else:
+                    captured = _discover(f, arrays)
             finally:
                 state.grad_enabled = prev
-            entry = per[key] = _Entry(captured)
+            entry = per[key] = _RobustEntry(captured, modules, rebuilds) if self.robust else _Entry(captured)
         pkey = (kind, signature(extra))
         prog = entry.programs.get(pkey)
         if prog is None:
-            prog = entry.programs[pkey] = jax.jit(build(lifted(_no_grad(pure(func, what)), captured)))
+            f = _no_grad(fn if fn is not None else pure(func, what))
+            if not self.robust:
+                prog = entry.programs[pkey] = jax.jit(build(lifted(f, captured)))
+                return prog([t._data for t in captured], *arrays, *extra)
+            prog = jax.jit(build(lifted_weak(f, captured)))
+            try:
+                out = prog([t._data for t in captured], *arrays, *extra)
+            except Exception as e:  # tracing failed (data-dependent Python on captured state, ...)
+                per[key] = _FAILED
+                raise Unsupported(f"{type(e).__name__}: {e}") from e
+            entry.programs[pkey] = prog
+            return out
         return prog([t._data for t in captured], *arrays, *extra)
 
 
@@ -240,6 +384,11 @@ try:
 except ImportError:  # pragma: no cover - a JAX without it: rely on the tracer check of the inputs
     def _trace_state_clean() -> bool:
         return True
+
+
+def trace_state_clean() -> bool:
+    """True outside every JAX transform (nothing is being traced)."""
+    return _trace_state_clean()
 
 
 def _no_grad(f: Callable) -> Callable:
