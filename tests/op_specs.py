@@ -314,6 +314,10 @@ def _np_clamp(x, lo, hi):
 spec("clamp", [C(F((3, 4)), -0.5, 0.5), C(F((3, 4)), F((4,), away(-1.5, -0.3)), F((3, 1), away(0.3, 1.5))),
                C(F((3, 4)), None, 0.5), C(F((3, 4)), F(()), None), C(F(()), -0.5, 0.5), C(F((0, 2)), -0.5, 0.5)],
      _np_clamp, dom=away(-2, 2, -0.5, 0.5), tf=lambda x: x.clamp(-0.5, 0.5), node="ClampBackward1")
+spec("clamp_min", [C(F((3, 4)), 0.1), C(F(()), -0.5), C(F((0, 2)), 0.0)],
+     lambda x, lo: np.maximum(x, lo), dom=away(-2, 2, 0.1, -0.5, 0.0), tf=lambda x: x.clamp_min(0.1))
+spec("clamp_max", [C(F((3, 4)), 0.1), C(F(()), -0.5), C(F((0, 2)), 0.0)],
+     lambda x, hi: np.minimum(x, hi), dom=away(-2, 2, 0.1, -0.5, 0.0), tf=lambda x: x.clamp_max(0.1))
 spec("clamp_scalar", [C(F((3, 4)), -0.5, 0.5), C(F((3, 4)), None, 0.5), C(F(()), -0.5, None)],
      _np_clamp, dom=away(-2, 2, -0.5, 0.5), tf=lambda x: x.clamp(-0.5, 0.5))
 spec("where", [C(B((3, 4)), F((3, 4)), F((3, 4))), C(B((3, 1)), F((4,)), F(())), C(B(()), F((2,)), F((2,))),

@@ -241,8 +241,6 @@ assert FIRST_ORDER_ONLY <= set(CASE_BY_ID)
 #: Cases whose output node tapeflow names differently from PyTorch, on purpose:
 #: id -> (tapeflow name, torch name, reason).
 NAMES_DIFFER = {
-    "clamp_min": ("ClampBackward1", "ClampMinBackward0",
-                  "clamp_min is clamp(min=...) here: one op, one node, whatever bounds are given"),
     "norm": ("NormBackward1", "LinalgVectorNormBackward0", "torch routes Tensor.norm through linalg.vector_norm; "
              "tapeflow keeps the node name of the classic norm op"),
     "norm_p3_dim": ("NormBackward1", "LinalgVectorNormBackward0", "as for `norm`"),

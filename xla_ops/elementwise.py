@@ -125,6 +125,11 @@ def _clamp_vjp(g, ans, x, lo, hi):
 clamp = op("clamp", _clamp, _clamp_vjp, saves=("x", "lo", "hi"))
 # The same with number bounds: PyTorch names that overload's node differently.
 clamp_scalar = op("clamp_scalar", _clamp, _clamp_vjp, saves=("x", "lo", "hi"), node="ClampBackward1")
+# NOTE: one-sided clamps pass the gradient at the bound itself (x == lo), as two-sided clamp does.
+clamp_min = op("clamp_min", lambda x, lo: jnp.maximum(x, jnp.asarray(lo, x.dtype)),
+               lambda g, ans, x, lo: (jnp.where(x >= lo, g, 0), None), saves=("x", "lo"), node="ClampMinBackward0")
+clamp_max = op("clamp_max", lambda x, hi: jnp.minimum(x, jnp.asarray(hi, x.dtype)),
+               lambda g, ans, x, hi: (jnp.where(x <= hi, g, 0), None), saves=("x", "hi"), node="ClampMaxBackward0")
 
 
 def _where_vjp(g, ans, cond, x, y):

@@ -218,11 +218,17 @@ clip = clamp
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    """`max(input, min)` elementwise; the gradient passes where `input >= min`."""
+    if isinstance(min, Tensor) or not input.dtype.is_floating_point:
+        return clamp(input, min=min)
+    return dispatch(X.clamp_min, (input, _operand(input, min)))
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    """`min(input, max)` elementwise; the gradient passes where `input <= max`."""
+    if isinstance(max, Tensor) or not input.dtype.is_floating_point:
+        return clamp(input, max=max)
+    return dispatch(X.clamp_max, (input, _operand(input, max)))
 
 
 def where(condition, input=None, other=None):
