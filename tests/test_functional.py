@@ -225,3 +225,62 @@ def test_inplace_write_to_captured_state_keeps_eager_semantics():
     jac = AF.jacobian(f, t([1.0, 2.0]))
     assert jac.tolist() == [1.0, 1.0]
     assert buf.tolist() == [1.0]  # concrete, and the write happened once, as in eager code
+
+
+def test_host_reads_of_captured_state_are_never_baked_into_a_cached_program():
+    w = t([1.0, 2.0])
+    f = lambda x: (x * tp.tensor(w.numpy())).sum()  # noqa: E731  (reads `w` on the host)
+    x = t([1.0, 1.0])
+    for _ in range(2):
+        assert AF.jacobian(f, x).tolist() == [1.0, 2.0]
+    with tp.no_grad():
+        w.mul_(10)
+    assert AF.jacobian(f, x).tolist() == [10.0, 20.0]
+
+
+def test_switching_a_module_between_train_and_eval_is_seen():
+    nn = pytest.importorskip("tapeflow.nn")
+    tp.manual_seed(0)
+    m = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5)).double()
+    x = tp.ones(8, dtype=tp.float64)
+    m.eval()
+    j_eval = AF.jacobian(m, x)
+    assert tp.equal(AF.jacobian(m, x), j_eval)
+    np.testing.assert_allclose(j_eval.numpy(), m[0].weight.detach().numpy())
+    m.train()
+    j_train = AF.jacobian(m, x)
+    rows_zero = (j_train.abs().sum(1) == 0).numpy()
+    assert rows_zero.any() and not rows_zero.all()  # dropout is on again: some rows dropped
+    kept = ~rows_zero
+    np.testing.assert_allclose(j_train.numpy()[kept], 2 * m[0].weight.detach().numpy()[kept])
+
+
+def test_random_draws_inside_the_function_leave_the_global_key_concrete():
+    import jax
+
+    x = t([1.0, 1.0])
+    f = lambda x: (x * tp.rand(2, dtype=tp.float64)).sum()  # noqa: E731
+    for _ in range(3):
+        j = AF.jacobian(f, x)
+        assert ((j >= 0) & (j < 1)).all()
+    assert not isinstance(tp.rand(1)._data, jax.core.Tracer)
+    assert not tp.equal(AF.jacobian(f, x), AF.jacobian(f, x))  # fresh draws on every call
+
+
+def test_cached_programs_do_not_keep_the_function_alive():
+    import gc
+    import weakref
+
+    def make():
+        c = tp.ones(2, dtype=tp.float64)
+        return lambda x: (x * c).sum()
+
+    fn = make()
+    ref = weakref.ref(fn)
+    x = t([1.0, 2.0])
+    for _ in range(2):
+        AF.hessian(fn, x)
+        AF.jacobian(fn, x)
+    del fn
+    gc.collect()
+    assert ref() is None

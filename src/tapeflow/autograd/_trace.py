@@ -65,6 +65,26 @@ def pure(func: Callable, what: str = "the transform") -> Callable:
     return f
 
 
+def _weak_callable(func: Callable) -> Callable:
+    """`func`, held weakly: a compiled program must not keep the function it was built from alive
+    (the cache is keyed weakly by that function, so a strong reference would never be released)."""
+    if hasattr(func, "__self__") and hasattr(func, "__func__"):
+        ref = weakref.WeakMethod(func)
+    else:
+        try:
+            ref = weakref.ref(func)
+        except TypeError:
+            return func
+
+    def call(*args):
+        f = ref()
+        if f is None:
+            raise Unsupported("the function was freed")
+        return f(*args)
+
+    return call
+
+
 def signature(arrays) -> tuple:
     return tuple((a.shape, a.dtype) for a in arrays)
 
@@ -364,7 +384,7 @@ class Cache:
         pkey = (kind, signature(extra))
         prog = entry.programs.get(pkey)
         if prog is None:
-            f = _no_grad(fn if fn is not None else pure(func, what))
+            f = _no_grad(fn if fn is not None else pure(_weak_callable(func), what))
             if not self.robust:
                 prog = entry.programs[pkey] = jax.jit(build(lifted(f, captured)))
                 return prog([t._data for t in captured], *arrays, *extra)

@@ -26,7 +26,7 @@ from ._trace import Cache, Unsupported
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
-_cache = Cache()
+_cache = Cache(robust=True)
 
 
 # -- argument handling ------------------------------------------------------------------------
