@@ -69,6 +69,65 @@ def test_jvp_matches_reverse_mode(name, fn, shapes):
     np.testing.assert_allclose(lhs, rhs, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("name,fn,shapes", OPS, ids=[o[0] for o in OPS])
+def test_reverse_over_forward_matches_reverse_over_reverse(name, fn, shapes):
+    """Tangents computed in grad mode are on the tape: d/dx (u . J(x) v) and d/dv (u . J v) = J^T u
+    agree with the same derivatives taken by double backward."""
+    rng = np.random.default_rng(len(name) + 7)
+    xs = [rng.uniform(0.5, 1.5, s) for s in shapes]
+    vs = [rng.normal(size=s) for s in shapes]
+    ps = [t(x, requires_grad=True) for x in xs]
+    ts = [t(v, requires_grad=True) for v in vs]
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(fn(*(fwAD.make_dual(p, v) for p, v in zip(ps, ts)))).tangent
+    assert tangent.requires_grad
+    u = t(rng.normal(size=tuple(tangent.shape)))
+    got = tp.autograd.grad((tangent * u).sum(), ps + ts, allow_unused=True)
+
+    leaves = [t(x, requires_grad=True) for x in xs]
+    vjp = tp.autograd.grad(fn(*leaves), leaves, grad_outputs=u, create_graph=True)
+    s = sum((g * t(v)).sum() for g, v in zip(vjp, vs))
+    want = list(tp.autograd.grad(s, leaves, allow_unused=True)) if s.requires_grad else [None] * len(xs)
+    want += [g.detach() for g in vjp]
+    for k, (a, b) in enumerate(zip(got, want)):
+        a = np.zeros(shapes[k % len(shapes)]) if a is None else a.numpy()
+        b = np.zeros(shapes[k % len(shapes)]) if b is None else b.numpy()
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11, err_msg=f"{name}: gradient {k}")
+
+
+def test_hessian_vector_product_by_reverse_over_forward():
+    a = t(np.random.default_rng(0).normal(size=(4, 5)))
+
+    def f(x):
+        return tp.nn.functional.softplus(a @ x).sum() + (x.sin() * x).sum()
+
+    p = t(np.linspace(-1.0, 1.0, 5), requires_grad=True)
+    v = t(np.arange(5.0) - 2)
+    with fwAD.dual_level():
+        y = f(fwAD.make_dual(p, v))
+        jvp = fwAD.unpack_dual(y).tangent
+    assert type(jvp.grad_fn).__name__ == "AddJvpBackward0"
+    (hv,) = tp.autograd.grad(jvp, p, create_graph=True)
+    h = tp.autograd.functional.hessian(f, p.detach())
+    np.testing.assert_allclose(hv.detach().numpy(), (h @ v).numpy(), rtol=1e-12, atol=1e-12)
+    # One order further: d/dp (1 . H(p) v), against the tape's triple backward.
+    (third,) = tp.autograd.grad(hv.sum(), p)
+    (g,) = tp.autograd.grad(f(p), p, create_graph=True)
+    (gv,) = tp.autograd.grad((g * v).sum(), p, create_graph=True)
+    (want,) = tp.autograd.grad(gv.sum(), p)
+    np.testing.assert_allclose(third.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_tangents_stay_off_the_tape_when_nothing_requires_grad():
+    with fwAD.dual_level():
+        y = fwAD.make_dual(t([1.0, 2.0]), t([1.0, 1.0])).exp()
+        assert fwAD.unpack_dual(y).tangent.grad_fn is None
+        x = t([1.0, 2.0], requires_grad=True)
+        with tp.no_grad():
+            z = fwAD.make_dual(x, t([1.0, 1.0])).exp()
+        assert fwAD.unpack_dual(z).tangent.grad_fn is None
+
+
 def test_unpack_outside_and_without_tangent():
     x = t([1.0])
     assert fwAD.unpack_dual(x).tangent is None

@@ -86,7 +86,7 @@ class Op:
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "differentiable", "node", "nin",
-        "derived", "_fwd_cache", "_bwd_cache", "_grad_op_cache", "__weakref__",
+        "derived", "_fwd_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
@@ -114,6 +114,7 @@ class Op:
         self._fwd_cache: dict = {}
         self._bwd_cache: dict = {}
         self._grad_op_cache: dict = {}
+        self._jvp_op_cache: dict = {}
 
     def __repr__(self) -> str:
         return f"<xla_ops.Op {self.name}>"
@@ -169,6 +170,37 @@ class Op:
             gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"))
             self._grad_op_cache[key] = gop
         return gop
+
+
+    # -- forward mode ------------------------------------------------------
+    def jvp(self, params: tuple, idx: tuple, *args):
+        """Output tangent(s) of the forward at `args[:n]`, with tangents `args[n:]` for the
+        inputs at positions `idx` (JAX's JVP rules; `n = len(args) - len(idx)`)."""
+        n = len(args) - len(idx)
+        primals, tangents = args[:n], args[n:]
+        kw = dict(params)
+
+        def f(*diff):
+            full = list(primals)
+            for i, d in zip(idx, diff):
+                full[i] = d
+            return self.fwd(*full, **kw)
+
+        out, tan = jax.jvp(f, tuple(primals[i] for i in idx), tuple(tangents))
+        if isinstance(out, (tuple, list)):  # integer outputs (indices) have no tangent
+            return tuple(t if o is not None and _is_float(o.dtype) else None for o, t in zip(out, tan))
+        return tan
+
+    def jvp_op(self, params: tuple, idx: tuple) -> Op:
+        """`jvp` as an `Op` of `(*inputs, *tangents)`, so a tangent computed in grad mode is
+        recorded on the tape (reverse-over-forward); its VJP is derived by JAX."""
+        key = (params, idx)
+        jop = self._jvp_op_cache.get(key)
+        if jop is None:
+            jop = Op(f"{self.name}_jvp", functools.partial(self.jvp, params, idx), nin=-1,
+                     node=self.node.replace("Backward", "JvpBackward"))
+            self._jvp_op_cache[key] = jop
+        return jop
 
 
 def derived_vjp(fwd, kw, needs, g, inputs):

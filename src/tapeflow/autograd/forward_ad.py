@@ -173,7 +173,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError(f"Expected tangent to have the same dtype as primal (got {tangent.dtype} and "
                            f"{tensor.dtype}); convert it with tangent.to(primal.dtype).")
     dual = tensor.view_as(tensor)
-    table[dual] = (dual._data, tangent._data)
+    # A tangent that requires grad stays a Tensor, so tangents computed from it are recorded on the tape.
+    table[dual] = (dual._data, tangent if tangent._requires_grad else tangent._data)
     return dual
 
 
@@ -214,7 +215,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     tan = _tangent_of(tensor, table)
     if tan is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_primal_view(tensor), Tensor._wrap(tan))
+    return UnpackedDualTensor(_primal_view(tensor), tan if type(tan) is Tensor else Tensor._wrap(tan))
 
 
 def _primal_view(tensor: Tensor) -> Tensor:
@@ -229,21 +230,11 @@ def _primal_view(tensor: Tensor) -> Tensor:
 
 # -- propagation -------------------------------------------------------------------------
 def _jvp_program(op, params: tuple, idx: tuple):
-    """Compiled `(args, tangents) -> output tangents` for `op` with tangents at positions `idx`."""
+    """Compiled `(*args, *tangents) -> output tangents` for `op` with tangents at positions `idx`."""
     key = (op, params, idx)
     fn = _jvp_cache.get(key)
     if fn is None:
-        fwd = functools.partial(op.fwd, **dict(params)) if params else op.fwd
-
-        def run(args, tangents):
-            def f(*diff):
-                full = list(args)
-                for i, d in zip(idx, diff):
-                    full[i] = d
-                return fwd(*full)
-            return jax.jvp(f, tuple(args[i] for i in idx), tuple(tangents))[1]
-
-        fn = _jvp_cache[key] = jax.jit(run)
+        fn = _jvp_cache[key] = jax.jit(functools.partial(op.jvp, params, idx))
     return fn
 
 
@@ -253,16 +244,27 @@ def _propagate(op, args, params, proceed):
     if table is None or not op.differentiable:
         return out
     idx, tans = [], []
+    record = False  # a tangent that depends on something requiring grad goes on the tape
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             tan = _tangent_of(a, table)
+            if a._requires_grad:
+                record = True
             if tan is not None:
                 idx.append(i)
                 tans.append(tan)
+                if type(tan) is Tensor and tan._requires_grad:
+                    record = True
     if not idx:
         return out
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    out_tans = _jvp_program(op, params, tuple(idx))(arrays, tans)
+    if record and state.grad_enabled:
+        tan_args = tuple(t if type(t) is Tensor else Tensor._wrap(t) for t in tans)
+        out_tans = _dispatch.dispatch(op.jvp_op(params, tuple(idx)), (*args, *tan_args), (), True)
+    else:
+        arrays = [a._data if isinstance(a, Tensor) else _dispatch._scalar(a) if type(a) in _dispatch._SCALAR_TYPES
+                  else a for a in args]
+        tan_arrays = [t._data if type(t) is Tensor else t for t in tans]
+        out_tans = _jvp_program(op, params, tuple(idx))(*arrays, *tan_arrays)
     if isinstance(out, tuple):
         for o, t in zip(out, out_tans):
             _attach(table, o, t)
@@ -272,8 +274,12 @@ def _propagate(op, args, params, proceed):
 
 
 def _attach(table, o, t) -> None:
+    """Record `t` (an array, or a Tensor when the tangent is on the tape) as the tangent of `o`."""
     if isinstance(o, Tensor) and t is not None and _is_float_array(o._data):
-        if t.dtype != o._data.dtype:
+        if type(t) is Tensor:
+            if t._data.dtype != o._data.dtype:
+                t = t.to(o.dtype)
+        elif t.dtype != o._data.dtype:
             t = t.astype(o._data.dtype)
         table[o] = (o._data, t)
 
@@ -300,7 +306,7 @@ def _function_tangents(cls, ctx, args: tuple, output, result) -> None:
     if not getattr(user_jvp, "_tapeflow_base", False):
         tans = [_tangent_of(a, table) if isinstance(a, Tensor) else None for a in args]
         if any(tan is not None for tan in tans):
-            tin = [Tensor._wrap(tan) if tan is not None
+            tin = [tan if type(tan) is Tensor else Tensor._wrap(tan) if tan is not None
                    else Tensor._wrap(jnp.zeros_like(a._data)) if isinstance(a, Tensor) and _is_float_array(a._data)
                    else None for a, tan in zip(args, tans)]
             prev = state.grad_enabled
