@@ -120,6 +120,41 @@ def test_strict_and_independent_outputs():
         AF.jacobian(lambda x: x, x, strategy="forward-mode")
 
 
+@pytest.mark.parametrize("strict", [False, True])  # strict=True runs the tape path
+def test_v_shape_errors_name_what_v_must_match(strict):
+    x = t([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"should be \[2\] but got \[1\]\. v must have the shape of the "
+                                           r"outputs of the function in vjp\."):
+        AF.vjp(lambda x: x * 2, x, t([1.0]), strict=strict)
+    with pytest.raises(RuntimeError, match=r"v must have the shape of the inputs of jvp\."):
+        AF.jvp(lambda x: x * 2, x, t([1.0]), strict=strict)
+    with pytest.raises(RuntimeError, match=r"v must have the shape of the inputs of vhp\."):
+        AF.vhp(lambda x: x.sum(), x, t([1.0]), strict=strict)
+    with pytest.raises(RuntimeError, match="v is a tuple of invalid length: should be 1 but got 2"):
+        AF.hvp(lambda x: x.sum(), x, (t([1.0, 1.0]), t([1.0])), strict=strict)
+    with pytest.raises(RuntimeError, match="v can only be None if the input to the user-provided function"):
+        AF.vhp(lambda x: x.sum(), x, strict=strict)
+
+
+def test_strict_mode_on_every_product():
+    x, y = t([1.0, 2.0]), t([3.0])
+    unused = "The output of the user-provided function is independent of input 1. This is not allowed in strict mode"
+    with pytest.raises(RuntimeError, match=unused):
+        AF.vjp(lambda x, y: (x * 2).sum(), (x, y), strict=True)
+    with pytest.raises(RuntimeError, match=unused):
+        AF.jvp(lambda x: (x * 2, t([1.0])), x, t([1.0, 1.0]), strict=True)
+    with pytest.raises(RuntimeError, match=unused):
+        AF.hvp(lambda x, y: (x ** 3).sum(), (x, y), (t([1.0, 1.0]), t([1.0])), strict=True)
+    with pytest.raises(RuntimeError, match="The jacobian of the user-provided function is independent of input 1"):
+        AF.vhp(lambda x, y: (x ** 2).sum() + y.sum(), (x, y), (t([1.0, 1.0]), t([1.0])), strict=True)
+    # Products that depend on every input pass, with or without create_graph.
+    for create_graph in (False, True):
+        _, tan = AF.jvp(lambda x: x * 2, x, t([1.0, 1.0]), create_graph=create_graph, strict=True)
+        np.testing.assert_allclose(tan.detach().numpy(), [2.0, 2.0])
+        _, p = AF.hvp(lambda x: (x ** 2).sum(), x, t([1.0, 1.0]), create_graph=create_graph, strict=True)
+        np.testing.assert_allclose(p.detach().numpy(), [2.0, 2.0])
+
+
 def test_create_graph_results_stay_on_the_tape():
     x = t([1.0, 2.0], requires_grad=True)
     h = AF.hessian(lambda x: (x ** 3).sum(), x, create_graph=True)

@@ -11,7 +11,7 @@ from .._state import state
 from .._tensor import Tensor, _is_float_array
 from .backward import grad as _grad
 
-__all__ = ["vjp", "jvp", "jacobian", "hessian", "second"]
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "second", "check_v"]
 
 
 class _enable_grad:
@@ -57,8 +57,12 @@ def _out(outs: tuple, create_graph: bool) -> tuple:
     return outs if create_graph else tuple(o.detach() for o in outs)
 
 
-def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, independent: str) -> tuple:
-    """`autograd.grad` of `outs` w.r.t. `xs`; unused inputs give zeros (or an error when `strict`)."""
+def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, independent: str,
+           check_graph: bool = True) -> tuple:
+    """`autograd.grad` of `outs` w.r.t. `xs`; unused inputs give zeros (or an error when `strict`).
+
+    With `check_graph`, strict mode with `create_graph` also rejects a gradient that does not depend on
+    the inputs (it would have no graph to differentiate further)."""
     diff = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
     if diff:
         res = _grad(tuple(o for o, _ in diff), xs, tuple(g for _, g in diff), retain_graph=True,
@@ -71,7 +75,7 @@ def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, inde
             if strict:
                 raise RuntimeError(independent.format(i=i, fn=fn_name))
             r = Tensor._wrap(jnp.zeros(x._data.shape, x._data.dtype))
-        elif strict and create_graph and not r._requires_grad:
+        elif check_graph and strict and create_graph and not r._requires_grad:
             raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This is "
                                "not allowed in strict mode when create_graph=True.")
         final.append(r if create_graph else r.detach())
@@ -80,6 +84,8 @@ def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, inde
 
 _INDEPENDENT = ("The output of the user-provided function is independent of input {i}. This is not allowed in "
                 "strict mode.")
+_INDEPENDENT_OF_PRODUCT = ("The user-provided function is independent of input {i}. This is not allowed in strict "
+                           "mode when computing {fn}.")
 
 
 def vjp(func, in_tuple, xs, vs, create_graph, strict):
@@ -91,18 +97,19 @@ def vjp(func, in_tuple, xs, vs, create_graph, strict):
                 raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
                                    "Tensor with a single element.")
             vs = (Tensor._wrap(jnp.ones(outs[0]._data.shape, outs[0]._data.dtype)),)
-        _check(vs, outs, "vjp")
+        check_v(vs, outs, "the outputs of the function in vjp")
         g = _grads(outs, ins, vs, create_graph, strict, "vjp", _INDEPENDENT)
     return _post(_out(outs, create_graph), out_tuple), _post(g, in_tuple)
 
 
-def _check(vs, ref, fn_name):
+def check_v(vs: tuple, ref: tuple, shape_of: str) -> None:
+    """`v` must match `ref` in length and shapes; `shape_of` ends the message ("the inputs of jvp")."""
     if len(vs) != len(ref):
         raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got {len(vs)}.")
     for i, (a, b) in enumerate(zip(vs, ref)):
         if tuple(a.shape) != tuple(b.shape):
             raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} but got "
-                               f"{list(a.shape)}. v must have the shape of the outputs of the function in {fn_name}.")
+                               f"{list(a.shape)}. v must have the shape of {shape_of}.")
 
 
 def jvp(func, in_tuple, xs, vs, create_graph, strict):
@@ -112,21 +119,8 @@ def jvp(func, in_tuple, xs, vs, create_graph, strict):
         out_tuple, outs = _call(func, ins, "jvp")
         us = tuple(Tensor._make(jnp.zeros(o._data.shape, o._data.dtype), None, 0, True) for o in outs)
         gs = _grads(outs, ins, us, True, False, "jvp", _INDEPENDENT)
-        pairs = [(g, v) for g, v in zip(gs, vs) if g._requires_grad]
-        if pairs:
-            res = _grad(tuple(g for g, _ in pairs), us, tuple(v for _, v in pairs), retain_graph=True,
-                        create_graph=create_graph, allow_unused=True)
-        else:
-            res = (None,) * len(us)
-        tangents = []
-        for i, (r, o) in enumerate(zip(res, outs)):
-            if r is None:
-                if strict:
-                    raise RuntimeError(f"The output of the user-provided function is independent of input {i}. "
-                                       "This is not allowed in strict mode.")
-                r = Tensor._wrap(jnp.zeros(o._data.shape, o._data.dtype))
-            tangents.append(r if create_graph else r.detach())
-    return _post(_out(outs, create_graph), out_tuple), _post(tuple(tangents), out_tuple)
+        tangents = _grads(gs, us, vs, create_graph, strict, "jvp", _INDEPENDENT, check_graph=False)
+    return _post(_out(outs, create_graph), out_tuple), _post(tangents, out_tuple)
 
 
 def _jac_rows(outs, ins, create_graph, strict, fn_name):
@@ -190,18 +184,5 @@ def second(kind, func, in_tuple, xs, vs, create_graph, strict):
         ins = _prep(xs, create_graph)
         out = _scalar_out(func, ins, kind)
         gs = _grads((out,), ins, (None,), True, strict, kind, _INDEPENDENT)
-        pairs = [(g, v) for g, v in zip(gs, vs) if g._requires_grad]
-        if pairs:
-            res = _grad(tuple(g for g, _ in pairs), ins, tuple(v for _, v in pairs), retain_graph=True,
-                        create_graph=create_graph, allow_unused=True)
-        else:
-            res = (None,) * len(ins)
-        prods = []
-        for i, (r, x) in enumerate(zip(res, ins)):
-            if r is None:
-                if strict:
-                    raise RuntimeError(f"The user-provided function is independent of input {i}. This is not "
-                                       f"allowed in strict mode when computing {kind}.")
-                r = Tensor._wrap(jnp.zeros(x._data.shape, x._data.dtype))
-            prods.append(r if create_graph else r.detach())
-    return (out if create_graph else out.detach()), _post(tuple(prods), in_tuple)
+        prods = _grads(gs, ins, vs, create_graph, strict, kind, _INDEPENDENT_OF_PRODUCT, check_graph=False)
+    return (out if create_graph else out.detach()), _post(prods, in_tuple)

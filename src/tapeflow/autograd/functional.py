@@ -22,6 +22,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from . import _functional_tape as tape
+from ._functional_tape import check_v
 from ._trace import Cache, Unsupported
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -56,20 +57,16 @@ def _post(res, is_tuple_flags):
     return res if outer else res[0]
 
 
-def _check_v(v: tuple, ref: tuple, what: str, fn_name: str) -> None:
-    if len(v) != len(ref):
-        raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got {len(v)}.")
-    for i, (a, b) in enumerate(zip(v, ref)):
-        if tuple(a.shape) != tuple(b.shape):
-            raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} but got "
-                               f"{list(a.shape)}. v must have the shape of the {what} of {fn_name}.")
-
-
-def _single_element_v(ref: tuple, what: str) -> tuple:
-    if len(ref) != 1 or ref[0]._data.size != 1:
-        raise RuntimeError(f"The vector v can only be None if the {what} to the user-provided function is a "
-                           "single Tensor with a single element.")
-    return (jnp.ones(ref[0]._data.shape, ref[0]._data.dtype),)
+def _input_v(v, xs: tuple, fn_name: str) -> tuple:
+    """`v` of a product in the inputs' shapes (jvp, vhp, hvp): checked against `xs`, or ones when omitted."""
+    if v is None:
+        if len(xs) != 1 or xs[0]._data.size != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a "
+                               "single Tensor with a single element.")
+        return (Tensor._wrap(jnp.ones(xs[0]._data.shape, xs[0]._data.dtype)),)
+    vs = _as_tuple(v, "v", fn_name)[1]
+    check_v(vs, xs, f"the inputs of {fn_name}")
+    return vs
 
 
 def _fast(create_graph: bool, strict: bool) -> bool:
@@ -163,11 +160,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         tensor([2., 4.])
     """
     in_tuple, xs = _as_tuple(inputs, "inputs", "jvp")
-    if v is None:
-        vs = _wrap(_single_element_v(xs, "input"))
-    else:
-        vs = _as_tuple(v, "v", "jvp")[1]
-        _check_v(vs, xs, "inputs", "jvp")
+    vs = _input_v(v, xs, "jvp")
     if _fast(create_graph, strict):
         try:
             arrays = _arrays(xs)
@@ -311,11 +304,7 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
 
 def _second(kind: str, func, inputs, v, create_graph, strict):
     in_tuple, xs = _as_tuple(inputs, "inputs", kind)
-    if v is None:
-        vs = _wrap(_single_element_v(xs, "input"))
-    else:
-        vs = _as_tuple(v, "v", kind)[1]
-        _check_v(vs, xs, "inputs", kind)
+    vs = _input_v(v, xs, kind)
     if _fast(create_graph, strict):
         try:
             def build(g):
