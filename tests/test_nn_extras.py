@@ -270,3 +270,22 @@ def test_global_backward_hooks():
     lin(x).sum().backward()
     assert calls == []
     tp.testing.assert_close(x.grad, tp.ones(1, 2) @ lin.weight.detach())
+
+
+def test_global_forward_hooks_run_before_the_modules_own_and_can_be_removed():
+    calls = []
+    lin = nn.Linear(2, 2)
+    h1 = module_mod.register_module_forward_pre_hook(lambda m, args: calls.append("gpre") or (args[0] * 0,))
+    h2 = module_mod.register_module_forward_hook(lambda m, args, out: calls.append("gpost") or out + 1)
+    h3 = lin.register_forward_hook(lambda m, args, out: calls.append("post"))
+    try:
+        out = lin(tp.ones(1, 2))
+        assert calls == ["gpre", "gpost", "post"]
+        tp.testing.assert_close(out, lin.bias.detach()[None] + 1)
+    finally:
+        h1.remove()
+        h2.remove()
+    h3.remove()
+    calls.clear()
+    tp.testing.assert_close(lin(tp.ones(1, 2)), tp.ones(1, 2) @ lin.weight.detach().T + lin.bias.detach())
+    assert calls == []

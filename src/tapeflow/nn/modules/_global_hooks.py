@@ -17,6 +17,12 @@ _global_backward_hooks: dict = OrderedDict()
 _global_backward_pre_hooks: dict = OrderedDict()
 
 
+def _register(store: dict, hook: Callable) -> RemovableHandle:
+    h = RemovableHandle(store)
+    store[h.id] = hook
+    return h
+
+
 def register_module_forward_hook(hook: Callable) -> RemovableHandle:
     """Register `hook(module, args, output)` to run after every module's forward.
 
@@ -31,9 +37,7 @@ def register_module_forward_hook(hook: Callable) -> RemovableHandle:
         >>> h = tp.nn.modules.module.register_module_forward_hook(lambda m, a, o: None)
         >>> h.remove()
     """
-    h = RemovableHandle(_global_forward_hooks)
-    _global_forward_hooks[h.id] = hook
-    return h
+    return _register(_global_forward_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
@@ -50,9 +54,7 @@ def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
         >>> h = tp.nn.modules.module.register_module_forward_pre_hook(lambda m, a: None)
         >>> h.remove()
     """
-    h = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[h.id] = hook
-    return h
+    return _register(_global_forward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
@@ -71,9 +73,7 @@ def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
         >>> h = tp.nn.modules.module.register_module_full_backward_hook(lambda m, gi, go: None)
         >>> h.remove()
     """
-    h = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[h.id] = hook
-    return h
+    return _register(_global_backward_hooks, hook)
 
 
 def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
@@ -92,6 +92,4 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
         >>> h = tp.nn.modules.module.register_module_full_backward_pre_hook(lambda m, go: None)
         >>> h.remove()
     """
-    h = RemovableHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[h.id] = hook
-    return h
+    return _register(_global_backward_pre_hooks, hook)
