@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import xla_ops as X
 
-from .. import _dtype
 from .._dispatch import dispatch
-from .._factories import tensor, zeros_like
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer
 
@@ -65,16 +63,8 @@ class Adam(Optimizer):
                           ("weight_decay", group["weight_decay"]), ("decoupled", self._decoupled),
                           ("amsgrad", amsgrad), ("maximize", group["maximize"]))
                 lr = group["lr"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    state = self.state[p]
-                    if not state:
-                        state["step"] = tensor(0.0, dtype=_dtype.float32)
-                        state["exp_avg"] = zeros_like(p)
-                        state["exp_avg_sq"] = zeros_like(p)
-                        if amsgrad:
-                            state["max_exp_avg_sq"] = zeros_like(p)
+                buffers = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
+                for p, state in self._params_with_state(group, buffers):
                     # The fused op also advances the step counter and derives the bias corrections
                     # from it on the device: no host sync, and traceable by tp.compile.
                     new_p, m, v, new_vmax, step = dispatch(

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import _dtype
 from .._dispatch import inplace
+from .._factories import tensor, zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 
@@ -133,6 +134,21 @@ class Optimizer:
     @staticmethod
     def _write(p: Tensor, new: Tensor) -> None:
         inplace(p, new)
+
+    def _params_with_state(self, group: dict, buffers: list[str]) -> Iterator[tuple[Tensor, dict]]:
+        """`(p, state)` for each parameter of `group` that has a gradient.
+
+        A parameter's first step creates its state: the step counter (a float32 tensor, which the
+        fused update advances on the device) and a zero buffer under each name in `buffers`."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                state["step"] = tensor(0.0, dtype=_dtype.float32)
+                for name in buffers:
+                    state[name] = zeros_like(p)
+            yield p, state
 
     # -- state dicts ------------------------------------------------------------------------------------
     def state_dict(self) -> dict:

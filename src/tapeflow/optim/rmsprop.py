@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import xla_ops as X
 
-from .. import _dtype
 from .._dispatch import dispatch
-from .._factories import tensor, zeros_like
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer
 
@@ -63,17 +61,9 @@ class RMSprop(Optimizer):
                 momentum, centered = group["momentum"], group["centered"]
                 static = (("alpha", group["alpha"]), ("eps", group["eps"]), ("weight_decay", group["weight_decay"]),
                           ("momentum", momentum), ("centered", centered), ("maximize", group["maximize"]))
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    state = self.state[p]
-                    if not state:
-                        state["step"] = tensor(0.0, dtype=_dtype.float32)
-                        state["square_avg"] = zeros_like(p)
-                        if momentum > 0:
-                            state["momentum_buffer"] = zeros_like(p)
-                        if centered:
-                            state["grad_avg"] = zeros_like(p)
+                buffers = (["square_avg"] + (["momentum_buffer"] if momentum > 0 else [])
+                           + (["grad_avg"] if centered else []))
+                for p, state in self._params_with_state(group, buffers):
                     new_p, sq, gavg, buf, step = dispatch(
                         X.optim.rmsprop_update,
                         (p, p.grad, state["square_avg"], state.get("grad_avg"), state.get("momentum_buffer"),
