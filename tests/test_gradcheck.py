@@ -47,9 +47,12 @@ def test_mismatch_message():
     assert tp.autograd.gradcheck(bad_square, (x,), fast_mode=True, raise_exception=False) is False
 
 
-def test_no_input_requires_grad():
+@pytest.mark.parametrize("check", [tp.autograd.gradcheck, tp.autograd.gradgradcheck])
+def test_no_input_requires_grad(check):
     with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
-        tp.autograd.gradcheck(sigmoid, (tp.randn(2, dtype=tp.float64),))
+        check(sigmoid, (tp.randn(2, dtype=tp.float64),))
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        check(sigmoid, tp.randn(2, dtype=tp.float64))  # a single tensor is taken as a 1-tuple
 
 
 def test_multiple_inputs_outputs_and_non_tensor_args():

@@ -52,6 +52,16 @@ def _diff_inputs(inputs):
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
 
+def _checked_inputs(inputs) -> tuple[tuple, list]:
+    """The inputs as a tuple, and the indices of those that require grad (there must be one)."""
+    inputs = _as_tuple(inputs)
+    diff = _diff_inputs(inputs)
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
+                         "them have requires_grad=True. Hint: create the inputs with requires_grad=True.")
+    return inputs, diff
+
+
 def _outputs_of(func, inputs):
     return _as_tuple(func(*inputs))
 
@@ -372,11 +382,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         >>> tp.autograd.gradcheck(lambda t: 1 / (1 + tp.exp(-t)), (x,), check_forward_ad=True)
         True
     """
-    inputs = _as_tuple(inputs)
-    diff = _diff_inputs(inputs)
-    if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
-                         "them have requires_grad=True. Hint: create the inputs with requires_grad=True.")
+    inputs, diff = _checked_inputs(inputs)
     if not (check_forward_ad or check_backward_ad):
         raise ValueError("gradcheck: check_forward_ad and check_backward_ad are both False, so nothing would be "
                          "checked; set at least one of them.")
@@ -436,11 +442,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         True
     """
     from .backward import grad
-    inputs = _as_tuple(inputs)
-    diff = _diff_inputs(inputs)
-    if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
-                         "them have requires_grad=True. Hint: create the inputs with requires_grad=True.")
+    inputs, diff = _checked_inputs(inputs)
     outs = _tensor_outputs(func, inputs)
     if grad_outputs is None:
         key = jax.random.PRNGKey(1)
