@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from ..._factories import empty
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
+from .linear import reset_weight_and_bias
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
@@ -61,27 +59,8 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Kaiming-uniform weights (`a=sqrt(5)`), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
-
-    def _conv(self, input, conv):
-        if self.padding_mode == "zeros":
-            return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
-        # Pad explicitly with the mode, then convolve without padding.
-        n = self._n
-        if isinstance(self.padding, str):
-            total = [0] * n if self.padding == "valid" else [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
-            pairs = [(t // 2, t - t // 2) for t in total]
-        else:
-            pairs = [(p, p) for p in self.padding]
-        flat = [v for lo_hi in reversed(pairs) for v in lo_hi]
-        return conv(F.pad(input, flat, mode=self.padding_mode), self.weight, self.bias, self.stride, 0,
-                    self.dilation, self.groups)
+        """Kaiming-uniform weights (`a=sqrt(5)`), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as `Linear`."""
+        reset_weight_and_bias(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -100,7 +79,33 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """`Conv1d` and `Conv2d`: PyTorch's signature (no `output_padding`), and `padding_mode` applied by an
+    explicit pad before convolving with `_conv` (`F.conv1d` or `F.conv2d`)."""
+
+    _conv = None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        if self.padding_mode == "zeros":
+            return self._conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        # Pad explicitly with the mode, then convolve without padding.
+        n = self._n
+        if isinstance(self.padding, str):
+            total = [0] * n if self.padding == "valid" else [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(t // 2, t - t // 2) for t in total]
+        else:
+            pairs = [(p, p) for p in self.padding]
+        flat = [v for lo_hi in reversed(pairs) for v in lo_hi]
+        return self._conv(F.pad(input, flat, mode=self.padding_mode), self.weight, self.bias, self.stride, 0,
+                          self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     """1-d convolution over `(N, C_in, L)`.
 
     Arguments:
@@ -115,17 +120,10 @@ class Conv1d(_ConvNd):
     """
 
     _n = 1
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        return self._conv(input, F.conv1d)
+    _conv = staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-d convolution over `(N, C_in, H, W)`.
 
     Arguments:
@@ -139,13 +137,8 @@ class Conv2d(_ConvNd):
         tapeflow.Size([2, 8, 8, 8])
     """
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        return self._conv(input, F.conv2d)
+    _n = 2
+    _conv = staticmethod(F.conv2d)
 
 
 class ConvTranspose2d(_ConvNd):

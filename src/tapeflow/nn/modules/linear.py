@@ -13,6 +13,16 @@ from .module import Module
 __all__ = ["Linear", "Identity"]
 
 
+def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
+    """PyTorch's default for `Linear` and the convolutions: Kaiming-uniform weight (`a=sqrt(5)`), bias
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input unchanged (arguments are accepted and ignored).
 
@@ -64,11 +74,7 @@ class Linear(Module):
 
     def reset_parameters(self) -> None:
         """Re-draw the weights with the default initialisation."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.in_features
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
