@@ -6,6 +6,7 @@ import copy
 import io
 import math
 import pickle
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -418,6 +419,25 @@ def test_repr_and_containers():
     assert list(md.keys()) == ["a", "b"] and "b" in md
     assert "Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))" in repr(_Net())
 
+
+
+def test_container_deletion_and_insertion_keep_the_numbering_contiguous():
+    a, b, c, d = nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.Identity()
+    seq = nn.Sequential(a, b, c, d)
+    del seq[1]
+    assert list(seq._modules) == ["0", "1", "2"] and list(seq) == [a, c, d]
+    del seq[0:2]
+    assert list(seq._modules) == ["0"] and seq[0] is d
+    named = nn.Sequential(OrderedDict([("first", a), ("second", b)]))
+    del named[0]
+    assert list(named._modules) == ["second"]  # named children keep their names
+    ml = nn.ModuleList([a, b, c])
+    del ml[0]
+    assert list(ml._modules) == ["0", "1"] and list(ml) == [b, c]
+    ml.insert(1, d)
+    assert list(ml._modules) == ["0", "1", "2"] and list(ml) == [b, d, c]
+    with pytest.raises(TypeError, match="is not a Module subclass"):
+        ml.insert(0, "not a module")
 
 def test_init_defaults_and_functions():
     tp.manual_seed(0)

@@ -16,6 +16,13 @@ def _index(idx: int, n: int) -> int:
     return idx % n
 
 
+def _renumber(container: Module, modules: list) -> None:
+    """Register `modules` again under the keys "0", "1", ... (the numbering PyTorch keeps contiguous)."""
+    container._modules.clear()
+    for i, m in enumerate(modules):
+        container.add_module(str(i), m)
+
+
 class Sequential(Module):
     """Run modules one after another; indexable and sliceable.
 
@@ -56,12 +63,8 @@ class Sequential(Module):
         keys = list(self._modules)
         for k in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
             del self._modules[k]
-        # Keep the numbering contiguous, as PyTorch does.
-        items = list(self._modules.values())
         if all(k.isdigit() for k in keys):
-            self._modules.clear()
-            for i, m in enumerate(items):
-                self._modules[str(i)] = m
+            _renumber(self, list(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -106,9 +109,7 @@ class ModuleList(Module):
     def __delitem__(self, idx) -> None:
         items = list(self._modules.values())
         del items[idx]
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self, items)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -134,9 +135,7 @@ class ModuleList(Module):
         """Insert `module` before `index`."""
         items = list(self._modules.values())
         items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
+        _renumber(self, items)
 
 
 class ModuleDict(Module):
