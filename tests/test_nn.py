@@ -457,6 +457,16 @@ def test_init_defaults_and_functions():
     assert nn.init.calculate_gain("tanh") == 5 / 3
 
 
+def test_zero_element_layers_initialise_as_a_no_op():
+    with pytest.warns(UserWarning, match="zero-element"):
+        lin = nn.Linear(0, 3)
+    assert lin.weight.shape == (3, 0) and lin.bias.shape == (3,)
+    assert lin(tp.zeros(2, 0)).shape == (2, 3)
+    with pytest.warns(UserWarning, match="zero-element"):
+        conv = nn.Conv2d(0, 2, 3)
+    assert conv.weight.shape == (2, 0, 3, 3)
+
+
 def test_utils_clip_and_vector():
     p1, p2 = nn.Parameter(tp.zeros(2)), nn.Parameter(tp.zeros(1))
     p1.grad, p2.grad = tp.tensor([3.0, 0.0]), tp.tensor([4.0])

@@ -7,6 +7,7 @@ All draw from the global generator (or `generator=`) and write in place under
 from __future__ import annotations
 
 import math
+import warnings
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -141,6 +142,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
 
     Example: `init.kaiming_uniform_(tp.empty(3, 5), a=math.sqrt(5))`.
     """
+    if tensor.numel() == 0:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
@@ -151,4 +155,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
 
     Example: `init.kaiming_normal_(tp.empty(3, 5), nonlinearity="relu")`.
     """
+    if tensor.numel() == 0:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
