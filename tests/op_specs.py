@@ -47,6 +47,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.linalg
 import scipy.special as sp
 
 import tapeflow as tp
@@ -115,6 +116,24 @@ def SPD(rng, s):
 
 def WELLCOND(rng, s):
     return rng.uniform(-0.5, 0.5, s) + 2.0 * np.eye(s[-1])
+
+
+def _orthogonal(rng, batch, n):
+    return np.linalg.qr(rng.standard_normal((*batch, n, n)))[0]
+
+
+def SPREAD(rng, s):
+    """Random singular vectors, singular values 1, 1.7, 2.4, ...: far apart, so U/V have stable gradients."""
+    m, n = s[-2:]
+    k = min(m, n)
+    u, v = _orthogonal(rng, s[:-2], m)[..., :k], _orthogonal(rng, s[:-2], n)[..., :k]
+    return (u * (1.0 + 0.7 * np.arange(k))) @ np.swapaxes(v, -1, -2)
+
+
+def SYMSPREAD(rng, s):
+    """Symmetric, random eigenvectors, eigenvalues -1.5, -0.8, -0.1, 0.6, ...: far apart."""
+    q = _orthogonal(rng, s[:-2], s[-1])
+    return (q * (-1.5 + 0.7 * np.arange(s[-1]))) @ np.swapaxes(q, -1, -2)
 
 
 # -- argument descriptions ---------------------------------------------------------------------
@@ -678,6 +697,71 @@ spec("linalg_det", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linal
 spec("linalg_solve", [C(F((3, 3), WELLCOND), F((3, 2))), C(F((2, 3, 3), WELLCOND), F((2, 3, 1)))],
      np.linalg.solve, tf=lambda a, b: tp.linalg.solve(a, b))
 spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a))
+
+
+# -- decompositions: references are LAPACK through NumPy, so signs of U/V/Q agree with JAX's; U/V/Q are
+# compared as they are (no sign fixing), and the inputs keep singular values/eigenvalues far apart.
+def _np_svd(a, full_matrices=True):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    m, n = a.shape[-2:]
+    if full_matrices and m > n:  # tapeflow's documented completion: the rest of a complete QR of U
+        u = np.concatenate([u, np.linalg.qr(u, mode="complete")[0][..., n:]], axis=-1)
+    elif full_matrices and m < n:
+        v = np.swapaxes(vh, -1, -2)
+        vh = np.swapaxes(np.concatenate([v, np.linalg.qr(v, mode="complete")[0][..., m:]], axis=-1), -1, -2)
+    return u, s, vh
+
+
+def _np_pinv(a, atol=None, rtol=None, hermitian=False):
+    if rtol is None:
+        rtol = 0.0 if atol else np.finfo(a.dtype).eps * max(a.shape[-2:])
+    u, s, vh = np.linalg.svd(a, full_matrices=False, hermitian=hermitian)
+    tol = np.maximum(atol or 0.0, rtol * s.max(-1, keepdims=True))
+    inv = np.where(s > tol, 1 / np.where(s > tol, s, 1), 0)
+    return np.swapaxes(vh, -1, -2) * inv[..., None, :] @ np.swapaxes(u, -1, -2)
+
+
+def _np_lstsq(a, b, rcond=None, residuals=False):
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    (m, n), k = a.shape[-2:], b.shape[-1]
+    a2 = np.broadcast_to(a, (*batch, m, n)).reshape(-1, m, n)
+    b2 = np.broadcast_to(b, (*batch, m, k)).reshape(-1, m, k)
+    x = np.stack([np.linalg.lstsq(ai, bi, rcond=rcond)[0] for ai, bi in zip(a2, b2)]).reshape(*batch, n, k)
+    if residuals and m > n:
+        return x, np.sum((a @ x - b) ** 2, axis=-2)
+    return x, np.zeros((0,))
+
+
+_RANK1 = A([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]], np.float64)
+_EIGH_WHY = ("the value reads one triangle while the gradient is symmetric (PyTorch's convention), so entrywise "
+             "finite differences cannot match; tests/test_linalg.py differentiates along symmetric directions")
+
+spec("linalg_svd", [C(F((4, 3)), full_matrices=False), C(F((3, 3))), C(F((2, 3, 4)), full_matrices=False),
+                    C(F((4, 3))), C(F((2, 3, 5))), C(F((0, 3, 3)))],
+     _np_svd, dom=SPREAD, tf=lambda a: tuple(tp.linalg.svd(a, full_matrices=False)))
+spec("linalg_svdvals", [C(F((4, 3))), C(F((2, 3, 5))), C(F((0, 2, 2)))],
+     lambda a: np.linalg.svd(a, compute_uv=False), dom=SPREAD, tf=lambda a: tp.linalg.svdvals(a))
+spec("linalg_qr", [C(F((4, 3))), C(F((3, 3))), C(F((2, 3, 5))), C(F((3, 5)), mode="complete"),
+                   C(F((4, 3)), mode="complete", grad=False), C(F((0, 3, 2)))],
+     lambda a, mode="reduced": tuple(np.linalg.qr(a, mode=mode)), dom=SPREAD, tf=lambda a: tuple(tp.linalg.qr(a)))
+spec("linalg_eigh", [C(F((3, 3))), C(F((2, 4, 4)), UPLO="U"), C(F((3, 3), REAL)), C(F((3, 3), REAL), UPLO="U"),
+                     C(F((0, 2, 2)))],
+     lambda a, UPLO="L": tuple(np.linalg.eigh(a, UPLO=UPLO)), dom=SYMSPREAD, tf=lambda a: tuple(tp.linalg.eigh(a)),
+     fd=False, why=_EIGH_WHY)
+spec("linalg_eigvalsh", [C(F((3, 3))), C(F((2, 4, 4)), UPLO="U"), C(F((3, 3), REAL), UPLO="U")],
+     lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO=UPLO), dom=SYMSPREAD, tf=lambda a: tp.linalg.eigvalsh(a),
+     fd=False, why=_EIGH_WHY)
+spec("linalg_pinv", [C(F((4, 3))), C(F((2, 3, 5))), C(F((3, 3)), rtol=0.5), C(F((3, 3)), atol=1.5), C(_RANK1),
+                     C(F((3, 3), SYMSPREAD), hermitian=True)],
+     _np_pinv, dom=SPREAD, tf=lambda a: tp.linalg.pinv(a))
+spec("linalg_lstsq", [C(F((5, 3), SPREAD), F((5, 2)), residuals=True), C(F((5, 3), SPREAD), F((2, 5, 2))),
+                      C(F((3, 5), SPREAD), F((3, 2)), residuals=True, rcond=0.5), C(_RANK1, F((3, 1)), residuals=True)],
+     _np_lstsq, tf=lambda a, b: tuple(tp.linalg.lstsq(a, b, driver="gelsd"))[:2])
+spec("linalg_matrix_exp", [C(F((3, 3))), C(F((2, 3, 3)))], scipy.linalg.expm,
+     tf=lambda a: tp.linalg.matrix_exp(a))
+spec("linalg_cross", [C(F((4, 3)), F((4, 3))), C(F((2, 1, 3)), F((4, 3))), C(F((3, 2)), F((3, 1)), dim=0),
+                      C(F((3,)), F((3,)))],
+     lambda x, y, dim=-1: np.cross(x, y, axis=dim), tf=lambda x, y: tp.linalg.cross(x, y))
 
 
 # == sorting ===============================================================================================

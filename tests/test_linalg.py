@@ -1,7 +1,10 @@
-"""tp.linalg: shapes, batching, errors; and the NaN rules of fmax/fmin (values and grads are in the op table)."""
+"""tp.linalg: shapes, batching, errors, decompositions' conventions (triangles, signs, repeated values) and
+PyTorch as an oracle for gauge-invariant functions of them; and the NaN rules of fmax/fmin. Values and
+gradients of every op are also in the op table (tests/op_specs.py)."""
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import tapeflow as tp
 
@@ -61,3 +64,338 @@ def test_fmax_fmin_take_the_other_side_of_a_nan():
     # Where both are NaN the first argument is the one taken, and its gradient flows (as in PyTorch).
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 1.0, 1.0])
     np.testing.assert_array_equal(y.grad.numpy(), [0.0, 1.0, 0.0, 0.0])
+
+
+# == decompositions ======================================================================================
+def _rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _t(a, grad=False):
+    return tp.tensor(a, dtype=tp.float64, requires_grad=grad)
+
+
+def _sym(n, batch=(), seed=0):
+    a = _rand(*batch, n, n, seed=seed)
+    return a + np.swapaxes(a, -1, -2)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3), (2, 5, 3), (2, 1, 3, 4)])
+def test_svd_shapes_and_reconstruction(shape):
+    a = _rand(*shape)
+    m, n = shape[-2:]
+    k = min(m, n)
+    U, S, Vh = tp.linalg.svd(_t(a))
+    assert U.shape == (*shape[:-2], m, m) and S.shape == (*shape[:-2], k) and Vh.shape == (*shape[:-2], n, n)
+    u, s, vh = U.numpy(), S.numpy(), Vh.numpy()
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=1e-12)
+    # The completed factors are orthogonal (their extra columns span the complement).
+    np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, np.broadcast_to(np.eye(m), u.shape), atol=1e-12)
+    np.testing.assert_allclose(vh @ np.swapaxes(vh, -1, -2), np.broadcast_to(np.eye(n), vh.shape), atol=1e-12)
+    Ur, Sr, Vhr = tp.linalg.svd(_t(a), full_matrices=False)
+    assert Ur.shape == (*shape[:-2], m, k) and Vhr.shape == (*shape[:-2], k, n)
+    np.testing.assert_allclose(Ur.numpy(), u[..., :k], atol=1e-12)
+    np.testing.assert_allclose(tp.linalg.svdvals(_t(a)).numpy(), s, rtol=1e-12)
+
+
+def test_svd_full_matrices_ignores_the_gradient_of_the_extra_columns():
+    a = _rand(5, 3)
+    A = _t(a, True)
+    U, S, Vh = tp.linalg.svd(A)
+    U[:, 3:].sum().backward()
+    np.testing.assert_array_equal(A.grad.numpy(), np.zeros((5, 3)))
+    assert U.grad_fn.name() == "LinalgSvdBackward0"
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (3, 3), (2, 4, 2)])
+def test_qr_modes(shape):
+    a = _rand(*shape)
+    m, n = shape[-2:]
+    k = min(m, n)
+    Q, R = tp.linalg.qr(_t(a))
+    assert Q.shape == (*shape[:-2], m, k) and R.shape == (*shape[:-2], k, n)
+    np.testing.assert_allclose(Q.numpy() @ R.numpy(), a, atol=1e-12)
+    np.testing.assert_allclose(np.tril(R.numpy(), -1), 0, atol=1e-15)
+    Qc, Rc = tp.linalg.qr(_t(a), mode="complete")
+    assert Qc.shape == (*shape[:-2], m, m) and Rc.shape == (*shape[:-2], m, n)
+    np.testing.assert_allclose(Qc.numpy(), np.linalg.qr(a, mode="complete")[0], atol=1e-12)
+    Q0, R0 = tp.linalg.qr(_t(a), mode="r")
+    assert Q0.shape == (0,)
+    np.testing.assert_allclose(R0.numpy(), R.numpy(), atol=1e-14)
+
+
+def test_qr_gradients_and_their_limits():
+    A = _t(_rand(5, 3), True)
+    tp.linalg.qr(A, mode="r").R.sum().backward()  # differentiable here (PyTorch refuses mode="r")
+    assert np.isfinite(A.grad.numpy()).all()
+    Q, R = tp.linalg.qr(A, mode="complete")
+    with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
+        Q.sum().backward()
+    W = _t(_rand(3, 5), True)  # wide and complete: Q is square, so it is differentiable
+    Q, R = tp.linalg.qr(W, mode="complete")
+    (Q.sum() + R.sum()).backward()
+    assert np.isfinite(W.grad.numpy()).all() and Q.grad_fn.name() == "LinalgQrBackward0"
+
+
+def test_eigh_reads_one_triangle():
+    a = _rand(2, 4, 4)  # not symmetric: only the named triangle counts, as LAPACK reads it
+    for uplo in ("L", "U"):
+        L, V = tp.linalg.eigh(_t(a), UPLO=uplo)
+        w, v = np.linalg.eigh(a, UPLO=uplo)
+        np.testing.assert_allclose(L.numpy(), w, rtol=1e-12)
+        np.testing.assert_allclose(V.numpy(), v, atol=1e-12)
+        np.testing.assert_allclose(tp.linalg.eigvalsh(_t(a), UPLO=uplo.lower()).numpy(), w, rtol=1e-12)
+    s = _sym(3)
+    L, V = tp.linalg.eigh(_t(s))
+    np.testing.assert_allclose((V.numpy() * L.numpy()) @ V.numpy().T, s, atol=1e-12)
+
+
+def _symmetric_fd(f, a, d, eps=1e-6):
+    return (f(a + eps * d) - f(a - eps * d)) / (2 * eps)
+
+
+def test_eigh_gradients_along_symmetric_directions():
+    # The gradient is symmetric; along symmetric perturbations it is the true derivative (first and
+    # second order), whichever triangle the value is read from.
+    a, d, wv = _sym(4, seed=1), _sym(4, seed=2), _rand(4, 4, seed=3)
+
+    def loss(x, uplo="L"):  # sign-free in the eigenvectors: sum_i w_i (v_i^T M v_i) + sum_i L_i^3
+        L, V = tp.linalg.eigh(x, UPLO=uplo)
+        return ((V * (V.mT @ tp.tensor(wv)).mT).sum(0) * tp.arange(4.0, dtype=tp.float64)).sum() + (L ** 3).sum()
+
+    def grad_along_d(x, uplo):
+        X = _t(x, True)
+        (g,) = tp.autograd.grad(loss(X, uplo), X)
+        return (g.numpy() * d).sum()
+
+    for uplo in ("L", "U"):
+        A = _t(a, True)
+        (g,) = tp.autograd.grad(loss(A, uplo), A, create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), g.detach().numpy().T, atol=1e-12)
+        want = _symmetric_fd(lambda x, uplo=uplo: loss(_t(x), uplo).item(), a, d)
+        np.testing.assert_allclose((g.detach().numpy() * d).sum(), want, rtol=1e-6)
+        (h,) = tp.autograd.grad((g * tp.tensor(d)).sum(), A)
+        want2 = _symmetric_fd(lambda x, uplo=uplo: grad_along_d(x, uplo), a, d)
+        np.testing.assert_allclose((h.numpy() * d).sum(), want2, rtol=1e-5)
+
+
+def test_degenerate_values_keep_unused_gradients_finite():
+    # Repeated singular values/eigenvalues: gradients through S/eigenvalues alone (or through a vector
+    # whose eigenvalue is simple) are well-defined and stay finite.
+    A = tp.eye(3, dtype=tp.float64, requires_grad=True)
+    U, S, Vh = tp.linalg.svd(A)
+    S.sum().backward()
+    np.testing.assert_allclose(A.grad.numpy(), np.eye(3), atol=1e-15)
+    B = tp.eye(3, dtype=tp.float64, requires_grad=True)
+    tp.linalg.eigh(B).eigenvalues.sum().backward()
+    np.testing.assert_allclose(B.grad.numpy(), np.eye(3), atol=1e-15)
+    C = tp.tensor(np.diag([1.0, 1.0, 5.0]), requires_grad=True)  # eigenvalues exactly 1, 1, 5
+    L, V = tp.linalg.eigh(C)
+    (V[:, 2].outer(V[:, 2]) * tp.arange(9.0, dtype=tp.float64).reshape(3, 3)).sum().backward()
+    # v = e3 moves by dA[i, 2] / (5 - 1) towards e_i; the loss's gradient in v is [8, 12, 16].
+    np.testing.assert_allclose(C.grad.numpy(), [[0, 0, 1.0], [0, 0, 1.5], [1.0, 1.5, 0]], atol=1e-15)
+
+
+def test_matrix_power_and_exp():
+    a = _rand(2, 3, 3) / 2
+    A = _t(a)
+    for n in (0, 1, 2, 3, 6, -1, -3):
+        want = np.linalg.matrix_power(a, n)
+        np.testing.assert_allclose(tp.linalg.matrix_power(A, n).numpy(), want, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(A.matrix_power(n).numpy(), want, rtol=1e-10, atol=1e-12)
+    P = _t(a, True)
+    tp.linalg.matrix_power(P, 0).sum().backward()
+    np.testing.assert_array_equal(P.grad.numpy(), np.zeros((2, 3, 3)))
+    np.testing.assert_allclose(tp.linalg.matrix_exp(A).numpy(), scipy.linalg.expm(a), rtol=1e-12)
+    np.testing.assert_allclose(A.matrix_exp().numpy(), scipy.linalg.expm(a), rtol=1e-12)
+    with pytest.raises(TypeError, match="must be int"):
+        tp.linalg.matrix_power(A, 2.0)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, float("inf"), -float("inf")])
+def test_matrix_norm_matches_numpy(ord):
+    a = _rand(2, 3, 4)
+    got = tp.linalg.matrix_norm(_t(a), ord)
+    np.testing.assert_allclose(got.numpy(), np.linalg.norm(a, ord, axis=(-2, -1)), rtol=1e-12)
+    kept = tp.linalg.matrix_norm(_t(a), ord, dim=(0, 2), keepdim=True)
+    assert kept.shape == (1, 3, 1)
+    np.testing.assert_allclose(kept.numpy(), np.linalg.norm(a, ord, axis=(0, 2), keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(tp.linalg.norm(_t(a[0]), ord).numpy(), np.linalg.norm(a[0], ord), rtol=1e-12)
+
+
+def test_norm_dispatch():
+    a = _rand(2, 3, 4)
+    A = _t(a)
+    np.testing.assert_allclose(tp.linalg.norm(A).numpy(), np.linalg.norm(a.ravel()), rtol=1e-12)
+    np.testing.assert_allclose(tp.linalg.norm(A, 3, dim=1).numpy(), np.linalg.norm(a, 3, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(tp.linalg.norm(A, dim=(1, 2)).numpy(), np.linalg.norm(a, axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(tp.linalg.norm(A[0, 0], 1).numpy(), np.abs(a[0, 0]).sum(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="must be 1D or 2D. Got 3D"):
+        tp.linalg.norm(A, 2)
+    with pytest.raises(RuntimeError, match="must be of length 1 or 2"):
+        tp.linalg.norm(A, dim=(0, 1, 2))
+    with pytest.raises(RuntimeError, match="Order 3 not supported"):
+        tp.linalg.matrix_norm(A, 3)
+
+
+def test_pinv_and_lstsq():
+    a, b = _rand(2, 5, 3), _rand(2, 5, 2, seed=1)
+    np.testing.assert_allclose(tp.linalg.pinv(_t(a)).numpy(), np.linalg.pinv(a), rtol=1e-10)
+    np.testing.assert_allclose(_t(a).pinverse().numpy(), np.linalg.pinv(a, rcond=1e-15), rtol=1e-10)
+    s = _sym(3)
+    np.testing.assert_allclose(tp.linalg.pinv(_t(s), hermitian=True).numpy(), np.linalg.pinv(s), rtol=1e-10)
+    r = tp.linalg.lstsq(_t(a), _t(b))
+    np.testing.assert_allclose(r.solution.numpy(), np.stack([np.linalg.lstsq(x, y)[0] for x, y in zip(a, b)]),
+                               rtol=1e-10)
+    assert r.residuals.shape == (0,) and r.singular_values.shape == (0,) and r.rank.tolist() == [3, 3]
+    r = tp.linalg.lstsq(_t(a), _t(b), driver="gelsd")
+    np.testing.assert_allclose(r.residuals.numpy(), [np.linalg.lstsq(x, y)[1] for x, y in zip(a, b)], rtol=1e-10)
+    np.testing.assert_allclose(r.singular_values.numpy(), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    v = tp.linalg.lstsq(_t(a[0]), _t(b[0, :, 0]), driver="gels")
+    assert v.solution.shape == (3,) and v.residuals.shape == (1,) and v.rank.shape == (0,)
+    deficient = _t([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    r = tp.linalg.lstsq(deficient, tp.ones(3, 1, dtype=tp.float64))
+    assert r.rank.item() == 1
+    np.testing.assert_allclose(r.solution.numpy(), np.linalg.pinv(deficient.numpy()) @ np.ones((3, 1)), rtol=1e-12)
+    assert tp.linalg.matrix_rank(deficient).item() == 1
+    with pytest.raises(RuntimeError, match="driver"):
+        tp.linalg.lstsq(_t(a), _t(b), driver="gelsx")
+    with pytest.raises(RuntimeError, match="should match"):
+        tp.linalg.lstsq(_t(a), _t(b[:, :4]))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        tp.linalg.lstsq(_t(a), tp.tensor(b, dtype=tp.float32))
+
+
+def test_pinv_gradient_is_finite_where_singular_values_repeat():
+    A = tp.eye(3, dtype=tp.float64).narrow(1, 0, 2).clone().requires_grad_()  # singular values 1, 1
+    (tp.linalg.pinv(A) * tp.arange(6.0, dtype=tp.float64).reshape(2, 3)).sum().backward()
+    assert np.isfinite(A.grad.numpy()).all()
+
+
+def test_cross_vecdot_and_errors():
+    x, y = _rand(2, 1, 3), _rand(4, 3, seed=1)
+    np.testing.assert_allclose(tp.linalg.cross(_t(x), _t(y)).numpy(), np.cross(x, y), rtol=1e-12)
+    np.testing.assert_allclose(tp.linalg.vecdot(_t(x), _t(y)).numpy(), (x * y).sum(-1), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        tp.linalg.cross(tp.ones(2), tp.ones(2))
+    with pytest.raises(RuntimeError, match="unrecognized mode 'x'"):
+        tp.linalg.qr(tp.ones(2, 2), mode="x")
+    with pytest.raises(RuntimeError, match="UPLO argument to be 'L' or 'U'"):
+        tp.linalg.eigh(tp.ones(2, 2), UPLO="X")
+    for fn in (tp.linalg.svd, tp.linalg.svdvals, tp.linalg.qr, tp.linalg.pinv):
+        with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+            fn(tp.ones(3))
+        with pytest.raises(RuntimeError, match="Expected a floating point"):
+            fn(tp.ones(2, 2, dtype=tp.int64))
+    for fn in (tp.linalg.eigh, tp.linalg.eigvalsh, tp.linalg.matrix_exp):
+        with pytest.raises(RuntimeError, match="square matrices, but they are 2 by 3"):
+            fn(tp.ones(2, 3))
+
+
+def test_decompositions_trace_under_jax_transforms():
+    a = _rand(4, 3)
+    grad = tp.func.grad(lambda x: tp.linalg.svdvals(x).sum() + tp.linalg.eigvalsh(x.mT @ x).sum())(_t(a))
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose(grad.numpy(), u @ vh + 2 * a, rtol=1e-10)
+
+
+# == PyTorch as the oracle (values, gradients and second order of gauge-invariant functions) ==============
+def _oracle_cases():
+    def svd_fns(L, A):
+        U, S, Vh = L.linalg.svd(A, full_matrices=False)
+        return S, (U * S.unsqueeze(-2)) @ Vh, U @ Vh, U[..., :, :1] @ Vh[..., :1, :]
+
+    def svd_full(L, A):
+        U, S, Vh = L.linalg.svd(A)
+        k = S.shape[-1]
+        return S, (U[..., :, :k] * S.unsqueeze(-2)) @ Vh[..., :k, :]
+
+    def eigh_fns(L, A):
+        w, V = L.linalg.eigh(A @ A.mT + A.mT @ A / 2)
+        return w, (V * w.exp().unsqueeze(-2)) @ V.mT, V[..., :, 1:2] @ V[..., :, 1:2].mT
+
+    def eigh_upper(L, A):
+        S = A + A.mT
+        w, V = L.linalg.eigh(S, UPLO="U")
+        return w, (V * (w ** 2).unsqueeze(-2)) @ V.mT, L.linalg.eigvalsh(S, UPLO="U")
+
+    def qr_fns(L, A):
+        Q, R = L.linalg.qr(A)
+        return Q, R
+
+    def lstsq_fns(L, A):
+        r = L.linalg.lstsq(A, A[..., :2].exp(), driver="gelsd")
+        return r.solution, r.residuals
+
+    inf = float("inf")
+    return {
+        "svd": (svd_fns, [(4, 3), (2, 3, 5)], "LinalgSvdBackward0"),
+        "svd_full": (svd_full, [(5, 3)], "LinalgSvdBackward0"),
+        "svdvals": (lambda L, A: (L.linalg.svdvals(A),), [(2, 4, 3)], "LinalgSvdBackward0"),
+        "eigh": (eigh_fns, [(3, 3), (2, 4, 4)], "LinalgEighBackward0"),
+        "eigh_upper": (eigh_upper, [(4, 4)], "LinalgEighBackward0"),
+        "qr": (qr_fns, [(5, 3), (3, 3), (2, 3, 5)], "LinalgQrBackward0"),
+        "pinv": (lambda L, A: (L.linalg.pinv(A),), [(4, 3), (2, 3, 5)], "LinalgPinvBackward0"),
+        "pinv_herm": (lambda L, A: (L.linalg.pinv(A @ A.mT, hermitian=True),), [(3, 3)], "LinalgPinvBackward0"),
+        "lstsq": (lstsq_fns, [(5, 3), (2, 6, 3)], "LinalgLstsqBackward0"),
+        "matrix_exp": (lambda L, A: (L.linalg.matrix_exp(A),), [(3, 3), (2, 4, 4)], "LinalgMatrixExpBackward0"),
+        "matrix_power": (lambda L, A: (L.linalg.matrix_power(A, 3), L.linalg.matrix_power(A, -2)), [(3, 3)],
+                         "MmBackward0"),
+        "matrix_norms": (lambda L, A: tuple(L.linalg.matrix_norm(A, o) for o in ("fro", "nuc", 2, -2, 1, -1, inf, -inf)),
+                         [(2, 3, 4)], "LinalgVectorNormBackward0"),
+        "cross": (lambda L, A: (L.linalg.cross(A, A.flip(0)),), [(2, 3)], "LinalgCrossBackward0"),
+        "vecdot": (lambda L, A: (L.linalg.vecdot(A, A.flip(0)),), [(2, 3)], "SumBackward1"),
+    }
+
+
+# tapeflow's Frobenius norm is its vector-norm op, which keeps its own node name.
+_NODE_DIFFERS = {"matrix_norms": "NormBackward1"}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(_oracle_cases()))
+def test_against_pytorch(name):
+    torch = pytest.importorskip("torch")
+    fn, shapes, node = _oracle_cases()[name]
+    for i, shape in enumerate(shapes):
+        rng = np.random.default_rng(i)
+        a = rng.standard_normal(shape)
+        A, At = _t(a, True), torch.tensor(a, requires_grad=True)
+        outs, outs_t = fn(tp, A), fn(torch, At)
+        assert outs[0].grad_fn.name() == _NODE_DIFFERS.get(name, node) and outs_t[0].grad_fn.name() == node
+        for o, ot in zip(outs, outs_t):
+            np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), rtol=1e-9, atol=1e-11)
+        gs = [rng.standard_normal(tuple(ot.shape)) for ot in outs_t]
+        (g,) = tp.autograd.grad(outs, A, [tp.tensor(x) for x in gs], create_graph=True)
+        (gt,) = torch.autograd.grad(outs_t, At, [torch.tensor(x) for x in gs], create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-8, atol=1e-10)
+        v = rng.standard_normal(shape)
+        (h,) = tp.autograd.grad((g * tp.tensor(v)).sum(), A)
+        (ht,) = torch.autograd.grad((gt * torch.tensor(v)).sum(), At)
+        np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.oracle
+def test_tensor_methods_against_pytorch():
+    torch = pytest.importorskip("torch")
+    a = _rand(4, 3)
+    A, At = _t(a), torch.tensor(a)
+    # Singular vectors agree up to sign (the LAPACK builds differ); the old spelling returns V, not Vh.
+    for some in (True, False):
+        (U, S, V), (Ut, St, Vt) = A.svd(some=some), torch.svd(At, some=some)
+        assert U.shape == Ut.shape and V.shape == Vt.shape
+        np.testing.assert_allclose(S.numpy(), St.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(np.abs(U.numpy()[:, :3]), np.abs(Ut.numpy()[:, :3]), atol=1e-12)
+        np.testing.assert_allclose((U.numpy()[:, :3] * S.numpy()) @ V.numpy().T, a, atol=1e-12)
+    ours, theirs = tp.svd(A, compute_uv=False), torch.svd(At, compute_uv=False)
+    assert type(ours).__name__ == type(theirs).__name__ == "svd"
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), atol=1e-12)
+    for some in (True, False):
+        for o, t in zip(A.qr(some=some), torch.linalg.qr(At, mode="reduced" if some else "complete")):
+            np.testing.assert_allclose(np.abs(o.numpy()), np.abs(t.numpy()), atol=1e-12)
+    np.testing.assert_allclose(A.pinverse().numpy(), At.pinverse().numpy(), rtol=1e-10)
+    r, rt = tp.linalg.lstsq(A, A[:, :2]), torch.linalg.lstsq(At, At[:, :2])
+    assert r.rank.tolist() == rt.rank.tolist() and r.residuals.shape == rt.residuals.shape
+    assert r.singular_values.shape == rt.singular_values.shape

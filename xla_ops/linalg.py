@@ -1,10 +1,13 @@
-"""Matrix products."""
+"""Matrix products, solvers and decompositions."""
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 
-from ._op import op
+from ._op import op, unbroadcast
 
 
 def _mT(a):
@@ -26,3 +29,167 @@ linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")
 linalg_solve = op("linalg_solve", jnp.linalg.solve, node="LinalgSolveExBackward0")
 cholesky = op("cholesky", jnp.linalg.cholesky, node="LinalgCholeskyExBackward0")
+
+
+# == decompositions ========================================================================================
+# Factors follow PyTorch's conventions: singular values descending, eigenvalues ascending, `Vh` (not `V`).
+# Gradients of U/V/eigenvectors divide by gaps between singular values or eigenvalues; where a gap is zero
+# the derivative is ill-defined (PyTorch gives inf/NaN). `_gap_div` keeps the one well-defined case finite:
+# a zero numerator (the loss does not turn the vectors of that pair, e.g. only `S` or `eigenvalues` was used).
+def _mH(a):
+    return jnp.conj(_mT(a)) if jnp.iscomplexobj(a) else _mT(a)
+
+
+def _gap_div(num, den):
+    """`num / den`, where a zero numerator gives 0 even over a zero denominator."""
+    return num / jnp.where(num == 0, 1, den)
+
+
+def _diag_embed(d):
+    return d[..., :, None] * jnp.eye(d.shape[-1], dtype=d.dtype)
+
+
+def _complete(q):
+    """`q` (orthonormal columns, `(*, m, k)`) extended to a square unitary matrix.
+
+    NOTE: the added columns are any orthonormal basis of the complement of `q`'s span; they carry no
+    gradient, as PyTorch ignores the gradient of the extra columns of a full SVD.
+    """
+    full = jnp.linalg.qr(jax.lax.stop_gradient(q), mode="complete")[0]
+    return jnp.concatenate([q, full[..., q.shape[-1]:]], axis=-1)
+
+
+def _svd(a, full_matrices=True):
+    m, n = a.shape[-2:]
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    if full_matrices and m > n:
+        u = _complete(u)
+    elif full_matrices and m < n:
+        vh = _mH(_complete(_mH(vh)))
+    return u, s, vh
+
+
+def _svd_vjp(g, ans, a, full_matrices=True):
+    if jnp.iscomplexobj(a):
+        return jax.vjp(functools.partial(_svd, full_matrices=full_matrices), a)[1](tuple(g))
+    gu, gs, gvh = g
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    m, n, k = a.shape[-2], a.shape[-1], s.shape[-1]
+    gu, gv = gu[..., :k], _mT(gvh[..., :k, :])
+    ut_gu, vt_gv = _mT(u) @ gu, vh @ gv
+    s2 = s * s
+    gap = s2[..., None, :] - s2[..., :, None]  # s_j^2 - s_i^2
+    inner = (_gap_div(ut_gu - _mT(ut_gu), gap) * s[..., None, :] + s[..., :, None] * _gap_div(vt_gv - _mT(vt_gv), gap)
+             + _diag_embed(gs))
+    ga = u @ inner @ vh
+    if m > k:  # the part of gU outside U's span
+        ga = ga + _gap_div(gu - u @ ut_gu, s[..., None, :]) @ vh
+    if n > k:
+        ga = ga + u @ _mT(_gap_div(gv - _mT(vh) @ vt_gv, s[..., None, :]))
+    return (ga,)
+
+
+def _hermitian(a, UPLO="L"):
+    """The Hermitian matrix stored in one triangle of `a` (what LAPACK reads), differentiated as `(a + aᴴ) / 2`.
+
+    NOTE: this is PyTorch's convention: values come from the `UPLO` triangle alone, gradients are
+    Hermitian (the derivative along Hermitian perturbations), so they are spread over both triangles.
+    """
+    n = a.shape[-1]
+    row, col = jnp.arange(n)[:, None], jnp.arange(n)[None, :]
+    own = row > col if UPLO == "L" else row < col
+    sym = (a + _mH(a)) / 2
+    stored = jnp.where(own, a, jnp.where(own.T, _mH(a), sym))
+    return sym + jax.lax.stop_gradient(stored - sym)
+
+
+def _eigh(a, UPLO="L"):
+    # LAPACK reads the same triangle as PyTorch's and NumPy's call, so eigenvector signs agree with theirs.
+    v, w = jax.lax.linalg.eigh(_hermitian(a, UPLO), lower=UPLO == "L", symmetrize_input=False)
+    return w, v
+
+
+def _eigh_vjp(g, ans, a, UPLO="L"):
+    if jnp.iscomplexobj(a):
+        return jax.vjp(functools.partial(_eigh, UPLO=UPLO), a)[1](tuple(g))
+    gw, gv = g
+    w, v = _eigh(a, UPLO)
+    vt_gv = _mT(v) @ gv
+    inner = _gap_div((vt_gv - _mT(vt_gv)) / 2, w[..., None, :] - w[..., :, None]) + _diag_embed(gw)
+    return (v @ inner @ _mT(v),)
+
+
+@jax.custom_jvp
+def _qr_complete_tall(a):
+    return tuple(jnp.linalg.qr(a, mode="complete"))
+
+
+@_qr_complete_tall.defjvp
+def _qr_complete_tall_jvp(primals, tangents):
+    raise RuntimeError("linalg.qr: The QR decomposition is not differentiable when mode='complete' and "
+                       "nrows > ncols. Use mode='reduced' if you differentiate through it.")
+
+
+def _qr(a, mode="reduced"):
+    m, n = a.shape[-2:]
+    if m < n:  # wide: A = [X | Y] = Q [R_X | Qᴴ Y], whose derivative comes from the square QR of X
+        q, r = jnp.linalg.qr(a[..., :m], mode="reduced")
+        return q, jnp.concatenate([r, _mH(q) @ a[..., m:]], axis=-1)
+    if mode == "complete" and m > n:
+        return _qr_complete_tall(a)
+    return tuple(jnp.linalg.qr(a, mode="reduced"))
+
+
+def _pinv_tol(s, atol, rtol, dims):
+    """PyTorch's cut-off: singular values at or below `max(atol, rtol * largest)` count as zero."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else jnp.finfo(s.dtype).eps * max(dims)
+    smax = jnp.max(s, axis=-1, keepdims=True, initial=0.0)
+    return jnp.maximum(0.0 if atol is None else atol, rtol * smax)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _pinv(a, atol=None, rtol=None, hermitian=False):
+    if hermitian:
+        w, v = _eigh(a)
+        keep = jnp.abs(w) > _pinv_tol(jnp.abs(w), atol, rtol, a.shape[-2:])
+        return (v * jnp.where(keep, 1 / jnp.where(keep, w, 1), 0)[..., None, :]) @ _mH(v)
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    keep = s > _pinv_tol(s, atol, rtol, a.shape[-2:])
+    return (_mH(vh) * jnp.where(keep, 1 / jnp.where(keep, s, 1), 0)[..., None, :]) @ _mH(u)
+
+
+@_pinv.defjvp
+def _pinv_jvp(atol, rtol, hermitian, primals, tangents):
+    # The derivative of the pseudo-inverse at constant rank (Golub & Pereyra); it needs no gaps between
+    # singular values, so it stays finite where the SVD's own derivative does not.
+    (a,), (da,) = primals, tangents
+    p = _pinv(a, atol, rtol, hermitian)
+    dah = _mH(da)
+    eye_n = jnp.eye(a.shape[-1], dtype=a.dtype)
+    eye_m = jnp.eye(a.shape[-2], dtype=a.dtype)
+    dp = -p @ da @ p + (eye_n - p @ a) @ dah @ _mH(p) @ p + p @ _mH(p) @ dah @ (eye_m - a @ p)
+    return p, dp
+
+
+def _lstsq(a, b, rcond=None, residuals=False):
+    x = _pinv(a, None, rcond, False) @ b
+    m, n = a.shape[-2:]
+    if residuals and m > n:
+        r = a @ x - b
+        return x, jnp.sum(jnp.real(r * jnp.conj(r)), axis=-2)
+    return x, jnp.zeros((0,), jnp.real(x).dtype)
+
+
+linalg_svd = op("linalg_svd", _svd, _svd_vjp, saves=("a",), node="LinalgSvdBackward0")
+linalg_svdvals = op("linalg_svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), node="LinalgSvdBackward0")
+linalg_eigh = op("linalg_eigh", _eigh, _eigh_vjp, saves=("a",), node="LinalgEighBackward0")
+linalg_eigvalsh = op("linalg_eigvalsh", lambda a, UPLO="L": _eigh(a, UPLO)[0], node="LinalgEighBackward0")
+linalg_qr = op("linalg_qr", _qr, node="LinalgQrBackward0")
+linalg_pinv = op("linalg_pinv", _pinv, node="LinalgPinvBackward0")
+linalg_lstsq = op("linalg_lstsq", _lstsq, node="LinalgLstsqBackward0")
+linalg_matrix_exp = op("linalg_matrix_exp", jax.scipy.linalg.expm, node="LinalgMatrixExpBackward0")
+linalg_cross = op("linalg_cross", lambda x, y, dim=-1: jnp.cross(x, y, axis=dim),
+                  lambda g, ans, x, y, dim=-1: (unbroadcast(jnp.cross(y, g, axis=dim), x),
+                                                unbroadcast(jnp.cross(g, x, axis=dim), y)),
+                  saves=("x", "y"), node="LinalgCrossBackward0")

@@ -1,18 +1,43 @@
 """`tp.linalg`: the matrix functions of the op table, with `torch.linalg`'s names and checks.
 
-Every function accepts a batch of matrices (`(*, n, n)`) and is differentiable
-to any order: `inv` has a hand-written VJP, the others derive theirs from JAX.
+Every function accepts a batch of matrices (`(*, m, n)`) and is differentiable
+to any order (the VJP of the VJP comes from JAX). `inv`, `svd`, `eigh` and
+`cross` have hand-written VJPs and `pinv` a hand-written derivative; the
+others derive theirs from JAX.
+
+Gradients of singular vectors and eigenvectors are ill-defined where singular
+values or eigenvalues repeat, as in PyTorch (whose results there are inf or
+NaN); tapeflow gives the same, except that a pair of repeated values the loss
+does not depend on (only `S` or `eigenvalues` used, say) contributes zero, so
+`svd(A).S.sum()` stays finite at `A = I`.
 """
 
 from __future__ import annotations
 
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
 import xla_ops as X
 
+from . import _factories
 from ._dispatch import dispatch
-from ._ops import _to_float, matmul, norm
+from ._dtype import int64
+from ._ops import _to_float, matmul
+from ._ops import norm as _vector_norm
+from ._ops.reduce import return_types
 from ._tensor import Tensor
+from .autograd.grad_mode import no_grad
 
-__all__ = ["cholesky", "det", "inv", "matmul", "norm", "slogdet", "solve", "vector_norm"]
+__all__ = ["cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm",
+           "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot",
+           "vector_norm"]
+
+# Named results, as `torch.return_types.*`.
+for _name, _fields in [("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
+                       ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R")]:
+    setattr(return_types, _name, namedtuple(_name, _fields))
 
 
 def inverse(input: Tensor) -> Tensor:
@@ -20,16 +45,21 @@ def inverse(input: Tensor) -> Tensor:
     return inv(input)
 
 
-def _square(name: str, A: Tensor) -> Tensor:
+def _matrix(name: str, A: Tensor) -> Tensor:
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got {A.dtype}")
+    return A
+
+
+def _square(name: str, A: Tensor) -> Tensor:
+    _matrix(name, A)
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, "
                            f"but they are {A.shape[-2]} by {A.shape[-1]} matrices")
-    if not (A.dtype.is_floating_point or A.dtype.is_complex):
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got {A.dtype}")
     return A
 
 
@@ -71,6 +101,347 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """The `ord`-norm of `x` seen as a vector (over `dim`, all elements by default)."""
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, not {ord!r} (use matrix_norm for 'fro'/'nuc')")
     if dtype is not None:
         x = x.to(dtype)
-    return norm(x, ord, dim, keepdim)
+    return _vector_norm(x, ord, dim, keepdim)
+
+
+# -- decompositions -------------------------------------------------------------------------------------------
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
+    """Singular value decomposition `A = U @ diag(S) @ Vh`, batched; `S` descending.
+
+    Arguments:
+        A: `(*, m, n)` float or complex tensor.
+        full_matrices: `U` is `(*, m, m)` and `Vh` `(*, n, n)` (the default); `False` keeps the first
+            `k = min(m, n)` columns of `U` and rows of `Vh`.
+        driver: accepted for compatibility (only meaningful on CUDA in PyTorch); must be `None`.
+
+    Returns:
+        The named tuple `(U, S, Vh)`. The extra columns of a full `U`/`Vh` are an orthonormal basis of
+        the complement and carry no gradient (PyTorch ignores their gradient too). Singular vectors
+        are unique up to sign, so differentiate functions that do not depend on it (`U @ diag(S) @ Vh`,
+        `S`, `U[:, i] ⊗ Vh[i]`).
+
+    Example:
+        >>> A = tp.randn(4, 3, dtype=tp.float64, requires_grad=True)
+        >>> U, S, Vh = tp.linalg.svd(A, full_matrices=False)
+        >>> S.sum().backward()   # the nuclear norm's gradient, U @ Vh
+    """
+    if driver is not None:
+        raise RuntimeError("linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER "
+                           "backend; leave it as None")
+    U, S, Vh = dispatch(X.linalg_svd, (_matrix("svd", A),), (("full_matrices", builtins.bool(full_matrices)),))
+    return return_types.linalg_svd(U, S, Vh)
+
+
+def svdvals(A: Tensor, *, driver=None) -> Tensor:
+    """The singular values of each matrix, descending (`(*, min(m, n))`); their gradient is always
+    finite: `U @ diag(gS) @ Vh`."""
+    if driver is not None:
+        raise RuntimeError("linalg.svdvals: keyword argument `driver=` is only supported on CUDA inputs; "
+                           "leave it as None")
+    return dispatch(X.linalg_svdvals, (_matrix("svdvals", A),))
+
+
+def qr(A: Tensor, mode: str = "reduced"):
+    """QR decomposition `A = Q @ R` (Householder, as LAPACK), batched.
+
+    Arguments:
+        A: `(*, m, n)` float or complex tensor.
+        mode: `"reduced"` (`Q` is `(*, m, k)`, `R` `(*, k, n)`, `k = min(m, n)`), `"complete"` (`Q` is
+            `(*, m, m)`, `R` `(*, m, n)`) or `"r"` (`Q` is an empty tensor).
+
+    Returns:
+        The named tuple `(Q, R)`. Differentiable except with `mode="complete"` and `m > n` (the extra
+        columns of `Q` are not determined by `A`), which raises on backward as in PyTorch. Unlike
+        PyTorch, `R` of `mode="r"` is differentiable too.
+
+    Example:
+        >>> Q, R = tp.linalg.qr(tp.randn(5, 3, dtype=tp.float64))
+        >>> Q.shape, R.shape
+        (tapeflow.Size([5, 3]), tapeflow.Size([3, 3]))
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    Q, R = dispatch(X.linalg_qr, (_matrix("qr", A),), (("mode", "reduced" if mode == "r" else mode),))
+    if mode == "r":
+        Q = _factories.zeros(0, dtype=A.dtype, device=A.device)
+    return return_types.linalg_qr(Q, R)
+
+
+def _uplo(UPLO: str) -> str:
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def eigh(A: Tensor, UPLO: str = "L"):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of each symmetric (Hermitian) matrix.
+
+    Arguments:
+        A: `(*, n, n)`; only its `UPLO` triangle (`"L"` lower, `"U"` upper) and diagonal are read.
+        UPLO: which triangle holds the matrix.
+
+    Returns:
+        The named tuple `(eigenvalues, eigenvectors)` with `A = V @ diag(L) @ V.mT`. Gradients are
+        symmetric, as PyTorch's (the derivative along symmetric perturbations), so they land on
+        both triangles. Eigenvectors are unique up to sign: differentiate sign-free functions
+        (`eigenvalues`, `V @ diag(f(L)) @ V.mT`, `v ⊗ v`). Repeated eigenvalues make eigenvector
+        gradients ill-defined (see the module notes).
+
+    Example:
+        >>> B = tp.randn(3, 3, dtype=tp.float64, requires_grad=True)
+        >>> L, V = tp.linalg.eigh(B @ B.mT)
+        >>> L[-1].backward()   # gradient of the largest eigenvalue
+    """
+    L, V = dispatch(X.linalg_eigh, (_square("eigh", A),), (("UPLO", _uplo(UPLO)),))
+    return return_types.linalg_eigh(L, V)
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """The eigenvalues of each symmetric (Hermitian) matrix, ascending; gradients finite even where
+    eigenvalues repeat."""
+    return dispatch(X.linalg_eigvalsh, (_square("eigvalsh", A),), (("UPLO", _uplo(UPLO)),))
+
+
+# -- functions of matrices ------------------------------------------------------------------------------------
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix (Padé approximation with scaling and squaring).
+
+    Example:
+        >>> tp.linalg.matrix_exp(tp.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    return dispatch(X.linalg_matrix_exp, (_square("matrix_exp", A),))
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """`A` multiplied by itself `n` times (by repeated squaring); `n < 0` powers the inverse, `n = 0`
+    gives the identity (connected to `A` with a zero gradient).
+
+    Example:
+        >>> tp.linalg.matrix_power(tp.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+        tensor([[1., 3.],
+                [0., 1.]])
+    """
+    if isinstance(n, builtins.bool) or not isinstance(n, builtins.int):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    _square("matrix_power", A)
+    if n == 0:
+        eye = _factories.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return A.narrow(-1, 0, 0).sum(-1, keepdim=True) + eye
+    if n < 0:
+        A, n = inv(A), -n
+    if n == 1:
+        return A.clone()
+    result, square = None, A
+    while True:
+        if n & 1:
+            result = square if result is None else matmul(result, square)
+        n >>= 1
+        if not n:
+            return result
+        square = matmul(square, square)
+
+
+def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """Moore-Penrose pseudo-inverse of each matrix (`(*, m, n)` → `(*, n, m)`).
+
+    Arguments:
+        A: float or complex tensor.
+        atol, rtol: singular values at or below `max(atol, rtol * largest)` count as zero. With both
+            `None`, `rtol = eps * max(m, n)`; with only `atol` given (and positive), `rtol = 0`.
+            Python numbers.
+        hermitian: `A` is symmetric (Hermitian); only its lower triangle is read and an
+            eigendecomposition replaces the SVD.
+
+    Its gradient is the pseudo-inverse's own derivative at constant rank, finite for
+    rank-deficient matrices and repeated singular values alike.
+
+    Example:
+        >>> A = tp.randn(4, 2, dtype=tp.float64)
+        >>> tp.allclose(tp.linalg.pinv(A) @ A, tp.eye(2, dtype=tp.float64))
+        True
+    """
+    _matrix("pinv", A)
+    if hermitian:
+        _square("pinv", A)
+    params = (("atol", _tolerance("pinv", "atol", atol)), ("rtol", _tolerance("pinv", "rtol", rtol)),
+              ("hermitian", builtins.bool(hermitian)))
+    return dispatch(X.linalg_pinv, (A,), params)
+
+
+def _tolerance(name: str, arg: str, value):
+    if value is None:
+        return None
+    if isinstance(value, Tensor) or not isinstance(value, (builtins.int, builtins.float)):
+        raise TypeError(f"linalg.{name}: pass `{arg}` as a Python number (tensor tolerances are not supported), "
+                        f"not {type(value).__name__}")
+    return builtins.float(value)
+
+
+def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """Number of singular values above `max(atol, rtol * largest)` (defaults as `pinv`), as int64."""
+    _matrix("matrix_rank", A)
+    atol, rtol = _tolerance("matrix_rank", "atol", atol), _tolerance("matrix_rank", "rtol", rtol)
+    with no_grad():
+        s = eigvalsh(A).abs() if hermitian else svdvals(A)
+        if rtol is None:
+            eps = builtins.float(np.finfo(s.dtype.jax).eps)
+            rtol = 0.0 if atol is not None and atol > 0 else eps * builtins.max(A.shape[-2:])
+        tol = s.amax(-1, keepdim=True) * rtol if s.shape[-1] else s.sum(-1, keepdim=True)
+        if atol is not None:
+            tol = tol.clamp_min(atol)
+        return (s > tol).sum(-1)
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
+    """Least-squares solution of `A @ X = B` (minimum-norm where `A` is rank-deficient or wide).
+
+    Arguments:
+        A: `(*, m, n)`; B: `(*, m, k)` or `(*, m)`, batch dimensions broadcast.
+        rcond: singular values of `A` at or below `rcond * largest` count as zero (default:
+            `eps * max(m, n)`).
+        driver: which LAPACK routine PyTorch would call on CPU (default `"gelsy"`). tapeflow always
+            solves with the pseudo-inverse; the driver selects which outputs are filled, as PyTorch's:
+
+            | driver | residuals | rank | singular_values |
+            |---|---|---|---|
+            | `"gelsy"` (default) | empty | `(*)` int64 | empty |
+            | `"gels"` | `(*, k)` when `m > n` | empty | empty |
+            | `"gelsd"`, `"gelss"` | `(*, k)` when `m > n` | `(*)` int64 | `(*, min(m, n))` |
+
+    Returns:
+        The named tuple `(solution, residuals, rank, singular_values)`. `residuals` are the squared
+        column norms of `A @ X - B` (shape `(*, 1)` for a vector `B`) and are differentiable; unlike
+        PyTorch, they are also filled when `A` is rank-deficient (PyTorch returns them empty then,
+        which would need a host sync to decide). `rank` counts singular values above the cut-off;
+        LAPACK's `gelsy` estimates it from a pivoted QR instead, which agrees except for values
+        right at the cut-off. Gradients flow through `solution` and `residuals` (through the
+        pseudo-inverse, as in PyTorch).
+
+    Example:
+        >>> A = tp.randn(5, 2, dtype=tp.float64); B = tp.randn(5, 1, dtype=tp.float64)
+        >>> X = tp.linalg.lstsq(A, B).solution   # (2, 1)
+    """
+    _matrix("lstsq", A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.lstsq(): argument 'B' must be Tensor, not {type(B).__name__}")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError("linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if B.dtype != A.dtype:
+        raise RuntimeError(f"linalg.lstsq: Expected input and other to have the same dtype, but got input's dtype "
+                           f"{A.dtype} and other's dtype {B.dtype}")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if vector:
+        B = B.unsqueeze(-1)
+    if B.ndim < 2 or B.shape[-2] != A.shape[-2]:
+        raise RuntimeError("linalg.lstsq: input.size(-2) should match other.size(-2)")
+    params = (("rcond", _tolerance("lstsq", "rcond", rcond)), ("residuals", driver != "gelsy"))
+    solution, residuals = dispatch(X.linalg_lstsq, (A, B), params)
+    if vector:
+        solution = solution.squeeze(-1)
+    rank = _factories.zeros(0, dtype=int64, device=A.device) if driver == "gels" else matrix_rank(A, rtol=rcond)
+    if driver in ("gelsd", "gelss"):
+        with no_grad():
+            sv = svdvals(A)
+    else:
+        sv = _factories.zeros(0, dtype=A.dtype.to_real(), device=A.device)
+    return return_types.linalg_lstsq(solution, residuals, rank, sv)
+
+
+# -- norms --------------------------------------------------------------------------------------------------------
+_INF = builtins.float("inf")
+
+
+def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:
+    """A matrix norm of each matrix of `A` (the two dimensions `dim`).
+
+    `ord`: `"fro"` (Frobenius), `"nuc"` (sum of singular values), `2`/`-2` (largest/smallest singular
+    value), `1`/`-1` (largest/smallest column abs-sum), `inf`/`-inf` (largest/smallest row abs-sum).
+
+    Example:
+        >>> tp.linalg.matrix_norm(tp.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2)
+        tensor(4.)
+    """
+    _matrix("matrix_norm", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = (d % A.ndim if -A.ndim <= d < A.ndim else _bad_dim(d, A.ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _vector_norm(A, 2.0, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        return out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1)) if keepdim else out
+    if ord in (1, -1, _INF, -_INF):
+        summed, reduced = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(summed, keepdim=keepdim)
+        if not keepdim and reduced > summed:
+            reduced -= 1
+        return sums.amax(reduced, keepdim=keepdim) if ord > 0 else sums.amin(reduced, keepdim=keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def _bad_dim(d, ndim):
+    raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+
+
+def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """A vector or matrix norm, chosen as `torch.linalg.norm` chooses.
+
+    - `dim` an int (or 1-tuple): `vector_norm(A, ord or 2, dim)`; a 2-tuple: `matrix_norm(A, ord or "fro", dim)`.
+    - `dim=None`, `ord=None`: the 2-norm of all elements, whatever the shape.
+    - `dim=None` with an `ord`: `A` must be 1-D (vector norm) or 2-D (matrix norm).
+
+    Example:
+        >>> tp.linalg.norm(tp.tensor([[1.0, 2.0], [2.0, 1.0]]), ord="nuc")
+        tensor(4.)
+    """
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.norm(): argument 'input' must be Tensor, not {type(A).__name__}")
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.ndim}D.")
+
+
+# -- vectors --------------------------------------------------------------------------------------------------------
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """Cross product of 3-vectors along `dim`; the batch dimensions broadcast."""
+    nd = builtins.max(input.ndim, other.ndim)
+    if not -nd <= dim < nd:
+        _bad_dim(dim, nd)
+    d = dim - nd if dim >= 0 else dim  # counted from the end, so it names the same axis after broadcasting
+    a = input.shape[d] if -input.ndim <= d else 1
+    b = other.shape[d] if -other.ndim <= d else 1
+    if a != 3 or b != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a} and {b}")
+    return dispatch(X.linalg_cross, (input, other), (("dim", d),))
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """Dot product of the vectors along `dim` (broadcasting): `(x * y).sum(dim)`."""
+    return (x * y).sum(dim)

@@ -1,4 +1,5 @@
-"""Matrix products: `matmul` and its special cases, `einsum`, `addmm`, ..."""
+"""Matrix products (`matmul` and its special cases, `einsum`, `addmm`, ...) and the top-level spellings
+of `tp.linalg` functions that are also Tensor methods (`svd`, `qr`, `matrix_exp`, `matrix_power`, `pinverse`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import xla_ops as X
 from .._dispatch import dispatch
 
 __all__ = [
-    "addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "mv", "outer", "tensordot",
-    "trace",
+    "addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "matrix_exp", "matrix_power", "mm", "mv",
+    "outer", "pinverse", "qr", "svd", "tensordot", "trace",
 ]
 
 
@@ -94,6 +95,50 @@ def tensordot(a, b, dims=2):
 
 def trace(input):
     return diagonal(input).sum()
+
+
+# -- decompositions (tp.linalg imports this package, so it is imported on first use) ------------------------
+def svd(input, some: bool = True, compute_uv: bool = True):
+    """`tp.svd` / `Tensor.svd`, the older spelling: `(U, S, V)` with `V` (not `Vh`) and `some=True` (reduced)
+    by default. With `compute_uv=False`, `U` and `V` are zero-filled `(m, m)` and `(n, n)` matrices."""
+    from .. import linalg
+
+    if not compute_uv:
+        S = linalg.svdvals(input)
+        m, n = input.shape[-2:]
+        z = input.detach()
+        return linalg.return_types.svd(z.new_zeros((*input.shape[:-2], m, m)), S,
+                                       z.new_zeros((*input.shape[:-2], n, n)))
+    U, S, Vh = linalg.svd(input, full_matrices=not some)
+    return linalg.return_types.svd(U, S, Vh.mT)
+
+
+def qr(input, some: bool = True):
+    """`tp.qr` / `Tensor.qr`, the older spelling of `tp.linalg.qr(input, "reduced" if some else "complete")`."""
+    from .. import linalg
+
+    return linalg.qr(input, "reduced" if some else "complete")
+
+
+def matrix_exp(input):
+    """`tp.linalg.matrix_exp` as a function and Tensor method."""
+    from .. import linalg
+
+    return linalg.matrix_exp(input)
+
+
+def matrix_power(input, n: int):
+    """`tp.linalg.matrix_power` as a function and Tensor method."""
+    from .. import linalg
+
+    return linalg.matrix_power(input, n)
+
+
+def pinverse(input, rcond: float = 1e-15):
+    """`tp.linalg.pinv(input, rtol=rcond)`, the older spelling."""
+    from .. import linalg
+
+    return linalg.pinv(input, rtol=rcond)
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.
