@@ -45,6 +45,14 @@ def setup() -> None:
             run(PY, "-m", "pip", "install", "-q", "torch==2.13.0")
 
 
+def _parallel(args: list[str]) -> list[str]:
+    """pytest-xdist options: one worker per core (at most 4; TEST_WORKERS overrides), unless `-n` is given."""
+    if "-n" in args or any(a.startswith("--numprocesses") for a in args):
+        return []
+    workers = int(os.environ.get("TEST_WORKERS", min(os.cpu_count() or 1, 4)))
+    return ["-n", str(workers), "--dist", "worksteal"] if workers > 1 else []
+
+
 def main(argv: list[str]) -> int:
     task = argv[0] if argv else "test"
     setup()
@@ -52,7 +60,7 @@ def main(argv: list[str]) -> int:
     if task == "demo":
         run(PY, "examples/quickstart.py", env=env)
     elif task == "test":
-        run(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", *argv[1:], env=env)
+        run(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_parallel(argv[1:]), "tests", *argv[1:], env=env)
     elif task == "docs":
         run(BIN / "mkdocs", "build", "--strict", "-q", env=env)
     elif task == "bench":
