@@ -212,3 +212,241 @@ def test_compiled_method_does_not_keep_its_instance_alive():
     del s
     gc.collect()
     assert ref() is None
+
+
+
+def _same_objects(xs, ys):
+    return len(xs) == len(ys) and all(a is b for a, b in zip(xs, ys))
+
+
+# -- what a call returns and what it skips ---------------------------------------------------------------------------
+def test_untouched_state_keeps_its_arrays():
+    w = tp.tensor([1.0, 2.0], requires_grad=True)
+    w.grad = tp.tensor([0.5, 0.5])
+    frozen = tp.tensor([3.0, 4.0])
+    alias = frozen.detach()
+
+    @tp.compile
+    def f(x):
+        return (w * x).sum() + (frozen * x).sum()
+
+    x = tp.ones(2)
+    f(x)
+    held = [w._data, w.grad, w.grad._data, frozen._data, x._data]
+    key = np.asarray(tp.get_rng_state())
+    assert f(x).item() == 10.0
+    # Nothing was written: the same arrays (no copies made by the program), the same grad object.
+    assert _same_objects([w._data, w.grad, w.grad._data, frozen._data, x._data], held)
+    assert np.array_equal(np.asarray(tp.get_rng_state()), key)
+    assert alias.tolist() == [3.0, 4.0] and not isinstance(alias._data, jax.core.Tracer)
+
+
+def test_grads_kept_cleared_or_replaced_as_eager_code_sets_them():
+    a, b, c = (tp.tensor([1.0, 2.0], requires_grad=True) for _ in range(3))
+    for t in (a, b, c):
+        t.grad = tp.tensor([9.0, 9.0])
+    kept = a.grad
+
+    @tp.compile
+    def f():
+        b.grad = None
+        (a * c).sum().backward()  # accumulates into a.grad and c.grad
+
+    f()
+    assert b.grad is None and a.grad is kept
+    assert a.grad.tolist() == [10.0, 11.0] and c.grad.tolist() == [10.0, 11.0]
+
+    @tp.compile
+    def g():
+        return (a * 2).sum()
+
+    g()
+    before = [a.grad, a.grad._data, c.grad._data]
+    g()
+    assert _same_objects([a.grad, a.grad._data, c.grad._data], before)
+
+
+def test_donated_state_is_still_written_back_when_untouched():
+    w = tp.tensor([1.0, 2.0])
+    v = tp.tensor([1.0, 1.0], requires_grad=True)
+
+    @tp.compile(donate_state=True)
+    def f(x):
+        with tp.no_grad():
+            v.add_(x)
+        return (w * x).sum()
+
+    for _ in range(3):
+        assert f(tp.ones(2)).item() == 3.0
+    assert w.tolist() == [1.0, 2.0] and v.tolist() == [4.0, 4.0]
+
+
+# -- reusing the last call's discovery: changes between calls are still seen -----------------------------------------
+def _walks(monkeypatch):
+    from tapeflow.interop import _discovery
+
+    count = {"n": 0}
+    collect = _discovery.collect
+
+    def counting(*args, **kwargs):
+        count["n"] += 1
+        return collect(*args, **kwargs)
+
+    monkeypatch.setattr(_discovery, "collect", counting)
+    return count
+
+
+def test_steady_state_calls_do_not_walk_the_state(monkeypatch):
+    m = tp.nn.Linear(3, 2)
+    opt = tp.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+    @tp.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+
+    x = tp.ones(4, 3)
+    for _ in range(3):
+        step(x)
+    walks = _walks(monkeypatch)
+    for _ in range(3):
+        step(x)
+    assert walks["n"] == 0 and step.traces == 2
+
+
+def test_replaced_parameter_between_calls_is_used():
+    m = tp.nn.Linear(2, 1, bias=False)
+    f = tp.compile(lambda x: m(x).sum())
+    x = tp.ones(1, 2)
+    f(x)
+    f(x)
+    old = m.weight
+    m.weight = tp.nn.Parameter(tp.full((1, 2), 5.0))
+    assert f(x).item() == 10.0 and f.traces == 2  # the new parameter is lifted (a new trace)
+    import gc
+    import weakref
+
+    ref = weakref.ref(old)
+    del old
+    gc.collect()
+    assert ref() is None  # nothing kept the replaced parameter alive
+
+
+def test_containers_changed_between_calls_are_seen():
+    ws = [tp.ones(2)]
+    named = {"a": tp.ones(2)}
+    shared = [tp.ones(2)]
+    holder = {"first": shared, "second": shared}
+
+    @tp.compile
+    def f():
+        total = sum(w.sum() for w in ws) + named["a"].sum()
+        return total + holder["first"][0].sum() + holder["second"][0].sum()
+
+    assert f().item() == 8.0
+    assert f().item() == 8.0
+    ws.append(tp.full((2,), 2.0))  # a new tensor in a closed-over list
+    assert f().item() == 12.0
+    named["a"] = tp.full((2,), 3.0)  # a replaced entry
+    assert f().item() == 16.0
+    holder["second"] = [tp.full((2,), 4.0)]  # one of two references to a shared list replaced
+    assert f().item() == 22.0
+    ws[0].data = tp.zeros(3)  # a new shape: traced again
+    assert f().item() == 20.0
+
+
+def test_hyperparameters_changed_between_calls_are_seen():
+    m = tp.nn.Linear(2, 1)
+    opt = tp.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    opt.param_groups[0]["tags"] = ["a"]  # a setting that can change in place
+
+    @tp.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+
+    x = tp.ones(1, 2)
+    for _ in range(3):
+        step(x)
+    assert step.traces == 2
+    opt.param_groups[0]["lr"] = 0.05  # a program input: no new trace
+    step(x)
+    assert step.traces == 2
+    opt.param_groups[0]["momentum"] = 0.5
+    step(x)
+    assert step.traces == 3
+    opt.param_groups[0]["tags"].append("b")
+    step(x)
+    assert step.traces == 4
+    m.eval()
+    step(x)
+    assert step.traces == 5
+
+
+def test_learning_rate_change_between_calls_is_applied():
+    w = tp.tensor([1.0], requires_grad=True)
+    opt = tp.optim.SGD([w], lr=0.5)
+
+    @tp.compile
+    def step():
+        opt.zero_grad()
+        (w * 2).sum().backward()
+        opt.step()
+
+    step()
+    step()
+    assert w.tolist() == [-1.0]
+    opt.param_groups[0]["lr"] = 0.25
+    step()
+    assert w.tolist() == [-1.5] and step.traces == 2
+
+
+def test_tensor_flags_and_module_tree_changed_between_calls_are_seen():
+    seq = tp.nn.Sequential(tp.nn.Linear(2, 2))
+    w = tp.tensor([1.0, 1.0], requires_grad=True)
+
+    @tp.compile
+    def f(x):
+        out = seq(x).sum() + (w * x).sum()
+        if w.requires_grad:
+            out = out + 100.0
+        return out
+
+    x = tp.ones(1, 2)
+    f(x)
+    f(x)
+    base = f(x).item()
+    w.requires_grad_(False)
+    assert f(x).item() == pytest.approx(base - 100.0, abs=1e-4)
+    extra = tp.nn.Linear(2, 2)
+    with tp.no_grad():
+        extra.weight.fill_(0.0)
+        extra.bias.fill_(1.0)
+    seq.append(extra)  # a new submodule: its parameters are lifted
+    assert f(x).item() == pytest.approx(2.0 + 2.0)
+    with tp.no_grad():
+        extra.bias.fill_(2.0)
+    assert f(x).item() == pytest.approx(4.0 + 2.0)
+
+
+def test_results_of_a_stale_program_are_dropped_with_the_random_state():
+    def run(compiled):
+        ws = [tp.ones(2)]
+
+        def f():
+            return ws[0] * tp.rand(2)
+
+        g = tp.compile(f) if compiled else f
+        tp.manual_seed(5)
+        outs = [g().tolist(), g().tolist()]
+        old = ws[0]  # alive, so the last call's program can run on it; its results must not be kept
+        ws[0] = tp.full((2,), 3.0)
+        outs += [g().tolist(), g().tolist()]
+        assert old.tolist() == [1.0, 1.0]
+        return outs, np.asarray(tp.get_rng_state())
+
+    (eager, key_eager), (compiled, key_compiled) = run(False), run(True)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    np.testing.assert_array_equal(key_compiled, key_eager)
