@@ -145,8 +145,16 @@ def test_strict_mode_on_every_product():
         AF.jvp(lambda x: (x * 2, t([1.0])), x, t([1.0, 1.0]), strict=True)
     with pytest.raises(RuntimeError, match=unused):
         AF.hvp(lambda x, y: (x ** 3).sum(), (x, y), (t([1.0, 1.0]), t([1.0])), strict=True)
-    with pytest.raises(RuntimeError, match="The jacobian of the user-provided function is independent of input 1"):
-        AF.vhp(lambda x, y: (x ** 2).sum() + y.sum(), (x, y), (t([1.0, 1.0]), t([1.0])), strict=True)
+    # PyTorch's wording: a gradient with no graph of its own cannot be differentiated again.
+    linear_in_y = "found that the jacobian of the user-provided function with respect to input 1 is independent"
+    for second in (AF.vhp, AF.hvp):
+        with pytest.raises(RuntimeError, match=linear_in_y):
+            second(lambda x, y: (x ** 2).sum() + y.sum(), (x, y), (t([1.0, 1.0]), t([1.0])), strict=True)
+    with pytest.raises(RuntimeError, match=linear_in_y):
+        AF.hessian(lambda x, y: (x ** 2).sum() + y.sum(), (x, y), strict=True)
+    with pytest.raises(RuntimeError, match="independent of input 1. This is not allowed in strict mode when "
+                                           "create_graph=True"):
+        AF.vjp(lambda x, y: x ** 2 + y, (x, y), t([1.0, 1.0]), strict=True, create_graph=True)
     # Products that depend on every input pass, with or without create_graph.
     for create_graph in (False, True):
         _, tan = AF.jvp(lambda x: x * 2, x, t([1.0, 1.0]), create_graph=create_graph, strict=True)

@@ -23,6 +23,17 @@ def test_factories_shapes_and_dtypes():
     assert tp.randperm(6).sort().values.tolist() == list(range(6))
 
 
+def test_randint_floating_dtypes_and_requires_grad():
+    # PyTorch draws integers into any dtype: randint_like keeps a float input's dtype.
+    x = tp.zeros(200, dtype=tp.float64)
+    r = tp.randint_like(x, 3, 7, requires_grad=True)
+    assert r.dtype is tp.float64 and r.requires_grad and r.is_leaf
+    assert set(r.tolist()) <= {3.0, 4.0, 5.0, 6.0} and len(set(r.tolist())) == 4
+    assert tp.randint(5, (3,), dtype=tp.float32).dtype is tp.float32
+    with pytest.raises(RuntimeError, match="floating point"):
+        tp.randint_like(tp.zeros(3, dtype=tp.int64), 5, requires_grad=True)
+
+
 def test_manual_seed_repeats():
     tp.manual_seed(3)
     a = tp.rand(4)

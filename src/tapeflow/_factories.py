@@ -244,8 +244,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if high is None and isinstance(size, tuple):
         low, high = 0, low
     jd = _dtype.to_jax_dtype(dtype) if dtype is not None else np.dtype(np.int64)
+    draw = jd if jnp.issubdtype(jd, jnp.integer) else np.dtype(np.int64)  # float dtypes hold drawn integers
     arr = xla_ops.random.randint(next_key(generator), shape=_shape((tuple(size),)), low=int(low), high=int(high),
-                                 dtype=jd)
+                                 dtype=draw)
+    if draw != jd:
+        arr = arr.astype(jd)
     return _leaf(arr, device, requires_grad)
 
 
@@ -305,4 +308,5 @@ def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
 def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+                   requires_grad=requires_grad)

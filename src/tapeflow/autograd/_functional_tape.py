@@ -57,12 +57,11 @@ def _out(outs: tuple, create_graph: bool) -> tuple:
     return outs if create_graph else tuple(o.detach() for o in outs)
 
 
-def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, independent: str,
-           check_graph: bool = True) -> tuple:
-    """`autograd.grad` of `outs` w.r.t. `xs`; unused inputs give zeros (or an error when `strict`).
+def _grads(outs, xs, gouts, create_graph: bool, strict: bool, independent: str, no_graph: str | None = None) -> tuple:
+    """`autograd.grad` of `outs` w.r.t. `xs`; unused inputs give zeros (or the error `independent` when `strict`).
 
-    With `check_graph`, strict mode with `create_graph` also rejects a gradient that does not depend on
-    the inputs (it would have no graph to differentiate further)."""
+    With `no_graph` (a message), strict mode also rejects a gradient that does not depend on the inputs:
+    it would have no graph to differentiate further."""
     diff = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
     if diff:
         res = _grad(tuple(o for o, _ in diff), xs, tuple(g for _, g in diff), retain_graph=True,
@@ -73,19 +72,25 @@ def _grads(outs, xs, gouts, create_graph: bool, strict: bool, fn_name: str, inde
     for i, (r, x) in enumerate(zip(res, xs)):
         if r is None:
             if strict:
-                raise RuntimeError(independent.format(i=i, fn=fn_name))
+                raise RuntimeError(independent.format(i=i))
             r = Tensor._wrap(jnp.zeros(x._data.shape, x._data.dtype))
-        elif check_graph and strict and create_graph and not r._requires_grad:
-            raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This is "
-                               "not allowed in strict mode when create_graph=True.")
+        elif strict and no_graph is not None and not r._requires_grad:
+            raise RuntimeError(no_graph.format(i=i))
         final.append(r if create_graph else r.detach())
     return tuple(final)
 
 
+# PyTorch's messages, by where strict mode finds the independence.
 _INDEPENDENT = ("The output of the user-provided function is independent of input {i}. This is not allowed in "
                 "strict mode.")
-_INDEPENDENT_OF_PRODUCT = ("The user-provided function is independent of input {i}. This is not allowed in strict "
-                           "mode when computing {fn}.")
+_JACOBIAN_INDEPENDENT = ("The jacobian of the user-provided function is independent of input {i}. This is not "
+                         "allowed in strict mode.")
+_NO_GRAPH = ("The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict "
+             "mode when create_graph=True.")
+_JACOBIAN_NO_GRAPH = ("While computing the hessian, found that the jacobian of the user-provided function with "
+                      "respect to input {i} is independent of the input. This is not allowed in strict mode. You "
+                      "should ensure that your function is twice differentiable and that the jacobian depends on "
+                      "the inputs (this would be violated by a linear function for example).")
 
 
 def vjp(func, in_tuple, xs, vs, create_graph, strict):
@@ -98,7 +103,7 @@ def vjp(func, in_tuple, xs, vs, create_graph, strict):
                                    "Tensor with a single element.")
             vs = (Tensor._wrap(jnp.ones(outs[0]._data.shape, outs[0]._data.dtype)),)
         check_v(vs, outs, "the outputs of the function in vjp")
-        g = _grads(outs, ins, vs, create_graph, strict, "vjp", _INDEPENDENT)
+        g = _grads(outs, ins, vs, create_graph, strict, _INDEPENDENT, _NO_GRAPH if create_graph else None)
     return _post(_out(outs, create_graph), out_tuple), _post(g, in_tuple)
 
 
@@ -118,12 +123,12 @@ def jvp(func, in_tuple, xs, vs, create_graph, strict):
         ins = _prep(xs, create_graph)
         out_tuple, outs = _call(func, ins, "jvp")
         us = tuple(Tensor._make(jnp.zeros(o._data.shape, o._data.dtype), None, 0, True) for o in outs)
-        gs = _grads(outs, ins, us, True, False, "jvp", _INDEPENDENT)
-        tangents = _grads(gs, us, vs, create_graph, strict, "jvp", _INDEPENDENT, check_graph=False)
+        gs = _grads(outs, ins, us, True, False, _INDEPENDENT)
+        tangents = _grads(gs, us, vs, create_graph, strict, _INDEPENDENT)
     return _post(_out(outs, create_graph), out_tuple), _post(tangents, out_tuple)
 
 
-def _jac_rows(outs, ins, create_graph, strict, fn_name):
+def _jac_rows(outs, ins, create_graph, strict):
     """Jacobian blocks `[i][j]` (`out_i.shape + in_j.shape`), one VJP per output element."""
     blocks = []
     for i, o in enumerate(outs):
@@ -133,7 +138,7 @@ def _jac_rows(outs, ins, create_graph, strict, fn_name):
             onehot = Tensor._wrap(jnp.zeros(n, o._data.dtype).at[k].set(1).reshape(o._data.shape))
             msg = (f"Output {i} of the user-provided function is independent of input {{i}}. This is not allowed "
                    "in strict mode.")
-            gs = _grads((o,), ins, (onehot,), create_graph, strict, fn_name, msg)
+            gs = _grads((o,), ins, (onehot,), create_graph, strict, msg, _NO_GRAPH if create_graph else None)
             for j, g in enumerate(gs):
                 rows[j].append(g)
         row = []
@@ -152,7 +157,7 @@ def jacobian(func, in_tuple, xs, create_graph, strict):
     with _enable_grad():
         ins = _prep(xs, create_graph)
         out_tuple, outs = _call(func, ins, "jacobian")
-        blocks = _jac_rows(outs, ins, create_graph, strict, "jacobian")
+        blocks = _jac_rows(outs, ins, create_graph, strict)
     if not in_tuple:
         blocks = tuple(b[0] for b in blocks)
     return blocks if out_tuple else blocks[0]
@@ -171,8 +176,8 @@ def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy):
     with _enable_grad():
         ins = _prep(xs, create_graph)
         out = _scalar_out(func, ins, "hessian")
-        gs = _grads((out,), ins, (None,), True, strict, "hessian", _INDEPENDENT)
-        blocks = _jac_rows(gs, ins, create_graph, strict, "hessian")
+        gs = _grads((out,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
+        blocks = _jac_rows(gs, ins, create_graph, strict)
     if not in_tuple:
         blocks = tuple(b[0] for b in blocks)
     return blocks if in_tuple else blocks[0]
@@ -183,6 +188,6 @@ def second(kind, func, in_tuple, xs, vs, create_graph, strict):
     with _enable_grad():
         ins = _prep(xs, create_graph)
         out = _scalar_out(func, ins, kind)
-        gs = _grads((out,), ins, (None,), True, strict, kind, _INDEPENDENT)
-        prods = _grads(gs, ins, vs, create_graph, strict, kind, _INDEPENDENT_OF_PRODUCT, check_graph=False)
+        gs = _grads((out,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
+        prods = _grads(gs, ins, vs, create_graph, strict, _JACOBIAN_INDEPENDENT)
     return (out if create_graph else out.detach()), _post(prods, in_tuple)
