@@ -168,8 +168,13 @@ class _Call:
         return [res[p] for p in self.fpos]
 
     def reference_vjp(self):
-        _, pullback = jax.vjp(self.float_fwd, *(self.args[p] for p in self.fpos))
-        return pullback(tuple(g for g in self.gs if g is not None))
+        # One compiled program: op-by-op JAX would compile every primitive of the op on its own.
+        @jax.jit
+        def ref(fargs, gs):
+            _, pullback = jax.vjp(self.float_fwd, *fargs)
+            return pullback(gs)
+
+        return ref([self.args[p] for p in self.fpos], tuple(g for g in self.gs if g is not None))
 
 
 def _fd_vjp(call: _Call) -> list:
@@ -186,8 +191,8 @@ def _fd_vjp(call: _Call) -> list:
             fargs[k] = fargs[k] + d
             return jnp.concatenate([o.reshape(-1) for o in call.float_fwd(*fargs)])
 
-        jac = (jax.vmap(f)(basis) - jax.vmap(f)(-basis)) / (2 * EPS)  # (n, out)
-        res.append((jac @ gflat).reshape(x.shape))
+        diffs = jax.jit(lambda b, f=f: (jax.vmap(f)(b) - jax.vmap(f)(-b)) / (2 * EPS))  # one program
+        res.append((diffs(basis) @ gflat).reshape(x.shape))
     return res
 
 
@@ -248,7 +253,8 @@ def _fd_second(call: _Call) -> list:
             args[p] = args[p] + d
             return sum(jnp.sum(h * v) for h, v in zip(call.hs, call.vjp(args)))
 
-        res.append(((jax.vmap(S)(basis) - jax.vmap(S)(-basis)) / (2 * EPS)).reshape(x.shape))
+        diffs = jax.jit(lambda b, S=S: (jax.vmap(S)(b) - jax.vmap(S)(-b)) / (2 * EPS))
+        res.append(diffs(basis).reshape(x.shape))
     return res
 
 
@@ -258,7 +264,8 @@ def test_vjp_of_vjp(name):
     call = _Call(name, 0)
     dg, dx = _second_order(call)
     # d/dg S = J h: a forward-mode product of the forward.
-    _, tangents = jax.jvp(call.float_fwd, tuple(call.args[p] for p in call.fpos), tuple(call.hs))
+    _, tangents = jax.jit(lambda xs, hs: jax.jvp(call.float_fwd, xs, hs))(tuple(call.args[p] for p in call.fpos),
+                                                                           tuple(call.hs))
     for k, (a, b) in enumerate(zip(dg, tangents)):
         _close(a, b, 1e-9, 1e-10, f"{name}: d/dg of the VJP vs jax.jvp (output {k})")
     if s.fd:
@@ -328,12 +335,13 @@ def test_through_tapeflow(name):
         return pullback(tuple(gs))
 
     fl = [arrays[k] for k in fidx]
+    want = jax.jit(vjp_ref)(*fl)  # one compiled program, not op-by-op JAX
     g_tf = tp.autograd.grad(fouts, leaves, [tp.tensor(np.asarray(g)) for g in gs], create_graph=True,
                             allow_unused=True)
-    for g, w in zip(g_tf, vjp_ref(*fl)):
+    for g, w in zip(g_tf, want):
         _close(np.zeros(w.shape) if g is None else g.detach().numpy(), w, 1e-9, 1e-10, f"{name}: tapeflow gradient")
     tp.autograd.backward(fouts, [tp.tensor(np.asarray(g)) for g in gs], retain_graph=True)
-    for t, w in zip(leaves, vjp_ref(*fl)):
+    for t, w in zip(leaves, want):
         _close(np.zeros(w.shape) if t.grad is None else t.grad.numpy(), w, 1e-9, 1e-10, f"{name}: .backward() grad")
     if not s.second:
         return
@@ -342,7 +350,8 @@ def test_through_tapeflow(name):
         return
     total = sum((g * tp.tensor(np.asarray(h))).sum() for g, h in used)
     d2 = tp.autograd.grad(total, leaves, allow_unused=True)
-    want2 = jax.grad(lambda *f: sum(jnp.sum(h * v) for h, v in zip(hs, vjp_ref(*f))), argnums=tuple(range(len(fl))))(*fl)
+    want2 = jax.jit(jax.grad(lambda *f: sum(jnp.sum(h * v) for h, v in zip(hs, vjp_ref(*f))),
+                             argnums=tuple(range(len(fl)))))(*fl)
     for d, w in zip(d2, want2):
         _close(np.zeros(w.shape) if d is None else d.numpy(), w, 1e-8, 1e-9, f"{name}: tapeflow double backward")
 
