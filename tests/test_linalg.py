@@ -273,6 +273,20 @@ def test_pinv_gradient_is_finite_where_singular_values_repeat():
     assert np.isfinite(A.grad.numpy()).all()
 
 
+def test_torch_style_cross_defaults_to_the_first_dimension_of_size_3():
+    x, y = _rand(3, 4), _rand(3, 4, seed=1)
+    with pytest.warns(UserWarning, match="without specifying the dim arg is deprecated"):
+        c = tp.cross(_t(x), _t(y))
+    np.testing.assert_allclose(c.numpy(), np.cross(x, y, axis=0), rtol=1e-12)
+    a = _t(_rand(2, 3), True)
+    out = a.cross(a.flip(0), dim=1)
+    assert out.grad_fn.name() == "LinalgCrossBackward0"  # one op, as in PyTorch
+    np.testing.assert_allclose(out.detach().numpy(), np.cross(a.detach().numpy(), a.detach().numpy()[::-1]),
+                               rtol=1e-12)
+    with pytest.raises(RuntimeError, match="no dimension of size 3 in input"):
+        tp.cross(tp.ones(2, 4), tp.ones(2, 4))
+
+
 def test_cross_vecdot_and_errors():
     x, y = _rand(2, 1, 3), _rand(4, 3, seed=1)
     np.testing.assert_allclose(tp.linalg.cross(_t(x), _t(y)).numpy(), np.cross(x, y), rtol=1e-12)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -151,14 +152,24 @@ def cdist(x1, x2, p=2.0):
     return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 
-def cross(input, other, dim=-1):
-    d = _dim(dim, input.ndim)
-    a0, a1, a2 = input.unbind(d)
-    b0, b1, b2 = other.unbind(d)
-    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+def cross(input, other, dim=None):
+    """Cross product along `dim` (the batch dimensions broadcast), as `tp.linalg.cross`.
+
+    Without `dim`, PyTorch's deprecated default: the first dimension of size 3 (with a warning)."""
+    if dim is None:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+        warnings.warn("Using cross without specifying the dim arg is deprecated. Please either pass the dim "
+                      "explicitly or simply use tp.linalg.cross. The default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+    from ..linalg import cross as linalg_cross
+
+    return linalg_cross(input, other, dim=dim)
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.
 from .elementwise import masked_fill  # noqa: E402
 from .reduce import norm  # noqa: E402
-from .shape import select, stack  # noqa: E402
+from .shape import select  # noqa: E402
