@@ -241,9 +241,6 @@ assert FIRST_ORDER_ONLY <= set(CASE_BY_ID)
 #: Cases whose output node tapeflow names differently from PyTorch, on purpose:
 #: id -> (tapeflow name, torch name, reason).
 NAMES_DIFFER = {
-    "norm": ("NormBackward1", "LinalgVectorNormBackward0", "torch routes Tensor.norm through linalg.vector_norm; "
-             "tapeflow keeps the node name of the classic norm op"),
-    "norm_p3_dim": ("NormBackward1", "LinalgVectorNormBackward0", "as for `norm`"),
     "matmul_bcast": ("MatmulBackward0", "UnsafeViewBackward0",
                      "torch lowers a broadcast matmul to mm plus reshapes; tapeflow records one matmul node"),
     "outer": ("OuterBackward0", "MulBackward0", "torch computes outer as a broadcast mul; tapeflow has an outer op"),

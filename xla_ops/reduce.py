@@ -136,7 +136,7 @@ def _norm_vjp(g, ans, x, p=2.0, dim=None, keepdim=False):
     return (jnp.where(ans == 0, 0, g * jnp.sign(x) * jnp.abs(x) ** (p - 1) / safe ** (p - 1)),)
 
 
-norm = op("norm", _norm, _norm_vjp, saves=("x", "ans"), node="NormBackward1")
+norm = op("norm", _norm, _norm_vjp, saves=("x", "ans"), node="LinalgVectorNormBackward0")
 
 # -- scans ----------------------------------------------------------------------------
 cumsum = op("cumsum", lambda x, dim: jnp.cumsum(x, axis=dim),
