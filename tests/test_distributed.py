@@ -40,3 +40,23 @@ def test_data_parallel_matches_single_device_on_8_devices():
                          timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "8 devices" in res.stdout and res.stdout.count("data-parallel loss") == 3
+
+
+def test_like_factories_follow_their_input_device_and_sharding():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    code = """
+import tapeflow as tp
+x = tp.ones(4, 2, device="cpu:1")
+for f in (tp.zeros_like, tp.ones_like, tp.rand_like, tp.randn_like, tp.empty_like):
+    assert f(x).device == tp.device("cpu:1"), f
+assert tp.full_like(x, 3.0).device == tp.device("cpu:1") and tp.randint_like(x, 5).device == tp.device("cpu:1")
+assert tp.zeros_like(x, device="cpu:0").device == tp.device("cpu:0")
+assert tp.zeros_like(tp.ones(2)).device == tp.device("cpu:0")
+mesh = tp.distributed.make_mesh((2,), ("data",))
+s = tp.distributed.shard(tp.ones(4, 2), mesh, ("data", None))
+assert tp.zeros_like(s).sharding == s.sharding and tp.randn_like(s).sharding == s.sharding
+print("ok")
+"""
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]

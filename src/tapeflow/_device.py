@@ -69,4 +69,9 @@ def to_jax_device(d) -> jax.Device:
 
 def from_jax_device(dev) -> device:
     kind = {"gpu": "cuda", "cuda": "cuda", "rocm": "cuda"}.get(dev.platform, dev.platform)
-    return device(kind) if kind == "cpu" else device(kind, dev.id)
+    if kind == "cpu":  # PyTorch's CPU device has no index; more host devices (simulated ones) keep theirs
+        return _CPU if dev.id == 0 else device("cpu", dev.id)
+    return device(kind, dev.id)
+
+
+_CPU = device("cpu")

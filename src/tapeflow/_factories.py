@@ -276,14 +276,25 @@ def _like(t: Tensor, dtype):
     return t.shape, (dtype if dtype is not None else t.dtype)
 
 
+def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
+    """Without a `device`, a `*_like` result lives where its input does (its device, or its sharding)."""
+    if device is None:
+        src, data = input._data, out._data
+        if not isinstance(src, jax.core.Tracer) and not isinstance(data, jax.core.Tracer):
+            sharding = getattr(src, "sharding", None)
+            if sharding is not None and sharding != data.sharding:
+                out._data = jax.device_put(data, sharding)
+    return out
+
+
 def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dt = _like(input, dtype)
-    return zeros(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(zeros(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dt = _like(input, dtype)
-    return ones(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(ones(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -292,21 +303,22 @@ def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
 
 def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dt = _like(input, dtype)
-    return full(shape, fill_value, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(full(shape, fill_value, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dt = _like(input, dtype)
-    return rand(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(rand(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
     shape, dt = _like(input, dtype)
-    return randn(shape, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(randn(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
-                   requires_grad=requires_grad)
+    out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+                  requires_grad=requires_grad)
+    return _placed_like(out, input, device)
