@@ -336,6 +336,7 @@ def _np_nll_loss(x, target, weight, ignore_index=-100, reduction="mean"):
 _W = A([0.5, 1.0, 2.0], np.float64)
 spec("cross_entropy", [C(F((4, 3)), I((4,), 3), None),
                        C(F((5, 3)), I((5,), 3), None, ignore_index=1, label_smoothing=0.2),
+                       C(F((6, 3)), I((6,), 3), None, ignore_index=2),
                        C(F((4, 3)), F((4, 3), PROB), None, probs=True, label_smoothing=0.1),
                        C(F((2, 3, 2)), I((2, 2), 3), None, reduction="none"),
                        C(F((3,)), I((), 3), None, reduction="sum"),

@@ -364,6 +364,9 @@ def _class_weights(x, target, weight, ignore_index, label_smoothing, probs):
         n = x.size // c
         return t * wb, jnp.asarray(n, x.dtype)
     mask = target != ignore_index
+    if weight is None and not label_smoothing:  # the common case: one-hot rows, zero where ignored
+        q = jnp.moveaxis(jax.nn.one_hot(jnp.where(mask, target, -1), c, dtype=x.dtype), -1, cax)
+        return q, jnp.sum(mask, dtype=x.dtype)
     safe = jnp.where(mask, target, 0)
     onehot = jnp.moveaxis(jax.nn.one_hot(safe, c, dtype=x.dtype), -1, cax)
     m = jnp.expand_dims(mask, cax).astype(x.dtype)
