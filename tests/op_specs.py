@@ -696,7 +696,9 @@ spec("linalg_inv", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linal
 spec("linalg_det", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.det, tf=lambda a: tp.linalg.det(a))
 spec("linalg_solve", [C(F((3, 3), WELLCOND), F((3, 2))), C(F((2, 3, 3), WELLCOND), F((2, 3, 1)))],
      np.linalg.solve, tf=lambda a, b: tp.linalg.solve(a, b))
-spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a))
+spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a),
+     fd=False, why="the value reads the lower triangle while the gradient is symmetric (PyTorch's convention); "
+                   "tests/test_linalg.py differentiates along symmetric directions")
 
 
 # -- decompositions: references are LAPACK through NumPy, so signs of U/V/Q agree with JAX's; U/V/Q are

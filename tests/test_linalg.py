@@ -180,6 +180,43 @@ def test_eigh_gradients_along_symmetric_directions():
         np.testing.assert_allclose((h.numpy() * d).sum(), want2, rtol=1e-5)
 
 
+def test_cholesky_reads_the_lower_triangle_and_has_a_symmetric_gradient():
+    a, d = _sym(4, seed=4) + 8 * np.eye(4), _sym(4, seed=5)
+    upper_noise = np.triu(_rand(4, 4, seed=6), 1)  # ignored, as by PyTorch and LAPACK
+    np.testing.assert_allclose(tp.linalg.cholesky(_t(a + upper_noise)).numpy(), np.linalg.cholesky(a), rtol=1e-12)
+    w = _rand(4, 4, seed=7)
+
+    def loss(x):
+        return (tp.linalg.cholesky(x) * tp.tensor(w)).sum()
+
+    A = _t(a + upper_noise, True)
+    (g,) = tp.autograd.grad(loss(A) ** 2, A, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), g.detach().numpy().T, atol=1e-12)
+    want = _symmetric_fd(lambda x: loss(_t(x)).item() ** 2, a, d)
+    np.testing.assert_allclose((g.detach().numpy() * d).sum(), want, rtol=1e-6)
+    (h,) = tp.autograd.grad((g * tp.tensor(d)).sum(), A)
+
+    def grad_along_d(x):
+        X = _t(x, True)
+        (gx,) = tp.autograd.grad(loss(X) ** 2, X)
+        return (gx.numpy() * d).sum()
+
+    np.testing.assert_allclose((h.numpy() * d).sum(), _symmetric_fd(grad_along_d, a, d), rtol=1e-5)
+
+
+@pytest.mark.oracle
+def test_cholesky_of_a_non_symmetric_input_against_pytorch():
+    torch = pytest.importorskip("torch")
+    a = _sym(3, seed=8) + 6 * np.eye(3) + np.triu(_rand(3, 3, seed=9), 1)
+    A, At = _t(a, True), torch.tensor(a, requires_grad=True)
+    L, Lt = tp.linalg.cholesky(A), torch.linalg.cholesky(At)
+    np.testing.assert_allclose(L.detach().numpy(), Lt.detach().numpy(), rtol=1e-12)
+    g = _rand(3, 3, seed=10)
+    L.backward(tp.tensor(g))
+    Lt.backward(torch.tensor(g))
+    np.testing.assert_allclose(A.grad.numpy(), At.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_degenerate_values_keep_unused_gradients_finite():
     # Repeated singular values/eigenvalues: gradients through S/eigenvalues alone (or through a vector
     # whose eigenvalue is simple) are well-defined and stay finite.

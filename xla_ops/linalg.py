@@ -28,7 +28,8 @@ linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @
                 node="LinalgInvExBackward0")
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")
 linalg_solve = op("linalg_solve", jnp.linalg.solve, node="LinalgSolveExBackward0")
-cholesky = op("cholesky", jnp.linalg.cholesky, node="LinalgCholeskyExBackward0")
+# PyTorch's convention, as for eigh: the value reads the lower triangle alone, the gradient is symmetric.
+cholesky = op("cholesky", lambda a: jnp.linalg.cholesky(_hermitian(a, "L")), node="LinalgCholeskyExBackward0")
 
 
 # == decompositions ========================================================================================
