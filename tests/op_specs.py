@@ -696,6 +696,22 @@ spec("linalg_inv", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linal
 spec("linalg_det", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))], np.linalg.det, tf=lambda a: tp.linalg.det(a))
 spec("linalg_solve", [C(F((3, 3), WELLCOND), F((3, 2))), C(F((2, 3, 3), WELLCOND), F((2, 3, 1)))],
      np.linalg.solve, tf=lambda a, b: tp.linalg.solve(a, b))
+
+
+def _np_solve_triangular(a, b, upper, left=True, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - t * np.eye(a.shape[-1]) + np.eye(a.shape[-1])
+    if left:
+        return np.linalg.solve(t, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+spec("linalg_solve_triangular", [C(F((3, 3), WELLCOND), F((3, 2)), upper=True),
+                                 C(F((2, 3, 3), WELLCOND), F((3, 2)), upper=False),
+                                 C(F((3, 3), WELLCOND), F((2, 2, 3)), upper=True, left=False),
+                                 C(F((3, 3), WELLCOND), F((3, 1)), upper=False, unitriangular=True)],
+     _np_solve_triangular, tf=lambda a, b: tp.linalg.solve_triangular(a, b, upper=True))
 spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a),
      fd=False, why="the value reads the lower triangle while the gradient is symmetric (PyTorch's convention); "
                    "tests/test_linalg.py differentiates along symmetric directions")

@@ -423,6 +423,85 @@ def test_against_pytorch(name):
         np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-7, atol=1e-9)
 
 
+def _torch_style_functions():
+    """Functions of one square batch `A` (float64), written once for tapeflow and PyTorch (`L`)."""
+    def tri(L, A):
+        T = A + 4 * L.eye(A.shape[-1], dtype=A.dtype)
+        return (L.linalg.solve_triangular(T, A[..., :2].exp(), upper=True),
+                L.linalg.solve_triangular(T, A[..., :2, :].sin(), upper=False, left=False, unitriangular=True))
+
+    return {
+        "solve_triangular": (tri, (2, 3, 3), True),
+        "multi_dot": (lambda L, A: (L.linalg.multi_dot([A[0], A, A.mT, A[:, 1]]),
+                                    L.linalg.multi_dot([A[:2], A, A.mT.exp(), A[:, :1]])), (3, 3), True),
+        "vander": (lambda L, A: (L.linalg.vander(A[0], N=4), L.linalg.vander(A)), (3, 3), True),
+        # PyTorch's cond cannot backpropagate through the norms that invert A ("fro", 1, inf: an in-place
+        # write on a saved inverse); those are checked by gradcheck below.
+        "cond": (lambda L, A: tuple(L.linalg.cond(A, p) for p in (None, 2, -2, "nuc")), (2, 3, 3), True),
+        "diagonal": (lambda L, A: (L.linalg.diagonal(A, offset=1), L.linalg.diagonal(A, dim1=-1, dim2=0)), (3, 3),
+                     False),  # linear: no second derivative
+    }
+
+
+inf = float("inf")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(_torch_style_functions()))
+def test_more_linalg_against_pytorch(name):
+    torch = pytest.importorskip("torch")
+    fn, shape, second = _torch_style_functions()[name]
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape)
+    A, At = _t(a, True), torch.tensor(a, requires_grad=True)
+    outs, outs_t = fn(tp, A), fn(torch, At)
+    for o, ot in zip(outs, outs_t):
+        np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), rtol=1e-9, atol=1e-11)
+    gs = [rng.standard_normal(tuple(ot.shape)) for ot in outs_t]
+    (g,) = tp.autograd.grad(outs, A, [tp.tensor(x) for x in gs], create_graph=second)
+    (gt,) = torch.autograd.grad(outs_t, At, [torch.tensor(x) for x in gs], create_graph=second)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-8, atol=1e-10)
+    if not second:
+        return
+    v = rng.standard_normal(shape)
+    (h,) = tp.autograd.grad((g * tp.tensor(v)).sum(), A)
+    (ht,) = torch.autograd.grad((gt * torch.tensor(v)).sum(), At)
+    np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_more_linalg_errors_and_edge_cases():
+    A = _t(np.triu(_rand(3, 3)) + 3 * np.eye(3))
+    assert tp.linalg.solve_triangular(A, tp.eye(3, dtype=tp.float64), upper=True).grad_fn is None
+    with pytest.raises(RuntimeError, match="Incompatible shapes of A and B for the equation AX = B"):
+        tp.linalg.solve_triangular(A, tp.ones(2, 2, dtype=tp.float64), upper=True)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        tp.linalg.solve_triangular(A, tp.ones(3, dtype=tp.float64), upper=True)
+    with pytest.raises(TypeError, match="upper"):
+        tp.linalg.solve_triangular(A, A)
+    with pytest.raises(RuntimeError, match="expected at least 2 tensors"):
+        tp.linalg.multi_dot([A])
+    with pytest.raises(RuntimeError, match="tensor 1 must be 2D but got 1D"):
+        tp.linalg.multi_dot([A, tp.ones(3, dtype=tp.float64), A])
+    with pytest.raises(RuntimeError, match="cannot be chain-multiplied"):
+        tp.linalg.multi_dot([A, tp.ones(2, 2, dtype=tp.float64)])
+    # The cheapest order: (10x2 @ 2x10) @ 10x1 would cost 220 multiplications, 10x2 @ (2x10 @ 10x1) 40.
+    x, y, z = _rand(10, 2), _rand(2, 10, seed=1), _rand(10, 1, seed=2)
+    np.testing.assert_allclose(tp.linalg.multi_dot([_t(x), _t(y), _t(z)]).numpy(), x @ y @ z, rtol=1e-12)
+    assert tp.linalg._chain_order([10, 2, 10, 1])[0][2] == 0
+    assert tp.linalg.cond(tp.zeros(2, 2, dtype=tp.float64), "fro").item() == inf
+    B = _t(_rand(2, 3, 3, seed=5) + 2 * np.eye(3), True)
+    for p in ("fro", 1, -1, inf, -inf):
+        assert tp.autograd.gradcheck(lambda x, p=p: tp.linalg.cond(x, p), (B,))
+    np.testing.assert_allclose(tp.linalg.cond(B.detach(), 1).numpy(), np.linalg.cond(B.detach().numpy(), 1))
+    with pytest.raises(RuntimeError, match="invalid norm type"):
+        tp.linalg.cond(A, 3)
+    with pytest.raises(ValueError, match="N must be greater than 1"):
+        tp.linalg.vander(tp.ones(3), N=1)
+    v = tp.tensor([0.0, 2.0], dtype=tp.float64, requires_grad=True)
+    tp.linalg.vander(v).sum().backward()  # finite at zero
+    np.testing.assert_allclose(v.grad.numpy(), [1.0, 1.0])
+
+
 @pytest.mark.oracle
 def test_tensor_methods_against_pytorch():
     torch = pytest.importorskip("torch")

@@ -28,6 +28,20 @@ linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @
                 node="LinalgInvExBackward0")
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")
 linalg_solve = op("linalg_solve", jnp.linalg.solve, node="LinalgSolveExBackward0")
+
+
+def _solve_triangular(a, b, upper, left=True, unitriangular=False):
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    # Only the `upper`/lower triangle of `a` is read (and its diagonal unless `unitriangular`); JAX's
+    # derivative keeps the gradient of `a` on that triangle, as PyTorch's does.
+    return jax.lax.linalg.triangular_solve(a, b, left_side=left, lower=not upper, unit_diagonal=unitriangular)
+
+
+linalg_solve_triangular = op("linalg_solve_triangular", _solve_triangular, node="LinalgSolveTriangularBackward0")
+
+
 # PyTorch's convention, as for eigh: the value reads the lower triangle alone, the gradient is symmetric.
 cholesky = op("cholesky", lambda a: jnp.linalg.cholesky(_hermitian(a, "L")), node="LinalgCholeskyExBackward0")
 

@@ -30,9 +30,9 @@ from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm",
-           "matrix_power", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot",
-           "vector_norm"]
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 # Named results, as `torch.return_types.*`.
 for _name, _fields in [("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
@@ -91,6 +91,109 @@ def solve(A: Tensor, B: Tensor) -> Tensor:
     if vector:
         return dispatch(X.linalg_solve, (A, _to_float(B).unsqueeze(-1))).squeeze(-1)
     return dispatch(X.linalg_solve, (A, _to_float(B)))
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+    """`X` with `A @ X = B` (or `X @ A = B` when `left=False`) for triangular `A`; batches broadcast.
+
+    Only the `upper` (or lower) triangle of `A` is read, and its diagonal is taken as ones when
+    `unitriangular`; the gradient of `A` lies on that triangle, as in PyTorch.
+    """
+    A = _square("solve_triangular", A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.solve_triangular(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    n = B.shape[-2] if left else B.shape[-1]
+    if n != A.shape[-1]:
+        side = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {side} "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    try:
+        np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(f"linalg.solve_triangular: the batch dimensions of A {tuple(A.shape)} and B "
+                           f"{tuple(B.shape)} do not broadcast") from None
+    params = (("upper", bool(upper)), ("left", bool(left)), ("unitriangular", bool(unitriangular)))
+    return dispatch(X.linalg_solve_triangular, (A, _to_float(B)), params)
+
+
+def multi_dot(tensors) -> Tensor:
+    """`tensors[0] @ tensors[1] @ ...`, multiplied in the cheapest order; the first may be a row vector
+    and the last a column vector (1-D), the others are matrices."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        allowed = (1, 2) if i in (0, len(ts) - 1) else (2,)
+        if t.ndim not in allowed:
+            where = "the first and last tensors" if allowed == (1, 2) else f"tensor {i}"
+            raise RuntimeError(f"multi_dot(): {where} must be {' or '.join(f'{d}D' for d in allowed)} but got "
+                               f"{t.ndim}D")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    mats = [ts[0].unsqueeze(0) if first_vec else ts[0], *ts[1:-1], ts[-1].unsqueeze(-1) if last_vec else ts[-1]]
+    for a, b in zip(mats, mats[1:]):
+        if a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors cannot be chain-multiplied: shapes {tuple(a.shape)} and "
+                               f"{tuple(b.shape)}")
+    out = _chain(mats, _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]]), 0, len(mats) - 1)
+    if first_vec:
+        out = out.squeeze(0)
+    return out.squeeze(-1) if last_vec else out
+
+
+def _chain_order(dims: list) -> list:
+    """The split points of the cheapest parenthesisation of a matrix chain (dynamic programming)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = builtins.min(
+                (cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k) for k in range(i, j))
+    return split
+
+
+def _chain(mats, split, i, j):
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return _chain(mats, split, i, k) @ _chain(mats, split, k + 1, j)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """Vandermonde matrix of `x` (`(*, n)`): columns `x**0, x**1, ..., x**(N-1)` (N defaults to n)."""
+    if x.ndim < 1:
+        raise ValueError("x must be at least 1-dimensional.")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise ValueError("N must be greater than 1.")
+    # Running products, as in PyTorch: the derivative stays finite where x is zero.
+    from ._ops import cat
+
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return cat([_factories.ones_like(x).unsqueeze(-1), powers], -1)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The diagonal of each matrix (a view, as `Tensor.diagonal` with the last two dimensions by default)."""
+    return A.diagonal(offset=offset, dim1=dim1, dim2=dim2)
+
+
+def cond(A: Tensor, p=None) -> Tensor:
+    """Condition number of each matrix in the `p`-norm: `σ_max / σ_min` for `p` in `None, 2, -2`
+    (any shape), else `‖A‖_p ‖A⁻¹‖_p` (square matrices; `p` in `"fro" "nuc" inf -inf 1 -1`)."""
+    _matrix("cond", A)
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        hi, lo = s[..., 0], s[..., -1]
+        return hi / lo if p != -2 else lo / hi
+    if p not in ("fro", "nuc", float("inf"), -float("inf"), 1, -1):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    _square("cond", A)
+    c = matrix_norm(A, p) * matrix_norm(inv(A), p)
+    return c.masked_fill(c.isnan(), float("inf"))  # a singular matrix: inv has inf/NaN entries
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
