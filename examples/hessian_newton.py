@@ -7,8 +7,9 @@ with the package), features standardised, plus an intercept column. The loss
     L(w) = mean(softplus(-y * (X w))) + lam / 2 * |w|^2,   y in {-1, +1}
 
 is written eagerly with tapeflow ops. Each Newton step solves H d = g with the
-exact gradient and Hessian; near the optimum the gradient norm falls
-quadratically (the number of correct digits roughly doubles per step).
+exact gradient and Hessian (H is positive definite: a Cholesky factor and two
+triangular solves); near the optimum the gradient norm falls quadratically (the
+number of correct digits roughly doubles per step).
 
 Run: python examples/hessian_newton.py
 """
@@ -45,11 +46,14 @@ def main() -> None:
         if gnorm < 1e-12:
             break
         H = AF.hessian(loss, w)
-        w = w - tp.linalg.solve(H, g)
+        L = tp.linalg.cholesky(H)  # H = L L^T
+        z = tp.linalg.solve_triangular(L, g.unsqueeze(-1), upper=False)
+        w = w - tp.linalg.solve_triangular(L.mT, z, upper=True).squeeze(-1)
 
     pred = tp.where(X @ w > 0, 1.0, -1.0)
     acc = (pred == y).to(tp.float64).mean().item()
     print(f"training accuracy: {acc:.4f}")
+    print(f"condition number of the Hessian at the optimum: {tp.linalg.cond(AF.hessian(loss, w)).item():.1f}")
 
     # The same curvature without forming H: a Hessian-vector product by reverse over forward
     # (the tangent of the loss along v, differentiated on the tape), checked against H @ v.
