@@ -115,7 +115,7 @@ def SPD(rng, s):
 
 
 def WELLCOND(rng, s):
-    return rng.uniform(-0.5, 0.5, s) + 2.0 * np.eye(s[-1])
+    return rng.uniform(-0.5, 0.5, s) + 2.0 * np.eye(*s[-2:])
 
 
 def _orthogonal(rng, batch, n):
@@ -712,6 +712,50 @@ spec("linalg_solve_triangular", [C(F((3, 3), WELLCOND), F((3, 2)), upper=True),
                                  C(F((3, 3), WELLCOND), F((2, 2, 3)), upper=True, left=False),
                                  C(F((3, 3), WELLCOND), F((3, 1)), upper=False, unitriangular=True)],
      _np_solve_triangular, tf=lambda a, b: tp.linalg.solve_triangular(a, b, upper=True))
+def _np_lu_parts(lu):
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    return np.tril(lu[..., :, :k], -1) + np.eye(m, k), np.triu(lu[..., :k, :])
+
+
+def _np_lu(a):
+    if a.ndim > 2:
+        return tuple(np.stack(r) for r in zip(*(_np_lu(x) for x in a)))
+    p, low, up = scipy.linalg.lu(a)
+    return p, low, up
+
+
+def _np_lu_factor(a):
+    lu, piv = scipy.linalg.lu_factor(a)
+    return lu, (piv + 1).astype(np.int32)
+
+
+def _np_lu_solve(lu, pivots, b, left=True, adjoint=False):
+    n = lu.shape[-1]
+    perm = np.arange(n)
+    for i, p in enumerate(np.asarray(pivots) - 1):  # LAPACK's row interchanges, in order
+        perm[[i, p]] = perm[[p, i]]
+    low, up = _np_lu_parts(lu)
+    a = (low @ up)[np.argsort(perm)]  # row perm[i] of A is row i of L U
+    a = np.swapaxes(a, -1, -2) if adjoint else a
+    if left:
+        return np.linalg.solve(a, b)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+# Random matrices, so that rows are really interchanged.
+spec("linalg_lu", [C(F((3, 3))), C(F((2, 4, 3))), C(F((3, 5)))], _np_lu,
+     tf=lambda a: tuple(tp.linalg.lu(a)))
+spec("linalg_lu_factor", [C(F((4, 4))), C(F((3, 5)))], _np_lu_factor,
+     tf=lambda a: tuple(tp.linalg.lu_factor(a)))
+_PIV = A([2, 3, 3], np.int32)
+spec("linalg_lu_solve", [C(F((3, 3), WELLCOND), _PIV, F((3, 2))),
+                         C(F((3, 3), WELLCOND), _PIV, F((2, 3, 2)), adjoint=True),
+                         C(F((3, 3), WELLCOND), _PIV, F((2, 3)), left=False),
+                         C(F((3, 3), WELLCOND), _PIV, F((1, 3)), left=False, adjoint=True)],
+     _np_lu_solve, tf=lambda lu, piv, b: tp.linalg.lu_solve(lu, piv, b))
+
+
 spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a),
      fd=False, why="the value reads the lower triangle while the gradient is symmetric (PyTorch's convention); "
                    "tests/test_linalg.py differentiates along symmetric directions")

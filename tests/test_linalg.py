@@ -435,6 +435,13 @@ def _torch_style_functions():
         "multi_dot": (lambda L, A: (L.linalg.multi_dot([A[0], A, A.mT, A[:, 1]]),
                                     L.linalg.multi_dot([A[:2], A, A.mT.exp(), A[:, :1]])), (3, 3), True),
         "vander": (lambda L, A: (L.linalg.vander(A[0], N=4), L.linalg.vander(A)), (3, 3), True),
+        "lu": (lambda L, A: tuple(L.linalg.lu(A))[1:], (2, 4, 3), True),  # P has no gradient
+        "lu_wide": (lambda L, A: tuple(L.linalg.lu(A.mT))[1:], (3, 5), True),
+        "lu_solve": (lambda L, A: tuple(L.linalg.lu_solve(*L.linalg.lu_factor(A), A[..., :2].exp(), left=left,
+                                                          adjoint=adjoint) if left else
+                                        L.linalg.lu_solve(*L.linalg.lu_factor(A), A[..., :2, :].exp(), left=left,
+                                                          adjoint=adjoint)
+                                        for left in (True, False) for adjoint in (False, True)), (2, 3, 3), True),
         # PyTorch's cond cannot backpropagate through the norms that invert A ("fro", 1, inf: an in-place
         # write on a saved inverse); those are checked by gradcheck below.
         "cond": (lambda L, A: tuple(L.linalg.cond(A, p) for p in (None, 2, -2, "nuc")), (2, 3, 3), True),
@@ -495,6 +502,15 @@ def test_more_linalg_errors_and_edge_cases():
     np.testing.assert_allclose(tp.linalg.cond(B.detach(), 1).numpy(), np.linalg.cond(B.detach().numpy(), 1))
     with pytest.raises(RuntimeError, match="invalid norm type"):
         tp.linalg.cond(A, 3)
+    with pytest.raises(RuntimeError, match="LU without pivoting is not implemented on the CPU"):
+        tp.linalg.lu(A, pivot=False)
+    LU, piv = tp.linalg.lu_factor(A)
+    assert piv.dtype is tp.int32 and piv.tolist() == [1, 2, 3]  # upper triangular: no interchanges
+    with pytest.raises(RuntimeError, match="pivots must be an integer tensor of shape"):
+        tp.linalg.lu_solve(LU, piv.double(), A)
+    with pytest.raises(RuntimeError, match="Incompatible shapes of A and B for the equation XA = B"):
+        tp.linalg.lu_solve(LU, piv, tp.ones(3, 2, dtype=tp.float64), left=False)
+    np.testing.assert_allclose(tp.linalg.lu_solve(LU, piv, A).numpy(), np.eye(3), atol=1e-12)
     with pytest.raises(ValueError, match="N must be greater than 1"):
         tp.linalg.vander(tp.ones(3), N=1)
     v = tp.tensor([0.0, 2.0], dtype=tp.float64, requires_grad=True)

@@ -42,6 +42,53 @@ def _solve_triangular(a, b, upper, left=True, unitriangular=False):
 linalg_solve_triangular = op("linalg_solve_triangular", _solve_triangular, node="LinalgSolveTriangularBackward0")
 
 
+# -- LU: `A = P @ L @ U` with partial pivoting (LAPACK's getrf; JAX derives the gradients) ----------------------
+def _lu_parts(lu):
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    low = jnp.tril(lu[..., :, :k], -1) + jnp.eye(m, k, dtype=lu.dtype)
+    return low, jnp.triu(lu[..., :k, :])
+
+
+def _lu(a):
+    lu, _, perm = jax.lax.linalg.lu(a)
+    low, up = _lu_parts(lu)
+    # Row i of L U is row perm[i] of A, so P[perm[i], i] = 1.
+    p = jnp.swapaxes(jax.nn.one_hot(perm, a.shape[-2], dtype=a.dtype), -1, -2)
+    return p, low, up
+
+
+def _lu_factor(a):
+    lu, pivots, _ = jax.lax.linalg.lu(a)
+    return lu, pivots + 1  # LAPACK's 1-based row interchanges, as PyTorch returns them
+
+
+def _lu_solve(lu, pivots, b, left=True, adjoint=False):
+    batch = jnp.broadcast_shapes(lu.shape[:-2], pivots.shape[:-1], b.shape[:-2])
+    lu = jnp.broadcast_to(lu, batch + lu.shape[-2:])
+    pivots = jnp.broadcast_to(pivots, batch + pivots.shape[-1:])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _mH(_lu_solve(lu, pivots, _mH(b), True, not adjoint))
+    n = lu.shape[-1]
+    perm = jax.lax.linalg.lu_pivots_to_permutation(pivots - 1, n)
+    solve = functools.partial(jax.lax.linalg.triangular_solve, left_side=True)
+    if not adjoint:  # A = P L U:  X = U^-1 L^-1 P^T B
+        pb = jnp.take_along_axis(b, perm[..., :, None], axis=-2)
+        y = solve(lu, pb, lower=True, unit_diagonal=True)
+        return solve(lu, y, lower=False)
+    # A^H = U^H L^H P^T:  X = P L^-H U^-H B
+    y = solve(lu, b, lower=False, transpose_a=True, conjugate_a=True)
+    z = solve(lu, y, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=True)
+    inverse = jnp.argsort(perm, axis=-1)
+    return jnp.take_along_axis(z, inverse[..., :, None], axis=-2)
+
+
+linalg_lu = op("linalg_lu", _lu, node="LinalgLuBackward0")
+linalg_lu_factor = op("linalg_lu_factor", _lu_factor, node="LinalgLuFactorExBackward0")
+linalg_lu_solve = op("linalg_lu_solve", _lu_solve, node="LinalgLuSolveBackward0")
+
+
 # PyTorch's convention, as for eigh: the value reads the lower triangle alone, the gradient is symmetric.
 cholesky = op("cholesky", lambda a: jnp.linalg.cholesky(_hermitian(a, "L")), node="LinalgCholeskyExBackward0")
 

@@ -30,12 +30,13 @@ from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_exp",
-           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
+           "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 # Named results, as `torch.return_types.*`.
-for _name, _fields in [("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
+for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots"),
+                       ("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
                        ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R")]:
     setattr(return_types, _name, namedtuple(_name, _fields))
 
@@ -116,6 +117,49 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
                            f"{tuple(B.shape)} do not broadcast") from None
     params = (("upper", bool(upper)), ("left", bool(left)), ("unitriangular", bool(unitriangular)))
     return dispatch(X.linalg_solve_triangular, (A, _to_float(B)), params)
+
+
+def _pivot(name: str, pivot: bool) -> None:
+    if not pivot:
+        raise RuntimeError(f"linalg.{name}: LU without pivoting is not implemented on the CPU")
+
+
+def lu(A: Tensor, *, pivot: bool = True):
+    """LU decomposition with partial pivoting: `(P, L, U)` with `A = P @ L @ U`, batched, any `(m, n)`.
+
+    `L` is unit lower triangular `(m, k)`, `U` upper triangular `(k, n)`, `k = min(m, n)`; `P` is a
+    permutation matrix (no gradient). Differentiable to any order.
+    """
+    _matrix("lu", A)
+    _pivot("lu", pivot)
+    P, L, U = dispatch(X.linalg_lu, (A,))
+    return return_types.linalg_lu(P, L, U)
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True):
+    """The compact LU factorisation `(LU, pivots)` for `lu_solve`: `L` below the diagonal of `LU` (unit
+    diagonal implied), `U` on and above it; `pivots` are LAPACK's 1-based row interchanges (int32)."""
+    _matrix("lu_factor", A)
+    _pivot("lu_factor", pivot)
+    LU, pivots = dispatch(X.linalg_lu_factor, (A,))
+    return return_types.linalg_lu_factor(LU, pivots)
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
+    """Solve `A X = B` (`X A = B` when `left=False`; with `A^H` when `adjoint`) from `lu_factor(A)`.
+    Batch dimensions broadcast; differentiable in `LU` and `B`."""
+    _square("lu_solve", LU)
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: B must be a Tensor with at least 2 dimensions")
+    if pivots.dtype.is_floating_point or tuple(pivots.shape[-1:]) != tuple(LU.shape[-1:]):
+        raise RuntimeError(f"linalg.lu_solve: pivots must be an integer tensor of shape (*, {LU.shape[-1]}), "
+                           f"as lu_factor returns, got {pivots.dtype} {tuple(pivots.shape)}")
+    n = B.shape[-2] if left else B.shape[-1]
+    if n != LU.shape[-1]:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({LU.shape[-2]}x{LU.shape[-1]} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+    return dispatch(X.linalg_lu_solve, (LU, pivots, _to_float(B)), (("left", bool(left)), ("adjoint", bool(adjoint))))
 
 
 def multi_dot(tensors) -> Tensor:
