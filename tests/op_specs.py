@@ -276,6 +276,8 @@ spec("floor_divide", [C(F((3, 4)), F((4,), NOKINK)), C(A([[7, -7, 3]]), A([2, 2,
      diff=False, tf=lambda x, y: x // y)
 
 unary("neg", np.negative, tf=lambda x: -x)
+spec("conj", [C(F((3, 4))), C(F(()))], np.conj, why="real inputs here; tp.conj returns a real tensor itself "
+     "(as PyTorch) and tests/test_tensor.py checks complex values and gradients against PyTorch")
 unary("exp", np.exp)
 unary("exp2", np.exp2)
 unary("expm1", np.expm1)

@@ -435,6 +435,18 @@ def _torch_style_functions():
         "multi_dot": (lambda L, A: (L.linalg.multi_dot([A[0], A, A.mT, A[:, 1]]),
                                     L.linalg.multi_dot([A[:2], A, A.mT.exp(), A[:, :1]])), (3, 3), True),
         "vander": (lambda L, A: (L.linalg.vander(A[0], N=4), L.linalg.vander(A)), (3, 3), True),
+        "cholesky_solve": (lambda L, A: (L.cholesky_solve(A[..., :2].exp(), A.tril() + 3 * L.eye(3, dtype=A.dtype)),
+                                         L.cholesky_solve(A[..., :1], A.triu() + 3 * L.eye(3, dtype=A.dtype),
+                                                          upper=True)), (2, 3, 3), True),
+        "cholesky_inverse": (lambda L, A: (L.cholesky_inverse(A.tril() + 3 * L.eye(3, dtype=A.dtype)),
+                                           L.cholesky_inverse(A.triu() + 3 * L.eye(3, dtype=A.dtype), upper=True)),
+                             (3, 3), True),
+        "tensorinv": (lambda L, A: (L.linalg.tensorinv((A + 4 * L.eye(4, dtype=A.dtype)).reshape(2, 2, 2, 2)),),
+                      (4, 4), True),
+        "tensorsolve": (lambda L, A: (L.linalg.tensorsolve((A + 4 * L.eye(4, dtype=A.dtype)).reshape(2, 2, 4),
+                                                           A[0].reshape(2, 2)),
+                                      L.linalg.tensorsolve((A + 4 * L.eye(4, dtype=A.dtype)).reshape(4, 2, 2),
+                                                           A[1].reshape(2, 2).exp(), dims=(0,))), (4, 4), True),
         "lu": (lambda L, A: tuple(L.linalg.lu(A))[1:], (2, 4, 3), True),  # P has no gradient
         "lu_wide": (lambda L, A: tuple(L.linalg.lu(A.mT))[1:], (3, 5), True),
         "lu_solve": (lambda L, A: tuple(L.linalg.lu_solve(*L.linalg.lu_factor(A), A[..., :2].exp(), left=left,
@@ -511,6 +523,12 @@ def test_more_linalg_errors_and_edge_cases():
     with pytest.raises(RuntimeError, match="Incompatible shapes of A and B for the equation XA = B"):
         tp.linalg.lu_solve(LU, piv, tp.ones(3, 2, dtype=tp.float64), left=False)
     np.testing.assert_allclose(tp.linalg.lu_solve(LU, piv, A).numpy(), np.eye(3), atol=1e-12)
+    with pytest.raises(RuntimeError, match="Expected self to satisfy the requirement"):
+        tp.linalg.tensorinv(tp.ones(2, 3, 2, dtype=tp.float64), ind=1)
+    with pytest.raises(RuntimeError, match="Expected a strictly positive integer for 'ind'"):
+        tp.linalg.tensorinv(A, ind=0)
+    with pytest.raises(RuntimeError, match="Expected self to satisfy the requirement"):
+        tp.linalg.tensorsolve(tp.ones(2, 3, 4, dtype=tp.float64), tp.ones(2, 3, dtype=tp.float64))
     with pytest.raises(ValueError, match="N must be greater than 1"):
         tp.linalg.vander(tp.ones(3), N=1)
     v = tp.tensor([0.0, 2.0], dtype=tp.float64, requires_grad=True)

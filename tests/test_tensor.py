@@ -138,3 +138,17 @@ def test_view_shape_errors():
         x.sum(dim=2)
     with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
         tp.mm(tp.zeros(2, 3), tp.zeros(2, 3))
+
+
+def test_conjugation_and_hermitian_transposes():
+    z = tp.tensor([[1 + 2j, 3j], [2.0 + 0j, -1j]], requires_grad=True)
+    np.testing.assert_allclose(z.conj().detach().numpy(), np.conj(z.detach().numpy()))
+    np.testing.assert_allclose(z.H.detach().numpy(), np.conj(z.detach().numpy()).T)
+    np.testing.assert_allclose(z.mH.detach().numpy(), np.conj(z.detach().numpy()).T)
+    assert z.conj().grad_fn.name() == "ConjBackward0"
+    x = tp.ones(2, 3, 4)
+    assert x.conj() is x and tp.resolve_conj(x) is x and x.mH.shape == (2, 4, 3)
+    with pytest.raises(RuntimeError, match="tensor.mH for batches of matrices"):
+        _ = x.H
+    (g,) = tp.autograd.grad(z.conj(), z, tp.tensor([[1j, 1.0], [2.0, 1 - 1j]]))  # conj is its own transpose
+    np.testing.assert_allclose(g.numpy(), [[-1j, 1.0], [2.0, 1 + 1j]])

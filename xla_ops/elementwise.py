@@ -55,6 +55,7 @@ floor_divide = op("floor_divide", jnp.floor_divide, differentiable=False)
 
 # -- unary math --------------------------------------------------------------
 neg = op("neg", jnp.negative, lambda g, ans, x: (-g,))
+conj = op("conj", jnp.conj, lambda g, ans, x: (jnp.conj(g),), node="ConjBackward0")
 exp = op("exp", jnp.exp, lambda g, ans, x: (g * ans,), saves=("ans",))
 exp2 = op("exp2", jnp.exp2, lambda g, ans, x: (g * ans * jnp.log(2.0).astype(ans.dtype),), saves=("ans",))
 expm1 = op("expm1", jnp.expm1, lambda g, ans, x: (g * (ans + 1),), saves=("ans",))

@@ -92,7 +92,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .interop import compile, from_dlpack
-from .linalg import det, inverse
+from .linalg import cholesky_inverse, cholesky_solve, det, inverse
 from .serialization import load, save
 
 interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported

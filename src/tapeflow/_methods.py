@@ -29,13 +29,15 @@ reshape view_as flatten unflatten ravel permute transpose swapaxes swapdims t ad
 expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk tensor_split unbind flip fliplr
 flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
-subtract cross float_power fmax fmin
+subtract cross float_power fmax fmin conj conj_physical resolve_conj
 """.split()
 
 for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
 
 Tensor.inverse = linalg.inverse
+Tensor.cholesky_solve = linalg.cholesky_solve
+Tensor.cholesky_inverse = linalg.cholesky_inverse
 Tensor.det = linalg.det
 
 
@@ -61,9 +63,23 @@ def _mT(self):
     return _ops.transpose(self, -2, -1)
 
 
+@property
+def _H(self):
+    if self.ndim > 2:
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor. Use tensor.mH for batches of matrices")
+    return _ops.conj(_ops.permute(self, tuple(reversed(range(self.ndim)))))
+
+
+@property
+def _mH(self):
+    return _ops.conj(_ops.transpose(self, -2, -1))
+
+
 Tensor.T = _T
 Tensor.mT = _mT
-Tensor.H = _T
+Tensor.H = _H
+Tensor.mH = _mH
 
 # -- Python operators -------------------------------------------------------------------------
 Tensor.__add__ = _ops.add

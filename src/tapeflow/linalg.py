@@ -32,7 +32,8 @@ from .autograd.grad_mode import no_grad
 
 __all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
            "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
+           "vecdot", "vector_norm"]
 
 # Named results, as `torch.return_types.*`.
 for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots"),
@@ -44,6 +45,22 @@ for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots")
 def inverse(input: Tensor) -> Tensor:
     """`tp.inverse` / `Tensor.inverse`: the same as `tp.linalg.inv`."""
     return inv(input)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """`tp.cholesky_solve`: `X` with `A X = B` for `A = L L^H` (`U^H U` when `upper`), given the factor."""
+    _square("cholesky_solve", L)
+    if L.mT.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"cholesky_solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({L.shape[-2]}x{L.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+    # Through the product, as PyTorch differentiates it: every entry of the factor gets a gradient.
+    return solve(L.mH @ L if upper else L @ L.mH, B)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """`tp.cholesky_inverse`: the inverse of `A = L L^H` (`U^H U` when `upper`), given the factor."""
+    _square("cholesky_inverse", L)
+    return inv(L.mH @ L if upper else L @ L.mH)
 
 
 def _matrix(name: str, A: Tensor) -> Tensor:
@@ -238,6 +255,33 @@ def cond(A: Tensor, p=None) -> Tensor:
     _square("cond", A)
     c = matrix_norm(A, p) * matrix_norm(inv(A), p)
     return c.masked_fill(c.isnan(), float("inf"))  # a singular matrix: inv has inf/NaN entries
+
+
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of `A` seen as a map from its last dimensions to its first `ind`: `tensordot(tensorinv(A),
+    A, ind)` is the identity of shape `A.shape[ind:] * 2`."""
+    if ind <= 0:
+        raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape, in_shape = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = int(np.prod(out_shape)), int(np.prod(in_shape))
+    if rows != cols:
+        raise RuntimeError(f"linalg.tensorinv: Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return inv(A.reshape(rows, cols)).reshape(*in_shape, *out_shape)
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
+    """`X` with `tensordot(A, X, X.ndim) = B`; `dims` moves those dimensions of `A` to the end first."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        keep = [d for d in range(A.ndim) if d not in dims]
+        A = A.permute(*keep, *dims)
+    x_shape = tuple(A.shape[B.ndim:])
+    rows, cols = int(np.prod(tuple(B.shape))), int(np.prod(x_shape))
+    if tuple(A.shape[:B.ndim]) != tuple(B.shape) or rows != cols:
+        raise RuntimeError(f"linalg.tensorsolve: Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
+                           f"== prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(*x_shape)
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:

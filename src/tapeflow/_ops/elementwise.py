@@ -15,11 +15,11 @@ from ._args import _operand, _t, _to_float
 
 __all__ = [
     "absolute", "add", "addcdiv", "addcmul", "allclose", "arctan2", "atan2", "bitwise_not", "clamp",
-    "clamp_max", "clamp_min", "clip", "clone", "div", "divide", "equal", "fix", "float_power", "floor_divide",
+    "clamp_max", "clamp_min", "clip", "clone", "conj", "conj_physical", "div", "divide", "equal", "fix", "float_power", "floor_divide",
     "fmax", "fmin",
     "fmod", "hypot", "isclose", "isfinite", "isinf", "isnan", "lerp", "logical_not", "masked_fill", "maximum",
     "minimum", "mul", "multiply", "nan_to_num", "neg", "negative", "positive", "pow", "rdiv", "remainder",
-    "round", "rsub", "sub", "subtract", "to_dtype", "true_divide", "where",
+    "resolve_conj", "round", "rsub", "sub", "subtract", "to_dtype", "true_divide", "where",
 ]
 
 
@@ -153,6 +153,18 @@ def neg(input):
 
 
 negative = neg
+
+
+def conj(input):
+    """The complex conjugate; a real tensor is returned as it is (as PyTorch does)."""
+    return dispatch(X.conj, (input,)) if input.dtype.is_complex else input
+
+
+conj_physical = conj
+
+
+def resolve_conj(input):
+    return input  # conjugation is never lazy here
 
 
 def positive(input):
