@@ -2,6 +2,8 @@
 PyTorch as an oracle for gauge-invariant functions of them; and the NaN rules of fmax/fmin. Values and
 gradients of every op are also in the op table (tests/op_specs.py)."""
 
+import re
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -559,3 +561,37 @@ def test_tensor_methods_against_pytorch():
     r, rt = tp.linalg.lstsq(A, A[:, :2]), torch.linalg.lstsq(At, At[:, :2])
     assert r.rank.tolist() == rt.rank.tolist() and r.residuals.shape == rt.residuals.shape
     assert r.singular_values.shape == rt.singular_values.shape
+
+
+@pytest.mark.oracle
+def test_ex_variants_report_singular_matrices_as_pytorch():
+    torch = pytest.importorskip("torch")
+    a = _rand(3, 3, 3)
+    a[1] = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]]  # U[2, 2] = 0 after pivoting
+    a[2, :, 0] = 0.0  # a zero column: U[1, 1] = 0
+    A, At = _t(a), torch.tensor(a)
+    inv, info = tp.linalg.inv_ex(A)
+    assert info.dtype is tp.int32 and info.tolist() == torch.linalg.inv_ex(At).info.tolist() == [0, 2, 1]
+    np.testing.assert_allclose(inv[0].numpy(), np.linalg.inv(a[0]), rtol=1e-10)
+    LU, piv, info = tp.linalg.lu_factor_ex(A)
+    LUt, pivt, infot = torch.linalg.lu_factor_ex(At)
+    assert info.tolist() == infot.tolist() and piv.tolist() == pivt.tolist()
+    np.testing.assert_allclose(LU.numpy(), LUt.numpy(), atol=1e-12)
+    b = _rand(3, 3, 2, seed=1)
+    x, info = tp.linalg.solve_ex(A[:1], _t(b[:1]))
+    np.testing.assert_allclose(x.numpy(), torch.linalg.solve_ex(At[:1], torch.tensor(b[:1])).result.numpy(), rtol=1e-10)
+    assert info.tolist() == [0]
+    np.testing.assert_allclose(tp.linalg.solve(A[0], _t(b[0].T), left=False).numpy(),
+                               torch.linalg.solve(At[0], torch.tensor(b[0].T), left=False).numpy(), rtol=1e-10)
+    for fn, torch_fn in ((tp.linalg.inv_ex, torch.linalg.inv_ex), (tp.linalg.lu_factor_ex, torch.linalg.lu_factor_ex)):
+        with pytest.raises(RuntimeError) as want:
+            torch_fn(At, check_errors=True)
+        message = str(want.value).removeprefix("torch.")
+        with pytest.raises(RuntimeError, match=re.escape(message)):
+            fn(A, check_errors=True)
+    # Gradients flow through the result as through inv/solve.
+    A2 = _t(a[0], True)
+    tp.linalg.inv_ex(A2).inverse.sum().backward()
+    At2 = torch.tensor(a[0], requires_grad=True)
+    torch.linalg.inv_ex(At2).inverse.sum().backward()
+    np.testing.assert_allclose(A2.grad.numpy(), At2.grad.numpy(), rtol=1e-10)

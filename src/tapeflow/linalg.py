@@ -21,7 +21,7 @@ import numpy as np
 
 import xla_ops as X
 
-from . import _factories
+from . import _dtype, _factories
 from ._dispatch import dispatch
 from ._dtype import int64
 from ._ops import _to_float, matmul
@@ -30,13 +30,14 @@ from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "lu", "lu_factor",
-           "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander",
-           "vecdot", "vector_norm"]
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+           "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 # Named results, as `torch.return_types.*`.
-for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots"),
+for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots"), ("linalg_inv_ex", "inverse info"),
+                       ("linalg_solve_ex", "result info"), ("linalg_lu_factor_ex", "LU pivots info"),
                        ("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
                        ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R")]:
     setattr(return_types, _name, namedtuple(_name, _fields))
@@ -97,12 +98,15 @@ def slogdet(A: Tensor):
     return d.sign(), d.abs().log()
 
 
-def solve(A: Tensor, B: Tensor) -> Tensor:
-    """`X` with `A @ X = B`; `B` is a batch of vectors `(*, n)` or of matrices `(*, n, k)`."""
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """`X` with `A @ X = B` (`X @ A = B` when `left=False`); `B` is a batch of vectors `(*, n)` or of
+    matrices (`(*, n, k)`, or `(*, k, n)` when `left=False`)."""
     A = _square("solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return solve(A.mT, B) if vector else solve(A.mT, B.mT).mT
     if B.shape[-1 if vector else -2] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {tuple(B.shape)})")
@@ -177,6 +181,53 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
                            f"{'AX = B' if left else 'XA = B'} ({LU.shape[-2]}x{LU.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
     return dispatch(X.linalg_lu_solve, (LU, pivots, _to_float(B)), (("left", bool(left)), ("adjoint", bool(adjoint))))
+
+
+def _lu_info(LU: Tensor) -> Tensor:
+    """LAPACK's `info` of an LU factorisation: the 1-based index of the first exactly zero pivot, else 0."""
+    with no_grad():
+        zero = LU.diagonal(dim1=-2, dim2=-1) == 0
+        first = zero.to(int64).argmax(-1) + 1
+        return first.masked_fill(~zero.any(-1), 0).to(_dtype.int32)
+
+
+def _check_info(name: str, info: Tensor, check_errors: bool) -> None:
+    if not check_errors:
+        return
+    flat = info.reshape(-1).tolist()  # asked for: one host read
+    bad = next((i for i, v in enumerate(flat) if v), None)
+    if bad is None:
+        return
+    k = flat[bad]
+    where = f"(Batch element {bad}): " if info.ndim else ""
+    if name == "lu_factor_ex":
+        raise RuntimeError(f"linalg.{name}: {where}U[{k},{k}] is zero and using it on lu_solve would result in a "
+                           "division by zero. If you still want to perform the factorization, consider calling "
+                           "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    raise RuntimeError(f"linalg.{name}: {where}The diagonal element {k} is zero, the inversion could not be "
+                       "completed because the input matrix is singular.")
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
+    """`lu_factor` plus LAPACK's `info` (int32 per matrix: 1-based index of a zero pivot of `U`, or 0)."""
+    LU, pivots = lu_factor(A, pivot=pivot)
+    info = _lu_info(LU)
+    _check_info("lu_factor_ex", info, check_errors)
+    return return_types.linalg_lu_factor_ex(LU, pivots, info)
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False):
+    """`(inverse, info)`: `inv` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
+    info = _lu_info(lu_factor(_square("inv_ex", A).detach()).LU)
+    _check_info("inv_ex", info, check_errors)
+    return return_types.linalg_inv_ex(inv(A), info)
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
+    """`(result, info)`: `solve` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
+    info = _lu_info(lu_factor(_square("solve_ex", A).detach()).LU)
+    _check_info("solve_ex", info, check_errors)
+    return return_types.linalg_solve_ex(solve(A, B, left=left), info)
 
 
 def multi_dot(tensors) -> Tensor:
