@@ -758,6 +758,19 @@ spec("linalg_lu_solve", [C(F((3, 3), WELLCOND), _PIV, F((3, 2))),
      _np_lu_solve, tf=lambda lu, piv, b: tp.linalg.lu_solve(lu, piv, b))
 
 
+def _np_cholesky_info(a):
+    if a.ndim > 2:
+        return np.stack([_np_cholesky_info(x) for x in a])
+    sym = np.tril(a) + np.tril(a, -1).T
+    minors = [np.linalg.eigvalsh(sym[:k, :k]).min() > 0 for k in range(1, a.shape[-1] + 1)]
+    return np.int32(minors.index(False) + 1 if False in minors else 0)
+
+
+_NOT_PD = A([[[4.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+             [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, -1.0]]], np.float64)
+spec("cholesky_info", [C(F((3, 3), SPD)), C(_NOT_PD)], _np_cholesky_info, diff=False,
+     tf=lambda a: tp.linalg.cholesky_ex(a).info)
+
 spec("cholesky", [C(F((3, 3), SPD)), C(F((2, 3, 3), SPD))], np.linalg.cholesky, tf=lambda a: tp.linalg.cholesky(a),
      fd=False, why="the value reads the lower triangle while the gradient is symmetric (PyTorch's convention); "
                    "tests/test_linalg.py differentiates along symmetric directions")

@@ -595,3 +595,22 @@ def test_ex_variants_report_singular_matrices_as_pytorch():
     At2 = torch.tensor(a[0], requires_grad=True)
     torch.linalg.inv_ex(At2).inverse.sum().backward()
     np.testing.assert_allclose(A2.grad.numpy(), At2.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.oracle
+def test_cholesky_ex_finds_the_first_minor_that_is_not_positive_definite():
+    torch = pytest.importorskip("torch")
+    a = np.array([[[4.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]], np.eye(3), _sym(3) + 6 * np.eye(3),
+                  [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, -1.0]]])
+    A, At = _t(a, True), torch.tensor(a)
+    L, info = tp.linalg.cholesky_ex(A)
+    assert info.dtype is tp.int32 and info.tolist() == torch.linalg.cholesky_ex(At).info.tolist() == [2, 0, 0, 3]
+    np.testing.assert_allclose(L[1:3].detach().numpy(), torch.linalg.cholesky_ex(At).L[1:3].numpy(), rtol=1e-12)
+    L[1:3].sum().backward()  # differentiable like cholesky where the factorisation succeeded
+    assert np.isfinite(A.grad[1:3].numpy()).all()
+    for x, xt in ((A.detach(), At), (A.detach()[0], At[0])):
+        with pytest.raises(RuntimeError) as want:
+            torch.linalg.cholesky_ex(xt, check_errors=True)
+        with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
+            tp.linalg.cholesky_ex(x, check_errors=True)
+    assert tp.linalg.cholesky_ex(A.detach()[1], upper=True).info.item() == 0

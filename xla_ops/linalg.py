@@ -89,6 +89,36 @@ linalg_lu_factor = op("linalg_lu_factor", _lu_factor, node="LinalgLuFactorExBack
 linalg_lu_solve = op("linalg_lu_solve", _lu_solve, node="LinalgLuSolveBackward0")
 
 
+def _cholesky_info(a):
+    """LAPACK potrf's `info`: the order of the first leading minor that is not positive definite, else 0.
+
+    LAPACK's own value is not available through JAX, whose Cholesky returns NaN on failure; only then is
+    the factorisation redone column by column (batched) to find where it stops.
+    """
+    a = _hermitian(a, "L").real
+    n = a.shape[-1]
+    rows = jnp.arange(n)
+
+    def locate(a):
+        def column(j, carry):
+            low, info = carry
+            d = a[..., j, j] - jnp.sum(low[..., j, :] ** 2, axis=-1)
+            info = jnp.where((info == 0) & ~(d > 0), j + 1, info)
+            root = jnp.sqrt(jnp.where(d > 0, d, 1.0))
+            col = (a[..., :, j] - jnp.einsum("...ik,...k->...i", low, low[..., j, :])) / root[..., None]
+            new = jnp.where(rows > j, col, jnp.where(rows == j, root[..., None], 0.0))
+            return low.at[..., :, j].set(new), info
+
+        start = (jnp.zeros_like(a), jnp.zeros(a.shape[:-2], jnp.int32))
+        return jax.lax.fori_loop(0, n, column, start)[1]
+
+    failed = jnp.any(jnp.isnan(jnp.linalg.cholesky(a)))
+    return jax.lax.cond(failed, locate, lambda a: jnp.zeros(a.shape[:-2], jnp.int32), a)
+
+
+cholesky_info = op("cholesky_info", _cholesky_info, differentiable=False)
+
+
 # PyTorch's convention, as for eigh: the value reads the lower triangle alone, the gradient is symmetric.
 cholesky = op("cholesky", lambda a: jnp.linalg.cholesky(_hermitian(a, "L")), node="LinalgCholeskyExBackward0")
 

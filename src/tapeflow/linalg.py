@@ -30,13 +30,14 @@ from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+__all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
            "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
            "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 # Named results, as `torch.return_types.*`.
 for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots"), ("linalg_inv_ex", "inverse info"),
+                       ("linalg_cholesky_ex", "L info"),
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor_ex", "LU pivots info"),
                        ("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
                        ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R")]:
@@ -200,12 +201,24 @@ def _check_info(name: str, info: Tensor, check_errors: bool) -> None:
         return
     k = flat[bad]
     where = f"(Batch element {bad}): " if info.ndim else ""
+    if name == "cholesky_ex":
+        raise RuntimeError(f"linalg.{name}: {where}The factorization could not be completed because the input is "
+                           f"not positive-definite (the leading minor of order {k} is not positive-definite).")
     if name == "lu_factor_ex":
         raise RuntimeError(f"linalg.{name}: {where}U[{k},{k}] is zero and using it on lu_solve would result in a "
                            "division by zero. If you still want to perform the factorization, consider calling "
                            "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
     raise RuntimeError(f"linalg.{name}: {where}The diagonal element {k} is zero, the inversion could not be "
                        "completed because the input matrix is singular.")
+
+
+def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
+    """`(L, info)`: `cholesky` plus LAPACK's `info` (int32 per matrix: the order of the first leading minor
+    that is not positive definite, or 0). Where `info` is non-zero, `L` holds NaN."""
+    L = cholesky(A, upper=upper)
+    info = dispatch(X.cholesky_info, (A.detach(),))
+    _check_info("cholesky_ex", info, check_errors)
+    return return_types.linalg_cholesky_ex(L, info)
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
