@@ -408,21 +408,29 @@ def test_against_pytorch(name):
     torch = pytest.importorskip("torch")
     fn, shapes, node = _oracle_cases()[name]
     for i, shape in enumerate(shapes):
-        rng = np.random.default_rng(i)
-        a = rng.standard_normal(shape)
-        A, At = _t(a, True), torch.tensor(a, requires_grad=True)
-        outs, outs_t = fn(tp, A), fn(torch, At)
+        _compare_with_torch(torch, fn, shape, np.random.default_rng(i), node=node)
+
+
+def _compare_with_torch(torch, fn, shape, rng, second=True, node=None):
+    """`fn(L, A)` for `L` = tapeflow and torch on the same random `A`: values, gradients (and their
+    gradients when `second`), and the first output's node when `node` is given."""
+    a = rng.standard_normal(shape)
+    A, At = _t(a, True), torch.tensor(a, requires_grad=True)
+    outs, outs_t = fn(tp, A), fn(torch, At)
+    if node is not None:
         assert outs[0].grad_fn.name() == node and outs_t[0].grad_fn.name() == node
-        for o, ot in zip(outs, outs_t):
-            np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), rtol=1e-9, atol=1e-11)
-        gs = [rng.standard_normal(tuple(ot.shape)) for ot in outs_t]
-        (g,) = tp.autograd.grad(outs, A, [tp.tensor(x) for x in gs], create_graph=True)
-        (gt,) = torch.autograd.grad(outs_t, At, [torch.tensor(x) for x in gs], create_graph=True)
-        np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-8, atol=1e-10)
-        v = rng.standard_normal(shape)
-        (h,) = tp.autograd.grad((g * tp.tensor(v)).sum(), A)
-        (ht,) = torch.autograd.grad((gt * torch.tensor(v)).sum(), At)
-        np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-7, atol=1e-9)
+    for o, ot in zip(outs, outs_t):
+        np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), rtol=1e-9, atol=1e-11)
+    gs = [rng.standard_normal(tuple(ot.shape)) for ot in outs_t]
+    (g,) = tp.autograd.grad(outs, A, [tp.tensor(x) for x in gs], create_graph=second)
+    (gt,) = torch.autograd.grad(outs_t, At, [torch.tensor(x) for x in gs], create_graph=second)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-8, atol=1e-10)
+    if not second:
+        return
+    v = rng.standard_normal(shape)
+    (h,) = tp.autograd.grad((g * tp.tensor(v)).sum(), A)
+    (ht,) = torch.autograd.grad((gt * torch.tensor(v)).sum(), At)
+    np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-7, atol=1e-9)
 
 
 def _torch_style_functions():
@@ -472,22 +480,7 @@ inf = float("inf")
 def test_more_linalg_against_pytorch(name):
     torch = pytest.importorskip("torch")
     fn, shape, second = _torch_style_functions()[name]
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal(shape)
-    A, At = _t(a, True), torch.tensor(a, requires_grad=True)
-    outs, outs_t = fn(tp, A), fn(torch, At)
-    for o, ot in zip(outs, outs_t):
-        np.testing.assert_allclose(o.detach().numpy(), ot.detach().numpy(), rtol=1e-9, atol=1e-11)
-    gs = [rng.standard_normal(tuple(ot.shape)) for ot in outs_t]
-    (g,) = tp.autograd.grad(outs, A, [tp.tensor(x) for x in gs], create_graph=second)
-    (gt,) = torch.autograd.grad(outs_t, At, [torch.tensor(x) for x in gs], create_graph=second)
-    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-8, atol=1e-10)
-    if not second:
-        return
-    v = rng.standard_normal(shape)
-    (h,) = tp.autograd.grad((g * tp.tensor(v)).sum(), A)
-    (ht,) = torch.autograd.grad((gt * torch.tensor(v)).sum(), At)
-    np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-7, atol=1e-9)
+    _compare_with_torch(torch, fn, shape, np.random.default_rng(3), second)
 
 
 def test_more_linalg_errors_and_edge_cases():
