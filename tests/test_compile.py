@@ -296,16 +296,22 @@ def _walks(monkeypatch):
     return count
 
 
-def test_steady_state_calls_do_not_walk_the_state(monkeypatch):
-    m = tp.nn.Linear(3, 2)
-    opt = tp.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
-
+def _compiled_sgd_step(m, opt):
+    """A compiled training step of `m` on `sum(m(x))` with `opt`."""
     @tp.compile
     def step(x):
         opt.zero_grad()
         m(x).sum().backward()
         opt.step()
 
+    return step
+
+
+def test_steady_state_calls_do_not_walk_the_state(monkeypatch):
+    m = tp.nn.Linear(3, 2)
+    opt = tp.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+    step = _compiled_sgd_step(m, opt)
     x = tp.ones(4, 3)
     for _ in range(3):
         step(x)
@@ -361,12 +367,7 @@ def test_hyperparameters_changed_between_calls_are_seen():
     opt = tp.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
     opt.param_groups[0]["tags"] = ["a"]  # a setting that can change in place
 
-    @tp.compile
-    def step(x):
-        opt.zero_grad()
-        m(x).sum().backward()
-        opt.step()
-
+    step = _compiled_sgd_step(m, opt)
     x = tp.ones(1, 2)
     for _ in range(3):
         step(x)

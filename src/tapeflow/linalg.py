@@ -192,24 +192,23 @@ def _lu_info(LU: Tensor) -> Tensor:
         return first.masked_fill(~zero.any(-1), 0).to(_dtype.int32)
 
 
-def _check_info(name: str, info: Tensor, check_errors: bool) -> None:
+# PyTorch's messages for a non-zero `info`, by what it means.
+_NOT_PD = ("The factorization could not be completed because the input is not positive-definite (the leading minor "
+           "of order {k} is not positive-definite).")
+_ZERO_PIVOT = ("U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+               "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+_SINGULAR = "The diagonal element {k} is zero, the inversion could not be completed because the input matrix is singular."
+
+
+def _check_info(name: str, info: Tensor, check_errors: bool, message: str) -> None:
+    """With `check_errors`, raise `message` (its `{k}` is the info value) for the first failed matrix."""
     if not check_errors:
         return
     flat = info.reshape(-1).tolist()  # asked for: one host read
     bad = next((i for i, v in enumerate(flat) if v), None)
-    if bad is None:
-        return
-    k = flat[bad]
-    where = f"(Batch element {bad}): " if info.ndim else ""
-    if name == "cholesky_ex":
-        raise RuntimeError(f"linalg.{name}: {where}The factorization could not be completed because the input is "
-                           f"not positive-definite (the leading minor of order {k} is not positive-definite).")
-    if name == "lu_factor_ex":
-        raise RuntimeError(f"linalg.{name}: {where}U[{k},{k}] is zero and using it on lu_solve would result in a "
-                           "division by zero. If you still want to perform the factorization, consider calling "
-                           "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
-    raise RuntimeError(f"linalg.{name}: {where}The diagonal element {k} is zero, the inversion could not be "
-                       "completed because the input matrix is singular.")
+    if bad is not None:
+        where = f"(Batch element {bad}): " if info.ndim else ""
+        raise RuntimeError(f"linalg.{name}: {where}{message.format(k=flat[bad])}")
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
@@ -217,7 +216,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     that is not positive definite, or 0). Where `info` is non-zero, `L` holds NaN."""
     L = cholesky(A, upper=upper)
     info = dispatch(X.cholesky_info, (A.detach(),))
-    _check_info("cholesky_ex", info, check_errors)
+    _check_info("cholesky_ex", info, check_errors, _NOT_PD)
     return return_types.linalg_cholesky_ex(L, info)
 
 
@@ -225,21 +224,21 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
     """`lu_factor` plus LAPACK's `info` (int32 per matrix: 1-based index of a zero pivot of `U`, or 0)."""
     LU, pivots = lu_factor(A, pivot=pivot)
     info = _lu_info(LU)
-    _check_info("lu_factor_ex", info, check_errors)
+    _check_info("lu_factor_ex", info, check_errors, _ZERO_PIVOT)
     return return_types.linalg_lu_factor_ex(LU, pivots, info)
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False):
     """`(inverse, info)`: `inv` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
     info = _lu_info(lu_factor(_square("inv_ex", A).detach()).LU)
-    _check_info("inv_ex", info, check_errors)
+    _check_info("inv_ex", info, check_errors, _SINGULAR)
     return return_types.linalg_inv_ex(inv(A), info)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
     """`(result, info)`: `solve` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
     info = _lu_info(lu_factor(_square("solve_ex", A).detach()).LU)
-    _check_info("solve_ex", info, check_errors)
+    _check_info("solve_ex", info, check_errors, _SINGULAR)
     return return_types.linalg_solve_ex(solve(A, B, left=left), info)
 
 
