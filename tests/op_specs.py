@@ -523,6 +523,8 @@ spec("index_basic", [C(F((3, 4, 2)), index=(("s", 1, None, None), None, 2)),
 spec("diagonal", [C(F((3, 4)), offset=1), C(F((2, 3, 3)), offset=0, dim1=1, dim2=2), C(F((3, 4)), offset=-1)],
      lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2), tf=lambda x: x.diagonal(1))
 spec("alias", [C(F((3, 4))), C(F(()))], lambda x: x, tf=lambda x: x.squeeze(0))
+spec("detach", [C(F((3, 4))), C(F(()))], lambda x: x, diff=False, tf=lambda x: x.detach().clone(),
+     tf_ref=lambda x: x)
 spec("split", [C(F((2, 5)), sizes=(2, 3), dim=1), C(F((4,)), sizes=(1, 3, 0), dim=0)],
      lambda x, sizes, dim: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)), tf=lambda x: x.split([2, 3], 1))
 spec("unbind", [C(F((3, 2)), dim=0), C(F((2, 3)), dim=1)], lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
@@ -857,6 +859,20 @@ spec("sort", [C(F((3, 4)), dim=-1), C(F((3, 4)), dim=0, descending=True), C(F((0
      tf=lambda x: x.sort(-1))
 spec("topk", [C(F((3, 5)), k=2, dim=-1), C(F((3, 5)), k=2, dim=0, largest=False), C(F((3, 5)), k=0, dim=1)],
      _np_topk, tf=lambda x: x.topk(2))
+spec("median", [C(F((3, 4))), C(F((5,))), C(A([1.0, 2.0, 2.0, 3.0], np.float64), grad=False)],
+     lambda x: np.sort(x.reshape(-1))[(x.size - 1) // 2], tf=lambda x: x.median())
+
+
+def _np_kth(x, k, dim, keepdim=False):
+    idx = np.take(np.argsort(x, axis=dim, kind="stable"), [k - 1], axis=dim)
+    vals = np.take_along_axis(x, idx, axis=dim)
+    return (vals, idx) if keepdim else (np.squeeze(vals, dim), np.squeeze(idx, dim))
+
+
+spec("median_dim", [C(F((3, 4)), dim=1), C(F((3, 5)), dim=0, keepdim=True)],
+     lambda x, dim, keepdim=False: _np_kth(x, (x.shape[dim] + 1) // 2, dim, keepdim), tf=lambda x: x.median(1))
+spec("kthvalue", [C(F((3, 4)), k=2, dim=1), C(F((3, 5)), k=3, dim=0, keepdim=True)], _np_kth,
+     tf=lambda x: x.kthvalue(2, 1))
 spec("argsort", [C(F((3, 4), INTS), dim=-1), C(F((3, 4), INTS), dim=0, descending=True)],
      lambda x, dim=-1, descending=False: _np_sort(x, dim, descending)[1], diff=False, tf=lambda x: x.argsort(-1))
 

@@ -288,6 +288,33 @@ spec("softplus", [C(F((3, 4)), beta=1.0, threshold=20.0), C(F((4,), lambda r, s:
                                                               beta=2.0, threshold=5.0)],
      lambda x, beta=1.0, threshold=20.0: np.where(x * beta > threshold, x, np.logaddexp(x * beta, 0) / beta),
      tf=lambda x: FN.softplus(x))
+spec("celu", [C(F((3, 4)), alpha=1.0), C(F((5,)), alpha=0.5)],
+     lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha)), dom=NOKINK,
+     tf=lambda x: FN.celu(x))
+
+
+def _np_clip_between(lo, hi):
+    """A domain with values below `lo`, between `lo` and `hi`, and above `hi`, away from both kinks."""
+    def dom(rng, s):
+        below, inside, above = lo - rng.uniform(0.2, 1.0, s), lo + (hi - lo) * rng.uniform(0.1, 0.9, s), \
+            hi + rng.uniform(0.2, 1.0, s)
+        return np.choose(rng.integers(0, 3, s), [below, inside, above])
+    return dom
+
+
+spec("hardtanh", [C(F((3, 4), _np_clip_between(-1, 1))), C(F((5,), _np_clip_between(0, 6)), min_val=0.0, max_val=6.0)],
+     lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val), tf=lambda x: FN.hardtanh(x))
+spec("hardsigmoid", [C(F((3, 4), _np_clip_between(-3, 3)))], lambda x: np.clip(x + 3, 0, 6) / 6,
+     tf=lambda x: FN.hardsigmoid(x))
+spec("hardswish", [C(F((3, 4), _np_clip_between(-3, 3)))], lambda x: x * np.clip(x + 3, 0, 6) / 6,
+     tf=lambda x: FN.hardswish(x))
+spec("softshrink", [C(F((3, 4), _np_clip_between(-0.5, 0.5)), lambd=0.5)],
+     lambda x, lambd=0.5: np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0)),
+     tf=lambda x: FN.softshrink(x))
+spec("hardshrink", [C(F((3, 4), _np_clip_between(-0.5, 0.5)), lambd=0.5)],
+     lambda x, lambd=0.5: np.where(np.abs(x) > lambd, x, 0), tf=lambda x: FN.hardshrink(x))
+spec("threshold", [C(F((3, 4), NOKINK), threshold=0.0, value=-2.0)],
+     lambda x, threshold, value: np.where(x > threshold, x, value), tf=lambda x: FN.threshold(x, 0.0, -2.0))
 spec("one_hot", [C(I((4,), 3), num_classes=3), C(I((2, 3), 5), num_classes=6)],
      lambda x, num_classes: np.eye(num_classes, dtype=np.int64)[x], diff=False,
      tf=lambda x: FN.one_hot(x, 3))
@@ -386,6 +413,10 @@ spec("l1_loss", [C(*_PAIR), C(*_PAIR, reduction="sum")], lambda x, y, reduction=
      tf=lambda x, y: FN.l1_loss(x, y))
 spec("smooth_l1_loss", [C(*_PAIR, beta=1.0), C(*_PAIR, reduction="none", beta=0.5)], _np_smooth_l1,
      tf=lambda x, y: FN.smooth_l1_loss(x, y))
+spec("huber_loss", [C(*_PAIR, delta=1.0), C(*_PAIR, reduction="none", delta=0.5)],
+     lambda x, y, reduction="mean", delta=1.0: _reduce(
+         np.where(np.abs(x - y) < delta, 0.5 * (x - y) ** 2, delta * (np.abs(x - y) - 0.5 * delta)), reduction),
+     tf=lambda x, y: FN.huber_loss(x, y))
 spec("binary_cross_entropy", [C(F((3, 4)), F((3, 4)), None), C(F((5,)), F((5,)), F((5,), POS), reduction="sum")],
      _np_bce, dom=PROB, tf=lambda x, y: FN.binary_cross_entropy(x, y))
 spec("binary_cross_entropy_with_logits",

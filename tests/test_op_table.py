@@ -274,6 +274,95 @@ def test_vjp_of_vjp(name):
                    f"{name}: VJP of the VJP vs finite differences for input {call.fpos[k]}")
 
 
+# -- what JAX sees: the table's rule -------------------------------------------------------------------------
+def _rule_float_fwd(call: _Call):
+    """`call.float_fwd` through `Op.rule`, the forward every JAX transform differentiates."""
+    rule = call.op.rule(call.params)
+
+    def f(*fargs):
+        full = list(call.args)
+        for p, v in zip(call.fpos, fargs):
+            full[p] = v
+        return tuple(o for o in _outs(rule(*full)) if _is_float(o))
+
+    return f
+
+
+def _rule_paths(call: _Call):
+    """One compiled program: `jax.vjp` and `jax.jvp` through the op's rule, JAX's own `jax.jvp` of the raw
+    forward, forward over reverse through the rule, and the forward-mode derivative of the table VJP."""
+    f = _rule_float_fwd(call)
+    xs = tuple(call.args[p] for p in call.fpos)
+    gs = tuple(g for g in call.gs if g is not None)
+
+    def table_vjp(*fargs):
+        args = list(call.args)
+        for p, v in zip(call.fpos, fargs):
+            args[p] = v
+        return tuple(call.vjp(args))
+
+    @jax.jit
+    def paths(xs, hs):
+        return (jax.vjp(f, *xs)[1](gs), jax.jvp(f, xs, hs)[1], jax.jvp(call.float_fwd, xs, hs)[1],
+                jax.jvp(lambda *x: jax.vjp(f, *x)[1](gs), xs, hs)[1], jax.jvp(table_vjp, xs, hs)[1])
+
+    return paths(xs, tuple(call.hs))
+
+
+@pytest.mark.parametrize("name", DIFF)
+def test_jax_transforms_use_the_table_rule(name):
+    """`jax.vjp` through the op is its table VJP exactly, on every case; `jax.jvp` is that VJP's transpose
+    (checked against JAX's own rule away from kinks); forward over reverse is the derivative of the table VJP,
+    which is what `create_graph=True` differentiates on the tape."""
+    s = SPECS[name]
+    for i, case in enumerate(s.cases):
+        if not case.grad:
+            continue
+        call = _Call(name, i)
+        if not call.fpos or all(g is None for g in call.gs):
+            continue
+        pulled, tangent, own, fwd_rev, tape2 = _rule_paths(call)
+        for k, (a, b) in enumerate(zip(pulled, call.vjp())):
+            _close(a, b, 1e-12, 1e-13, f"{name} case {i}: jax.vjp through the op vs its table VJP (input {k})")
+        if i != 0:
+            continue
+        for k, (a, b) in enumerate(zip(tangent, own)):
+            _close(a, b, 1e-9, 1e-10, f"{name}: jax.jvp through the op vs JAX's own rule (output {k})")
+        if s.second:
+            for k, (a, b) in enumerate(zip(fwd_rev, tape2)):
+                _close(a, b, 1e-9, 1e-10, f"{name}: forward over reverse vs the derivative of the table VJP ({k})")
+
+
+# Ops whose VJP the table derives with `jax.vjp` of the forward: JAX's rule is the table's rule for them, on the
+# tape as on every JAX path. A forward with a kink must be written so that JAX's rule picks PyTorch's subgradient
+# (see `_abs0` in xla_ops/nn.py), and `tests/test_one_semantics.py` checks those points against PyTorch.
+DERIVED = [
+    # elementwise
+    "acos", "acosh", "asin", "asinh", "atan2", "atanh", "digamma", "erf", "erfc", "erfinv", "fmod", "hypot", "lerp",
+    "lgamma", "logit", "nan_to_num", "remainder",
+    # reductions and scans
+    "cumprod", "logcumsumexp", "nansum", "prod", "prod_dim", "std", "var", "sort", "topk",
+    # shapes, indexing, views
+    "einsum", "gather", "index", "index_add", "index_put", "index_select", "pad", "repeat", "repeat_interleave",
+    "scatter", "scatter_add", "take", "to_device", "view_apply", "view_scatter", "matmul",
+    # nn
+    "adaptive_avg_pool", "avg_pool", "batch_norm", "batch_norm_eval", "conv", "conv_transpose", "dropout", "gelu",
+    "group_norm", "layer_norm", "leaky_relu", "max_pool", "max_pool_with_indices", "silu", "softplus",
+    # losses
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "huber_loss", "kl_div", "l1_loss", "mse_loss",
+    "nll_loss", "smooth_l1_loss",
+    # linalg
+    "cholesky", "linalg_det", "linalg_eigvalsh", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_solve",
+    "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_solve", "linalg_solve_triangular", "linalg_svdvals",
+]
+
+
+def test_derived_ops_are_listed():
+    """Ops whose VJP the table derives with `jax.vjp` (JAX's rule on every path, the tape included)."""
+    derived = sorted(n for n, op in xla_ops.TABLE.items() if op.derived and not n.endswith(("_backward", "_jvp")))
+    assert derived == sorted(DERIVED), f"derived ops changed: {sorted(set(derived) ^ set(DERIVED))}"
+
+
 # -- through tapeflow ------------------------------------------------------------------------------------------
 def _tensors(s, case, args):
     ts = []

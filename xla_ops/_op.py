@@ -15,6 +15,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.custom_derivatives import SymbolicZero
+from jax.dtypes import float0
 
 __all__ = ["Op", "Meta", "unbroadcast", "TABLE", "op"]
 
@@ -86,7 +89,7 @@ class Op:
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "differentiable", "node", "nin",
-        "derived", "_fwd_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
+        "derived", "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
@@ -112,6 +115,7 @@ class Op:
         self.differentiable = differentiable
         self.node = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self._fwd_cache: dict = {}
+        self._rule_cache: dict = {}
         self._bwd_cache: dict = {}
         self._grad_op_cache: dict = {}
         self._jvp_op_cache: dict = {}
@@ -120,11 +124,32 @@ class Op:
         return f"<xla_ops.Op {self.name}>"
 
     # -- forward -----------------------------------------------------------
+    def rule(self, params: tuple = ()) -> Callable:
+        """The forward with `params` bound, as every JAX transform must see it.
+
+        Differentiating it (`jax.grad`, `jax.jvp`, `jacfwd`, `hessian`) uses the
+        table's derivative, the one the tape uses: a hand-written VJP becomes a
+        `jax.custom_jvp` whose JVP is that VJP transposed; a derived op is its
+        forward (JAX's rule is its table rule); a non-differentiable op stops
+        gradients, as the tape does.
+        """
+        fn = self._rule_cache.get(params)
+        if fn is None:
+            fn = functools.partial(self.fwd, **dict(params)) if params else self.fwd
+            if not self.differentiable:
+                fn = _stopped(fn)
+            elif not self.derived:
+                fn = _table_rule(self, params, fn)
+            self._rule_cache[params] = fn
+        return fn
+
     def compiled(self, params: tuple = ()) -> Callable:
-        """The jit-compiled forward with `params` (a tuple of (name, value)) bound."""
+        """The jit-compiled forward with `params` (a tuple of (name, value)) bound.
+
+        It is `rule(params)` compiled: on tracers JAX differentiates it by the table's rule."""
         fn = self._fwd_cache.get(params)
         if fn is None:
-            fn = jax.jit(functools.partial(self.fwd, **dict(params)) if params else self.fwd)
+            fn = jax.jit(self.rule(params))
             self._fwd_cache[params] = fn
         return fn
 
@@ -175,16 +200,16 @@ class Op:
     # -- forward mode ------------------------------------------------------
     def jvp(self, params: tuple, idx: tuple, *args):
         """Output tangent(s) of the forward at `args[:n]`, with tangents `args[n:]` for the
-        inputs at positions `idx` (JAX's JVP rules; `n = len(args) - len(idx)`)."""
+        inputs at positions `idx` (the table's rule, see `rule`; `n = len(args) - len(idx)`)."""
         n = len(args) - len(idx)
         primals, tangents = args[:n], args[n:]
-        kw = dict(params)
+        fwd = self.rule(params)
 
         def f(*diff):
             full = list(primals)
             for i, d in zip(idx, diff):
                 full[i] = d
-            return self.fwd(*full, **kw)
+            return fwd(*full)
 
         out, tan = jax.jvp(f, tuple(primals[i] for i in idx), tuple(tangents))
         if isinstance(out, (tuple, list)):  # integer outputs (indices) have no tangent
@@ -201,6 +226,71 @@ class Op:
                      node=self.node.replace("Backward", "JvpBackward"))
             self._jvp_op_cache[key] = jop
         return jop
+
+
+def _stopped(fwd):
+    def f(*inputs):
+        return jax.tree.map(jax.lax.stop_gradient, fwd(*inputs))
+
+    return f
+
+
+def _is_zero(t) -> bool:
+    return t is None or type(t) is SymbolicZero or getattr(t, "dtype", None) == float0
+
+
+def _table_rule(op: Op, params: tuple, fwd: Callable) -> Callable:
+    """`fwd` as a `jax.custom_jvp` whose JVP is the transpose of the table's VJP.
+
+    A VJP is linear in its cotangent `g`, so its transpose maps input tangents to
+    the output tangent: JAX obtains it as the VJP of `g -> op.vjp(g, ...)` (XLA
+    drops the evaluation of that map itself). Reverse
+    mode transposes that back into the table's VJP, and every higher order
+    differentiates the VJP's own JAX code, as `create_graph=True` does on the tape.
+    """
+
+    @jax.custom_jvp
+    def f(*inputs):
+        return fwd(*inputs)
+
+    def f_jvp(primals, tangents):
+        ans = f(*primals)
+        needs = tuple(x is not None and not _is_zero(t) and _is_float(jnp.result_type(x))
+                      for x, t in zip(primals, tangents))
+        multi = isinstance(ans, (tuple, list))
+        outs = tuple(ans) if multi else (ans,)
+        live = [o is not None and _is_float(o.dtype) for o in outs]
+        if not any(needs):
+            return ans, _zero_tangents(ans if multi else outs, multi)
+
+        def transposed(*gs):
+            it = iter(gs)
+            g = tuple(next(it) if keep else None for keep in live)
+            grads = op._vjp_impl(params, needs, (), len(outs), *g, ans, *primals)
+            return tuple(gr if gr is not None else jnp.zeros_like(primals[i])
+                         for i, gr in enumerate(grads) if needs[i])
+
+        # Any point will do for a linear map; a unit one keeps rules whose zero cotangent is a
+        # special case (`0 / 0 = 0` for degenerate eigenvalues) on their general branch.
+        at = tuple(jnp.ones_like(o) for o, keep in zip(outs, live) if keep)
+        lin_out, pullback = jax.vjp(transposed, *at)
+        tans = tuple(t.astype(o.dtype) for t, o, n in zip(tangents, primals, needs) if n)
+        cts = pullback(tuple(t.astype(o.dtype) for t, o in zip(tans, lin_out)))
+        it = iter(cts)
+        out_t = tuple(next(it) if keep else _float0_like(o) for o, keep in zip(outs, live))
+        return ans, (type(ans)(out_t) if multi else out_t[0])
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    return f
+
+
+def _float0_like(o):
+    return None if o is None else np.zeros(o.shape, dtype=float0)
+
+
+def _zero_tangents(outs, multi):
+    t = tuple(jnp.zeros_like(o) if o is not None and _is_float(o.dtype) else _float0_like(o) for o in outs)
+    return type(outs)(t) if multi else t[0]
 
 
 def derived_vjp(fwd, kw, needs, g, inputs):

@@ -23,7 +23,8 @@ __all__ = [
     "avg_pool", "adaptive_avg_pool", "batch_norm", "batch_norm_eval", "batch_norm_stats_update", "layer_norm",
     "group_norm", "embedding", "embedding_renorm",
     "gelu", "silu", "elu", "leaky_relu", "softplus", "one_hot",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "celu", "hardtanh",
+    "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
 ]
 
@@ -335,7 +336,45 @@ embedding_renorm = op("embedding_renorm", _embedding_renorm, differentiable=Fals
 gelu = op("gelu", lambda x, approximate="none": jax.nn.gelu(x, approximate=approximate == "tanh"),
           node="GeluBackward0")
 silu = op("silu", jax.nn.silu, node="SiluBackward0")
-elu = op("elu", lambda x, alpha=1.0: jnp.where(x > 0, x, alpha * jnp.expm1(jnp.minimum(x, 0))), node="EluBackward0")
+
+
+def _elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
+    return scale * jnp.where(x > 0, x, alpha * jnp.expm1(jnp.minimum(x, 0) * input_scale))
+
+
+def _elu_vjp(g, ans, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    # NOTE: x = 0 takes the exponential side, as PyTorch does: elu'(0) = alpha (celu'(0) = 1).
+    return (jnp.where(x > 0, g * scale, g * scale * alpha * input_scale * jnp.exp(jnp.minimum(x, 0) * input_scale)),)
+
+
+elu = op("elu", _elu, _elu_vjp, saves=("x",), node="EluBackward0")
+celu = op("celu", lambda x, alpha=1.0: _elu(x, alpha, 1.0, 1.0 / alpha),
+          lambda g, ans, x, alpha=1.0: _elu_vjp(g, ans, x, alpha, 1.0, 1.0 / alpha), saves=("x",), node="CeluBackward0")
+
+
+# NOTE: at their bounds these pass no gradient (PyTorch's rule; clamp passes it): the mask is strict.
+def _inside(x, lo, hi):
+    return (x > lo) & (x < hi)
+
+
+hardtanh = op("hardtanh", lambda x, min_val=-1.0, max_val=1.0: jnp.clip(x, min_val, max_val),
+              lambda g, ans, x, min_val=-1.0, max_val=1.0: (jnp.where(_inside(x, min_val, max_val), g, 0),),
+              saves=("x",), node="HardtanhBackward0")
+hardsigmoid = op("hardsigmoid", lambda x: jnp.clip(x + 3, 0, 6) / 6,
+                 lambda g, ans, x: (jnp.where(_inside(x, -3, 3), g / 6, 0),), saves=("x",), node="HardsigmoidBackward0")
+# NOTE: hardswish'(-3) = 0 and hardswish'(3) = 1: each end belongs to the outer piece, as in PyTorch.
+hardswish = op("hardswish", lambda x: x * jnp.clip(x + 3, 0, 6) / 6,
+               lambda g, ans, x: (jnp.where(x <= -3, 0, jnp.where(x < 3, g * (x / 3 + 0.5), g)),),
+               saves=("x",), node="HardswishBackward0")
+softshrink = op("softshrink", lambda x, lambd=0.5: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, 0)),
+                lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) > lambd, g, 0),), saves=("x",),
+                node="SoftshrinkBackward0")
+hardshrink = op("hardshrink", lambda x, lambd=0.5: jnp.where(jnp.abs(x) > lambd, x, 0),
+                lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) > lambd, g, 0),), saves=("x",),
+                node="HardshrinkBackward0")
+threshold = op("threshold", lambda x, threshold, value: jnp.where(x > threshold, x, value).astype(x.dtype),
+               lambda g, ans, x, threshold, value: (jnp.where(x > threshold, g, 0),), saves=("x",),
+               node="ThresholdBackward0")
 leaky_relu = op("leaky_relu", lambda x, negative_slope=0.01: jnp.where(x > 0, x, x * negative_slope),
                 node="LeakyReluBackward0")
 softplus = op("softplus", lambda x, beta=1.0, threshold=20.0:
@@ -422,10 +461,21 @@ nll_loss = op("nll_loss", _nll_loss, node="NllLossBackward0")
 
 
 # -- regression and binary losses --------------------------------------------------------------------------
+def _abs0(d):
+    # NOTE: |d| written as d * sign(d), whose derivative at 0 is sign(0) = 0, PyTorch's (JAX's abs gives 1).
+    return d * jnp.sign(d)
+
+
 def _smooth_l1(x, y, reduction="mean", beta=1.0):
-    d = jnp.abs(x - y)
+    d = _abs0(x - y)
     loss = d - 0.5 * beta if beta == 0 else jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
     return _reduce(loss, reduction)
+
+
+def _huber(x, y, reduction="mean", delta=1.0):
+    d = x - y
+    a = _abs0(d)
+    return _reduce(jnp.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)), reduction)
 
 
 def _bce(x, y, weight, reduction="mean"):
@@ -458,8 +508,9 @@ def _kl_div(x, target, reduction="mean", log_target=False):
 
 mse_loss = op("mse_loss", lambda x, y, reduction="mean": _reduce(jnp.square(x - y), reduction),
               node="MseLossBackward0")
-l1_loss = op("l1_loss", lambda x, y, reduction="mean": _reduce(jnp.abs(x - y), reduction), node="L1LossBackward0")
+l1_loss = op("l1_loss", lambda x, y, reduction="mean": _reduce(_abs0(x - y), reduction), node="L1LossBackward0")
 smooth_l1_loss = op("smooth_l1_loss", _smooth_l1, node="SmoothL1LossBackward0")
+huber_loss = op("huber_loss", _huber, node="HuberLossBackward0")
 binary_cross_entropy = op("binary_cross_entropy", _bce, node="BinaryCrossEntropyBackward0")
 binary_cross_entropy_with_logits = op("binary_cross_entropy_with_logits", _bce_logits,
                                       node="BinaryCrossEntropyWithLogitsBackward0")

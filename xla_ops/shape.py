@@ -62,6 +62,8 @@ def _diagonal(x, offset=0, dim1=0, dim2=1):
 index_basic = op("index_basic", _index_basic, _linear_vjp(_index_basic), node="SliceBackward0")
 diagonal = op("diagonal", _diagonal, _linear_vjp(_diagonal))
 alias = op("alias", lambda x: x, lambda g, ans, x: (g,), node="AliasBackward0")
+# What `detach()` and `.data` are to JAX when a Tensor holds a tracer: a view with no derivative.
+detach = op("detach", jax.lax.stop_gradient, differentiable=False, node="DetachBackward0")
 
 
 def _split(x, sizes, dim):
@@ -93,6 +95,10 @@ def _view_scatter(base, new, chain):
     # Where each element of the view lives in `base`: the chain applied to an iota.
     where = apply_chain(jnp.arange(base.size).reshape(base.shape), chain)
     new = jnp.broadcast_to(jnp.asarray(new).astype(base.dtype), where.shape)
+    if any(step[0] == "detach" for step in chain):
+        # A write through `detach()` / `.data` changes values, not derivatives (as on the tape).
+        old = apply_chain(base, tuple(step for step in chain if step[0] != "detach"))
+        new = old + jax.lax.stop_gradient(new - old)
     return base.ravel().at[where.ravel()].set(new.ravel()).reshape(base.shape)
 
 

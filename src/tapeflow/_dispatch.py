@@ -70,9 +70,19 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
                 return _record(op, args, arrays, params, out)
+    elif state.stop_traced:
+        out = _stop_traced(out)
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
     return Tensor._wrap(out)
+
+
+def _stop_traced(out):
+    """Results computed in a user's `no_grad` region on JAX tracers: JAX must not differentiate them either."""
+    first = out[0] if type(out) is tuple else out
+    if isinstance(first, jax.core.Tracer):
+        return jax.tree.map(jax.lax.stop_gradient, out)
+    return out
 
 
 def _intercepted(op, args, params, i):

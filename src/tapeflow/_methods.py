@@ -23,7 +23,7 @@ relu square round nan_to_num clamp clip clamp_min clamp_max where masked_fill
 eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor logical_not
 bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite isclose allclose equal
 clone sum mean nansum nanmean prod var std max min amax amin aminmax argmax argmin all any count_nonzero logsumexp
-norm dist cumsum cumprod cummax cummin logcumsumexp softmax log_softmax sort argsort topk msort
+norm dist cumsum cumprod cummax cummin logcumsumexp softmax log_softmax sort argsort topk msort median kthvalue
 matmul mm bmm mv dot inner outer ger addmm baddbmm trace svd qr matrix_exp matrix_power pinverse
 reshape view_as flatten unflatten ravel permute transpose swapaxes swapdims t adjoint movedim moveaxis expand
 expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk tensor_split unbind flip fliplr

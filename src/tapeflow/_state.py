@@ -8,6 +8,9 @@ import threading
 class _ThreadState(threading.local):
     def __init__(self):
         self.grad_enabled = True
+        # Set while a user's `no_grad` / `set_grad_enabled(False)` / `inference_mode` region is active
+        # (not when tapeflow itself turns recording off): results on JAX tracers then stop gradients.
+        self.stop_traced = False
         self.inference = False
         self.anomaly = False
         self.anomaly_check_nan = True

@@ -199,7 +199,14 @@ class Tensor:
         """
         from .autograd.graph import RemovableHandle
 
-        if not self._requires_grad:
+        if isinstance(self._data, jax.core.Tracer):
+            # JAX may differentiate this traced value: the hook applies to its cotangent there too.
+            from ._staging.hooks import hook_traced
+
+            handle = hook_traced(self, hook)
+            if not self._requires_grad:
+                return handle
+        elif not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._add_tensor_hook(self._output_nr, hook)
@@ -210,8 +217,14 @@ class Tensor:
         return h
 
     def detach(self) -> Tensor:
-        """A new tensor sharing this one's data (and version counter), with no history."""
-        return _alias(self, Tensor._wrap(self._data))
+        """A new tensor sharing this one's data (and version counter), with no history.
+
+        On a JAX tracer it is also off JAX's derivatives (`lax.stop_gradient`), so
+        `jax.grad` and `tapeflow.func` see what the tape sees."""
+        data = self._data
+        if isinstance(data, jax.core.Tracer):
+            return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
+        return _alias(self, Tensor._wrap(data))
 
     def detach_(self) -> Tensor:
         """Detach in place: this tensor becomes a leaf that does not require grad."""
@@ -220,6 +233,8 @@ class Tensor:
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
+        if isinstance(self._data, jax.core.Tracer):
+            self._data = jax.lax.stop_gradient(self._data)
         return self
 
     @property
@@ -386,6 +401,9 @@ def _init(t, data, grad_fn, output_nr, requires_grad):
 
 def _rebuild(array, requires_grad):
     return Tensor._make(jnp.asarray(array), None, 0, requires_grad)
+
+
+_DETACHED = ("detach", (), None)  # the view-chain step of a detached alias of a tracer
 
 
 def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:

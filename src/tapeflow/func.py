@@ -31,6 +31,9 @@ import jax
 import numpy as np
 
 from ._dtype import dtype as _tp_dtype
+from ._staging import pure as _pure
+from ._staging import to_arrays as _to_arrays
+from ._staging import to_tensors as _to_tensors
 from ._tensor import Tensor
 from .autograd._trace import Cache, Unsupported, trace_state_clean
 
@@ -39,24 +42,6 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
-
-
-def _to_arrays(tree):
-    return jax.tree.map(lambda t: t._data if isinstance(t, Tensor) else t, tree, is_leaf=_is_tensor)
-
-
-def _to_tensors(tree):
-    return jax.tree.map(lambda a: Tensor._make(a, None, 0, False) if isinstance(a, (jax.Array, jax.core.Tracer))
-                        else a, tree, is_leaf=_is_tensor)
-
-
-def _pure(func: Callable, kwargs: dict) -> Callable:
-    """`func` as a function of arrays (pytrees of arrays) returning arrays."""
-
-    def f(*arrays):
-        return _to_arrays(func(*_to_tensors(arrays), **kwargs))
-
-    return f
 
 
 # -- caching -------------------------------------------------------------------------------------------

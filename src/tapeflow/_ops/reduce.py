@@ -16,7 +16,7 @@ __all__ = [
     "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "count_nonzero", "cummax",
     "cummin", "cumprod", "cumsum", "dist", "log_softmax", "logcumsumexp", "logsumexp", "max", "mean", "min",
     "msort", "nanmean", "nansum", "norm", "prod", "return_types", "softmax", "sort", "std", "std_mean", "sum",
-    "topk", "var", "var_mean",
+    "topk", "var", "var_mean", "median", "kthvalue",
 ]
 
 
@@ -233,6 +233,35 @@ def argsort(input, dim=-1, descending=False, stable=False):
 def topk(input, k, dim=-1, largest=True, sorted=True):
     return return_types.topk(*dispatch(X.topk, (input,), (("k", int(k)), ("dim", _dim(dim, input.ndim)),
                                                           ("largest", largest))))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median of all elements (ties share the gradient evenly), or `(values, indices)` along `dim`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.tensor([1.0, 3.0, 2.0, 4.0]).median()
+        tensor(2.)
+    """
+    if dim is None:
+        return dispatch(X.median, (input,))
+    d = _dim(dim, input.ndim)
+    return return_types.median(*dispatch(X.median_dim, (input,), (("dim", d), ("keepdim", keepdim))))
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The `k`-th smallest element along `dim` and its index: `(values, indices)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.tensor([3.0, 1.0, 2.0]).kthvalue(2)
+        kthvalue(values=tensor(2.), indices=tensor(2))
+    """
+    d = _dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return return_types.kthvalue(*dispatch(X.kthvalue, (input,), (("k", int(k)), ("dim", d), ("keepdim", keepdim))))
 
 
 def msort(input):

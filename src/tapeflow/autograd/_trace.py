@@ -29,6 +29,7 @@ from collections.abc import Callable
 import jax
 
 from .. import _dispatch
+from .._staging import jax_region
 from .._state import state
 from .._tensor import Tensor
 
@@ -367,9 +368,7 @@ class Cache:
                     per[key] = _FAILED
                     raise Unsupported("the function's captured state keeps changing identity, shape or dtype")
             f = fn if fn is not None else pure(func, what)
-            prev = state.grad_enabled
-            state.grad_enabled = False
-            try:
+            with jax_region(record=False):
                 if self.robust:
                     try:
                         captured, modules = _discover_robust(f, arrays, func, objects)
@@ -378,8 +377,6 @@ class Cache:
                         raise
                 else:
                     captured = _discover(f, arrays)
-            finally:
-                state.grad_enabled = prev
             entry = per[key] = _RobustEntry(captured, modules, rebuilds) if self.robust else _Entry(captured)
         pkey = (kind, signature(extra))
         prog = entry.programs.get(pkey)
@@ -412,12 +409,9 @@ def trace_state_clean() -> bool:
 
 
 def _no_grad(f: Callable) -> Callable:
+    """`f` with the tape off (JAX differentiates it) and the caller's grad mode kept out."""
     def g(*xs):
-        prev = state.grad_enabled
-        state.grad_enabled = False
-        try:
+        with jax_region(record=False):
             return f(*xs)
-        finally:
-            state.grad_enabled = prev
 
     return g

@@ -24,17 +24,23 @@ def is_inference_mode_enabled() -> bool:
     return state.inference
 
 
+def _set_grad(mode: bool) -> None:
+    # A region the user takes off the tape is off every JAX derivative too (`lax.stop_gradient`).
+    state.grad_enabled = mode
+    state.stop_traced = not mode
+
+
 class _Mode:
     """Base for mode switches: context manager and decorator. Subclasses define
     `_enter`, which sets the thread's flags."""
 
     def __enter__(self):
-        self._saved = (state.grad_enabled, state.inference)
+        self._saved = (state.grad_enabled, state.stop_traced, state.inference)
         self._enter()
         return self
 
     def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self._saved
+        state.grad_enabled, state.stop_traced, state.inference = self._saved
         return False
 
     def clone(self):
@@ -75,7 +81,7 @@ class no_grad(_Mode):
     """
 
     def _enter(self):
-        state.grad_enabled = False
+        _set_grad(False)
 
 
 class enable_grad(_Mode):
@@ -90,7 +96,7 @@ class enable_grad(_Mode):
     """
 
     def _enter(self):
-        state.grad_enabled = True
+        _set_grad(True)
 
 
 class set_grad_enabled(_Mode):
@@ -105,27 +111,27 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode: bool):
         self.mode = bool(mode)
-        self._prev = state.grad_enabled
-        state.grad_enabled = self.mode
+        self._prev = (state.grad_enabled, state.stop_traced)
+        _set_grad(self.mode)
 
     def __enter__(self):
-        self._saved = (self._prev, state.inference)
-        state.grad_enabled = self.mode
+        self._saved = (*self._prev, state.inference)
+        _set_grad(self.mode)
         return self
 
     def _enter(self):
-        state.grad_enabled = self.mode
+        _set_grad(self.mode)
 
     def clone(self):
-        prev = state.grad_enabled
+        prev = (state.grad_enabled, state.stop_traced)
         new = set_grad_enabled(self.mode)
-        state.grad_enabled = prev
+        state.grad_enabled, state.stop_traced = prev
         new._prev = prev
         return new
 
     def __call__(self, fn):
         # Used as a decorator: undo the immediate switch made by __init__.
-        state.grad_enabled = self._prev
+        state.grad_enabled, state.stop_traced = self._prev
         return super().__call__(fn)
 
 
@@ -144,7 +150,7 @@ class inference_mode(_Mode):
 
     def _enter(self):
         if self.mode:
-            state.grad_enabled = False
+            _set_grad(False)
             state.inference = True
 
     def clone(self):

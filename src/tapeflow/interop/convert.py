@@ -24,6 +24,7 @@ import numpy as np
 import xla_ops
 
 from .. import _dispatch
+from .. import _staging as staging
 from .._tensor import Tensor
 
 __all__ = ["to_jax", "from_jax"]
@@ -88,12 +89,7 @@ def to_jax(obj):
 
 
 def _pure(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def pure(*args, **kwargs):
-        args, kwargs = jax.tree.map(_array_to_tensor, (args, kwargs))
-        out = fn(*args, **kwargs)
-        return jax.tree.map(_tensor_to_array, out, is_leaf=_is_tensor)
-
+    pure = functools.wraps(fn)(staging.pure(fn))
     pure.__wrapped_tapeflow__ = fn
     return pure
 

@@ -138,6 +138,19 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                       (("reduction", _reduction(reduction, size_average, reduce)), ("beta", float(beta))))
 
 
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None) -> Tensor:
+    """Quadratic below `delta`, linear (slope `delta`) above: `smooth_l1_loss` scaled by `delta`.
+
+    Example: `F.huber_loss(tp.zeros(1), tp.ones(1) * 3)` is `tensor(2.5000)`.
+    """
+    if weight is not None:
+        raise RuntimeError("huber_loss: weight is not supported yet; multiply an unreduced loss instead")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    return _pointwise(X.nn.huber_loss, input, target, "huber_loss",
+                      (("reduction", _reduction(reduction, None, None)), ("delta", float(delta))))
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean") -> Tensor:
     """Binary cross-entropy between probabilities `input` and `target` (logs clamped at -100).
 

@@ -18,6 +18,7 @@ from ._functional_losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
@@ -33,7 +34,9 @@ __all__ = [
     "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "relu", "gelu", "silu", "elu",
     "leaky_relu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "one_hot", "pad", "normalize",
     "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss",
+    "hardtanh", "relu6", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold", "celu", "selu",
+    "mish", "softsign", "tanhshrink", "logsigmoid",
 ]
 
 
@@ -376,6 +379,88 @@ def elu(input, alpha=1.0, inplace=False) -> Tensor:
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
     """`x` for x > 0, else `negative_slope * x`. Example: `F.leaky_relu(tp.tensor([-1.0]))` is `tensor([-0.0100])`."""
     return _act(X.nn.leaky_relu, input, (("negative_slope", float(negative_slope)),), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False) -> Tensor:
+    """`x` for x > 0, else `alpha * (exp(x / alpha) - 1)`. Example: `F.celu(tp.zeros(1))` is `tensor([0.])`."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu with alpha=0 divides by zero; pass a non-zero alpha")
+    return _act(X.nn.celu, input, (("alpha", float(alpha)),), inplace)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False) -> Tensor:
+    """Scaled ELU with the self-normalising constants. Example: `F.selu(tp.zeros(1))` is `tensor([0.])`."""
+    return _act(X.nn.elu, input, (("alpha", _SELU_ALPHA), ("scale", _SELU_SCALE)), inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
+    """`x` clipped to `[min_val, max_val]`; no gradient at the bounds (PyTorch's rule).
+
+    Example: `F.hardtanh(tp.tensor([-2.0, 0.5]))` is `tensor([-1.0000, 0.5000])`.
+    """
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _act(X.nn.hardtanh, input, (("min_val", float(min_val)), ("max_val", float(max_val))), inplace)
+
+
+def relu6(input, inplace=False) -> Tensor:
+    """`hardtanh(x, 0, 6)`. Example: `F.relu6(tp.tensor([-1.0, 7.0]))` is `tensor([0., 6.])`."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False) -> Tensor:
+    """`relu6(x + 3) / 6`. Example: `F.hardsigmoid(tp.zeros(1))` is `tensor([0.5000])`."""
+    return _act(X.nn.hardsigmoid, input, (), inplace)
+
+
+def hardswish(input, inplace=False) -> Tensor:
+    """`x * relu6(x + 3) / 6`. Example: `F.hardswish(tp.tensor([3.0]))` is `tensor([3.])`."""
+    return _act(X.nn.hardswish, input, (), inplace)
+
+
+def softshrink(input, lambd=0.5) -> Tensor:
+    """`x - lambd` above `lambd`, `x + lambd` below `-lambd`, else 0.
+
+    Example: `F.softshrink(tp.tensor([1.0, 0.2]))` is `tensor([0.5000, 0.0000])`.
+    """
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _act(X.nn.softshrink, input, (("lambd", float(lambd)),))
+
+
+def hardshrink(input, lambd=0.5) -> Tensor:
+    """`x` where `|x| > lambd`, else 0. Example: `F.hardshrink(tp.tensor([1.0, 0.2]))` is `tensor([1., 0.])`."""
+    return _act(X.nn.hardshrink, input, (("lambd", float(lambd)),))
+
+
+def threshold(input, threshold, value, inplace=False) -> Tensor:
+    """`x` where `x > threshold`, else `value`. Example: `F.threshold(tp.tensor([0.5, 2.0]), 1.0, -1.0)` is
+    `tensor([-1., 2.])`."""
+    return _act(X.nn.threshold, input, (("threshold", float(threshold)), ("value", float(value))), inplace)
+
+
+def mish(input, inplace=False) -> Tensor:
+    """`x * tanh(softplus(x))`. Example: `F.mish(tp.zeros(1))` is `tensor([0.])`."""
+    out = input * _ops.tanh(softplus(input))
+    return _inplace(input, out) if inplace else out
+
+
+def softsign(input) -> Tensor:
+    """`x / (1 + |x|)`. Example: `F.softsign(tp.tensor([1.0]))` is `tensor([0.5000])`."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input) -> Tensor:
+    """`x - tanh(x)`. Example: `F.tanhshrink(tp.zeros(1))` is `tensor([0.])`."""
+    return input - _ops.tanh(input)
+
+
+def logsigmoid(input) -> Tensor:
+    """`log(sigmoid(x))`, computed stably as `-softplus(-x)`. Example: `F.logsigmoid(tp.zeros(1))` ≈ `-0.6931`."""
+    return -softplus(-input)
 
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:

@@ -1,11 +1,14 @@
-"""Activation modules: `ReLU GELU SiLU Tanh Sigmoid Softmax LogSoftmax LeakyReLU ELU`."""
+"""Activation modules: `ReLU GELU SiLU Tanh Sigmoid Softmax LogSoftmax LeakyReLU ELU`, and the
+pointwise ones that only store options for a `functional` call (`Hardtanh ReLU6 CELU ...`)."""
 
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU"]
+__all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "Hardtanh",
+           "ReLU6", "Hardsigmoid", "Hardswish", "Softshrink", "Hardshrink", "Threshold", "CELU", "SELU", "Mish",
+           "Softsign", "Tanhshrink", "LogSigmoid", "Softplus"]
 
 
 class ReLU(Module):
@@ -169,3 +172,208 @@ class ELU(Module):
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class _Pointwise(Module):
+    """A module that calls `functional.<_fn>(input, *options)`; `_options` names the stored options in order."""
+
+    _fn = ""
+    _options: tuple = ()
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, *(getattr(self, name) for name in self._options))
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{n}={getattr(self, n)}" for n in self._options if n != "inplace" or self.inplace)
+
+
+class Hardtanh(_Pointwise):
+    """`x` clipped to `[min_val, max_val]` (no gradient at the bounds).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Hardtanh()(tp.tensor([-2.0, 0.5]))
+        tensor([-1.0000,  0.5000])
+    """
+
+    _fn, _options = "hardtanh", ("min_val", "max_val", "inplace")
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+
+class ReLU6(_Pointwise):
+    """`min(max(x, 0), 6)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.ReLU6()(tp.tensor([-1.0, 7.0]))
+        tensor([0., 6.])
+    """
+
+    _fn, _options = "relu6", ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
+class Hardsigmoid(ReLU6):
+    """`relu6(x + 3) / 6`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Hardsigmoid()(tp.zeros(1))
+        tensor([0.5000])
+    """
+
+    _fn = "hardsigmoid"
+
+
+class Hardswish(ReLU6):
+    """`x * relu6(x + 3) / 6`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Hardswish()(tp.tensor([3.0]))
+        tensor([3.])
+    """
+
+    _fn = "hardswish"
+
+
+class SELU(ReLU6):
+    """Scaled ELU with the self-normalising constants.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.SELU()(tp.zeros(1))
+        tensor([0.])
+    """
+
+    _fn = "selu"
+
+
+class Mish(ReLU6):
+    """`x * tanh(softplus(x))`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Mish()(tp.zeros(1))
+        tensor([0.])
+    """
+
+    _fn = "mish"
+
+
+class Softshrink(_Pointwise):
+    """Shrink towards 0 by `lambd`; 0 inside `[-lambd, lambd]`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Softshrink()(tp.tensor([1.0, 0.2]))
+        tensor([0.5000, 0.0000])
+    """
+
+    _fn, _options = "softshrink", ("lambd",)
+
+    def __init__(self, lambd: float = 0.5):
+        super().__init__()
+        self.lambd = lambd
+
+
+class Hardshrink(Softshrink):
+    """`x` where `|x| > lambd`, else 0.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Hardshrink()(tp.tensor([1.0, 0.2]))
+        tensor([1., 0.])
+    """
+
+    _fn = "hardshrink"
+
+
+class Threshold(_Pointwise):
+    """`x` where `x > threshold`, else `value`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Threshold(1.0, -1.0)(tp.tensor([0.5, 2.0]))
+        tensor([-1.,  2.])
+    """
+
+    _fn, _options = "threshold", ("threshold", "value", "inplace")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+
+class CELU(_Pointwise):
+    """`x` for x > 0, else `alpha * (exp(x / alpha) - 1)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.CELU()(tp.zeros(1))
+        tensor([0.])
+    """
+
+    _fn, _options = "celu", ("alpha", "inplace")
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+
+class Softplus(_Pointwise):
+    """`log(1 + exp(beta x)) / beta`, linear above `threshold`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Softplus()(tp.zeros(1))
+        tensor([0.6931])
+    """
+
+    _fn, _options = "softplus", ("beta", "threshold")
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+
+class Softsign(_Pointwise):
+    """`x / (1 + |x|)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Softsign()(tp.tensor([1.0]))
+        tensor([0.5000])
+    """
+
+    _fn = "softsign"
+
+
+class Tanhshrink(_Pointwise):
+    """`x - tanh(x)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Tanhshrink()(tp.zeros(1))
+        tensor([0.])
+    """
+
+    _fn = "tanhshrink"
+
+
+class LogSigmoid(_Pointwise):
+    """`log(sigmoid(x))`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.LogSigmoid()(tp.zeros(1))
+        tensor([-0.6931])
+    """
+
+    _fn = "logsigmoid"

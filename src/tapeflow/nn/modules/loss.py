@@ -62,6 +62,23 @@ class SmoothL1Loss(_Loss):
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
+class HuberLoss(_Loss):
+    """Quadratic below `delta`, linear (slope `delta`) above.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.HuberLoss()(tp.zeros(1), tp.ones(1) * 3)
+        tensor(2.5000)
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(None, None, reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
 class _WeightedLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
