@@ -248,3 +248,20 @@ def test_forward_ad_ignores_no_grad_as_pytorch_does():
         with tp.no_grad():
             y = dual * 3
         _close(fwAD.unpack_dual(y).tangent.numpy(), [3.0, 3.0, 3.0], "tangent through no_grad")
+
+
+def test_extension_points_are_per_thread():
+    """A profiler (an op interceptor) on one thread does not see ops run by another, as grad mode is per thread."""
+    import threading
+
+    from tapeflow._state import state
+
+    seen = []
+    with tp.autograd.profiler.profile() as prof:
+        t = threading.Thread(target=lambda: seen.append((len(state.interceptors), float((tp.ones(3) * 2).sum()))))
+        t.start()
+        t.join()
+        tp.ones(2).exp()
+    assert seen == [(0, 6.0)], "the other thread ran with this thread's interceptors"
+    names = {e.key for e in prof.key_averages()}
+    assert any("exp" in n for n in names) and not any("mul" in n for n in names), names

@@ -31,7 +31,7 @@ def test_events_and_table(tmp_path):
     assert prof.total_average().count == len(prof.events())
     shaped = prof.key_averages(group_by_input_shape=True)
     assert any(a.input_shapes == [[4, 3], [3, 2]] for a in shaped)
-    assert not tp._dispatch.interceptors
+    assert not tp._state.state.interceptors
 
 
 def test_sync_device_time_and_decorator():

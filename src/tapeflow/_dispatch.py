@@ -21,20 +21,9 @@ from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
-__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "interceptors", "inplace_listeners"]
+__all__ = ["dispatch", "view", "inplace", "accumulator", "edge"]
 
 _new = object.__new__
-
-#: Functions `f(op, args, params, proceed)` wrapped around every dispatch while
-#: present (profiler, forward-mode AD, `tp.compile`'s state discovery). Each
-#: must return `proceed(op, args, params)` or a replacement. Empty in the
-#: common case, so the hot path pays one truthiness test.
-interceptors: list = []
-
-#: Functions `f(x, result)` called after an in-place write made `x` hold
-#: `result` (forward-mode AD moves the tangent along). Usually empty.
-inplace_listeners: list = []
-
 
 def accumulator(t: Tensor) -> AccumulateGrad:
     """The leaf's `AccumulateGrad` node (made on demand, kept while a graph uses it)."""
@@ -56,7 +45,7 @@ def edge(t: Tensor) -> tuple:
 
 def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = False):
     """Run `op` on `args` (Tensors, Python scalars, None); return Tensor(s)."""
-    if interceptors and not _inner:
+    if state.interceptors and not _inner:
         return _intercepted(op, args, params, 0)
     arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
     fn = op._fwd_cache.get(params)
@@ -86,9 +75,10 @@ def _stop_traced(out):
 
 
 def _intercepted(op, args, params, i):
-    if i == len(interceptors):
+    chain = state.interceptors
+    if i == len(chain):
         return dispatch(op, args, params, True)
-    return interceptors[i](op, args, params, lambda o, a, p: _intercepted(o, a, p, i + 1))
+    return chain[i](op, args, params, lambda o, a, p: _intercepted(o, a, p, i + 1))
 
 
 # NumPy scalars count as Python numbers (weakly typed), as in PyTorch.
@@ -242,8 +232,8 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     if node is not None and result._storage is not None:
         _retarget_saved(node, result._storage, st)
     _refresh_views(st, base if base is not None else x, x)
-    if inplace_listeners:
-        for f in inplace_listeners:
+    if state.inplace_listeners:
+        for f in state.inplace_listeners:
             f(x, result)
     return x
 

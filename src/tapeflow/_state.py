@@ -14,6 +14,13 @@ class _ThreadState(threading.local):
         self.inference = False
         self.anomaly = False
         self.anomaly_check_nan = True
+        # Extension points, per thread like grad mode (a trace on one thread never sees another's ops):
+        # `f(op, args, params, proceed)` around every dispatch (profiler, forward AD, state discovery);
+        # `f(x, result)` after an in-place write made `x` hold `result`; `f(node, grads, create_graph,
+        # proceed)` around every backward node (profiler). Empty in the common case.
+        self.interceptors = []
+        self.inplace_listeners = []
+        self.node_interceptors = []
 
 
 state = _ThreadState()

@@ -28,7 +28,6 @@ from collections.abc import Callable
 
 import jax
 
-from .. import _dispatch
 from .._staging import jax_region
 from .._state import state
 from .._tensor import Tensor
@@ -116,16 +115,16 @@ def _discover(f: Callable, arrays: tuple) -> list[Tensor]:
     from ._function_jax import traced_applies
 
     functions_before = traced_applies[0]
-    _dispatch.interceptors.append(rec)
-    _dispatch.inplace_listeners.append(rec.on_inplace)
+    state.interceptors.append(rec)
+    state.inplace_listeners.append(rec.on_inplace)
     try:
         jax.eval_shape(f, *arrays)
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
             jax.errors.TracerArrayConversionError, RuntimeError) as e:
         raise Unsupported(str(e)) from e
     finally:
-        _dispatch.interceptors.remove(rec)
-        _dispatch.inplace_listeners.remove(rec.on_inplace)
+        state.interceptors.remove(rec)
+        state.inplace_listeners.remove(rec.on_inplace)
         # An in-place write to captured state during the abstract trace left a tracer behind: undo it.
         for t, data in rec.seen.values():
             t._data = data

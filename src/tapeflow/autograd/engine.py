@@ -20,11 +20,7 @@ from .._tensor import Tensor
 from ._fused import try_fused_backward
 from .graph import AccumulateGrad, Node
 
-__all__ = ["run_backward", "accumulate", "node_interceptors"]
-
-#: Functions `f(node, grads, create_graph, proceed)` wrapped around every node's
-#: backward while present (the profiler); each returns `proceed(node, grads, create_graph)`.
-node_interceptors: list = []
+__all__ = ["run_backward", "accumulate"]
 
 
 def accumulate(var: Tensor, g, create_graph: bool) -> None:
@@ -121,7 +117,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     `.grad` is touched; otherwise gradients accumulate into leaves (only the
     `inputs`, if given).
     """
-    if not create_graph and inputs is None and not state.anomaly and not node_interceptors \
+    if not create_graph and inputs is None and not state.anomaly and not state.node_interceptors \
             and try_fused_backward(roots, root_grads, retain_graph):
         return None
     root_nodes = [n for n, _ in roots]
@@ -154,7 +150,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
             heapq.heappush(ready, (-n._sequence_nr, counter, n))
             counter += 1
 
-    plain = not targets and not node_interceptors and not state.anomaly
+    plain = not targets and not state.node_interceptors and not state.anomaly
     prev_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
@@ -264,7 +260,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 z = jnp.zeros(shape, dtype)
                 grads[i] = Tensor._wrap(z) if create_graph else z
     if not capture or type(node) is not AccumulateGrad:
-        if node_interceptors:
+        if state.node_interceptors:
             grad_inputs = _intercepted(node, grads, create_graph, 0)
         else:
             grad_inputs = _apply(node, grads, create_graph)
@@ -291,9 +287,10 @@ def _apply(node, grads, create_graph):
 
 
 def _intercepted(node, grads, create_graph, i):
-    if i == len(node_interceptors):
+    chain = state.node_interceptors
+    if i == len(chain):
         return _apply(node, grads, create_graph)
-    return node_interceptors[i](node, grads, create_graph, lambda n, g, c: _intercepted(n, g, c, i + 1))
+    return chain[i](node, grads, create_graph, lambda n, g, c: _intercepted(n, g, c, i + 1))
 
 
 def _as_tensor(g):

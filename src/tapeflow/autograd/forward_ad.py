@@ -88,8 +88,8 @@ def enter_dual_level() -> int:
     level = 0
     _levels.append(level)
     _tables[level] = _TangentTable()
-    _dispatch.interceptors.append(_propagate)
-    _dispatch.inplace_listeners.append(_on_inplace)
+    state.interceptors.append(_propagate)
+    state.inplace_listeners.append(_on_inplace)
     graph.saved_output_hooks.append(_adopt)
     return level
 
@@ -103,8 +103,8 @@ def exit_dual_level(*, level: int | None = None) -> None:
                            "Exit levels in the reverse order they were entered.")
     _levels.remove(level)
     _tables.pop(level, None)
-    _dispatch.interceptors.remove(_propagate)
-    _dispatch.inplace_listeners.remove(_on_inplace)
+    state.interceptors.remove(_propagate)
+    state.inplace_listeners.remove(_on_inplace)
     graph.saved_output_hooks.remove(_adopt)
 
 
@@ -220,12 +220,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 def _primal_view(tensor: Tensor) -> Tensor:
     # A view made with the interceptor bypassed, so it carries no tangent.
-    saved = list(_dispatch.interceptors)
-    _dispatch.interceptors.clear()
+    saved = list(state.interceptors)
+    state.interceptors.clear()
     try:
         return tensor.view_as(tensor)
     finally:
-        _dispatch.interceptors[:] = saved
+        state.interceptors[:] = saved
 
 
 # -- propagation -------------------------------------------------------------------------

@@ -17,8 +17,7 @@ import time
 
 import jax
 
-from .. import _dispatch
-from . import engine
+from .._state import state
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
@@ -217,15 +216,15 @@ class profile:
     def __enter__(self):
         if self.enabled:
             self._t0 = time.perf_counter()
-            _dispatch.interceptors.append(self._op)
-            engine.node_interceptors.append(self._node)
+            state.interceptors.append(self._op)
+            state.node_interceptors.append(self._node)
             _active.append(self)
         return self
 
     def __exit__(self, *exc):
         if self.enabled:
-            _dispatch.interceptors.remove(self._op)
-            engine.node_interceptors.remove(self._node)
+            state.interceptors.remove(self._op)
+            state.node_interceptors.remove(self._node)
             _active.remove(self)
         return False
 

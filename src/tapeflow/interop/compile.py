@@ -330,11 +330,11 @@ class CompiledFunction:
             call_leaves = [next(tensor_it) if isinstance(x, Tensor) else
                            next(it) if isinstance(x, (jax.Array, np.ndarray)) else x for x in leaves]
             args, kwargs = jax.tree.unflatten(in_tree, call_leaves)
-            _dispatch.interceptors.append(watch)
+            _mode.interceptors.append(watch)
             try:
                 out = self.fn(*args, **kwargs)
             finally:
-                _dispatch.interceptors.remove(watch)
+                _mode.interceptors.remove(watch)
             written = [s[0] for s in seen.values() if s[0]._data is not s[1] and isinstance(s[0]._data, _Tracer)]
             if written and allow_new_state:
                 raise _NewState(written)
