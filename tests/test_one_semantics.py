@@ -265,3 +265,19 @@ def test_extension_points_are_per_thread():
     assert seen == [(0, 6.0)], "the other thread ran with this thread's interceptors"
     names = {e.key for e in prof.key_averages()}
     assert any("exp" in n for n in names) and not any("mul" in n for n in names), names
+
+
+def test_a_hook_fires_again_in_the_second_backward_as_in_pytorch():
+    f, x = _tp("hook")
+    want = tp.autograd.functional.hessian(f, tp.tensor(x)).numpy()
+    xt = tp.tensor(x, requires_grad=True)
+    (g,) = tp.autograd.grad(f(xt), xt, create_graph=True)
+    rows = np.stack([tp.autograd.grad(g[i], xt, retain_graph=True)[0].numpy() for i in range(x.size)])
+    _close(rows, want, "double backward vs functional.hessian")
+    _close(jax.jacrev(jax.jacrev(to_jax(f)))(jnp.asarray(x)), want, "jax.jacrev(jax.jacrev(to_jax(f)))")
+    if torch is not None:
+        fn, _ = CASES["hook"]
+        ref = torch.autograd.functional.hessian(lambda t: fn(torch, TORCH_F, t), torch.tensor(x))
+        _close(want, ref.numpy(), "functional.hessian vs PyTorch")
+    with pytest.raises(RuntimeError, match="forward mode"):
+        tp.func.hessian(f)(tp.tensor(x))

@@ -19,7 +19,7 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jax.dtypes import float0
 
-__all__ = ["Op", "Meta", "unbroadcast", "TABLE", "op"]
+__all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op"]
 
 #: Every op, by name.
 TABLE: dict[str, Op] = {}
@@ -48,17 +48,23 @@ class Meta:
         return f"Meta({self.shape}, {self.dtype})"
 
 
+def broadcast_axes(gshape: tuple, shape: tuple) -> tuple | None:
+    """The axes to sum a gradient of shape `gshape` over to undo broadcasting an input of shape `shape`
+    to it; None when `shape` does not broadcast to `gshape`."""
+    lead = len(gshape) - len(shape)
+    if lead < 0 or not all(s in (1, n) for s, n in zip(shape, gshape[lead:])):
+        return None
+    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+
+
 def unbroadcast(g, x):
     """Sum `g` down to the shape of `x` and cast it to `x`'s dtype.
 
-    The one place where broadcasting is undone.
+    The one place where broadcasting is undone (`broadcast_axes` says over which axes).
     """
     shape = tuple(x.shape)
     if g.shape != shape:
-        lead = g.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-        )
+        axes = broadcast_axes(g.shape, shape)
         g = jnp.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)
     dtype = getattr(x, "dtype", None)
     if dtype is not None and g.dtype != dtype:

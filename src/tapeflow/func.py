@@ -21,6 +21,7 @@ random draws, in-place writes to captured state) run the uncached path.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import types
 import weakref
@@ -332,7 +333,23 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
 
 
 def _jvp_arrays(func, primals: tuple, tangents: tuple, *, has_aux: bool):
-    return jax.jvp(_pure(func, {}), _to_arrays(primals), _to_arrays(tangents), has_aux=has_aux)
+    with _forward_mode_hooks("jvp"):
+        return jax.jvp(_pure(func, {}), _to_arrays(primals), _to_arrays(tangents), has_aux=has_aux)
+
+
+@contextlib.contextmanager
+def _forward_mode_hooks(name: str):
+    """JAX's forward mode cannot pass through the custom VJP a tensor hook puts on a traced value: say so."""
+    try:
+        yield
+    except TypeError as e:
+        if "forward-mode" not in str(e) or "custom_vjp" not in str(e):
+            raise
+        raise RuntimeError(f"tapeflow.func.{name}: the function registers a tensor hook (or calls a custom Function) "
+                           "and is differentiated in forward mode (jvp, jacfwd, hessian): hooks act on gradients "
+                           "only, and JAX's forward mode cannot pass through them. Use a "
+                           "reverse-mode transform instead (jacrev, or autograd.functional.hessian for a Hessian), "
+                           "or remove the hook.") from e
 
 
 def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callable:
@@ -340,7 +357,8 @@ def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callab
         nums = _argnums_tuple(argnums, len(args), name)
         jnums = nums[0] if isinstance(argnums, int) else nums
         jf = transform(_pure(func, kwargs), argnums=jnums, has_aux=has_aux)
-        res = jf(*_to_arrays(args))
+        with _forward_mode_hooks(name):
+            res = jf(*_to_arrays(args))
         if has_aux:
             return _to_tensors(res[0]), _to_tensors(res[1])
         return _to_tensors(res)

@@ -53,7 +53,9 @@ def _hooked(hooks, x):
 
 
 def _hooked_fwd(hooks, x):
-    return x, None
+    # The value passes through the hook again, so that a derivative of this derivative (JAX differentiates
+    # `fwd` as plain code) sees the hook on its way back through the tensor, as a double backward does.
+    return _hooked(hooks, x), None
 
 
 def _hooked_bwd(hooks, _, g):

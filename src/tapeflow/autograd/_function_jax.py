@@ -19,6 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from xla_ops import broadcast_axes, unbroadcast
+
 from .._state import state
 from .._tensor import Tensor, _is_float_array
 
@@ -37,17 +39,17 @@ def _zeros_cotangent(a):
     return np.zeros(a.shape, jax.dtypes.float0)
 
 
+def _invalid_grad(name: str, i: int, got, shape) -> RuntimeError:
+    return RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got {list(got)} but expected "
+                        f"shape compatible with {list(shape)}. Return a gradient with the shape of the corresponding "
+                        "forward input.")
+
+
 def _fit(g, x, name: str, i: int):
     """Sum a broadcast gradient down to `x`'s shape and cast it to `x`'s dtype."""
-    if g.shape != x.shape:
-        lead = g.ndim - x.ndim
-        if lead < 0 or not all(s in (1, n) for s, n in zip(x.shape, g.shape[lead:])):
-            raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got {list(g.shape)} but "
-                               f"expected shape compatible with {list(x.shape)}. Return a gradient with the shape "
-                               "of the corresponding forward input.")
-        axes = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(x.shape) if s == 1 and g.shape[lead + k] != 1)
-        g = jnp.sum(g, axis=axes, keepdims=True).reshape(x.shape) if axes else g.reshape(x.shape)
-    return g.astype(x.dtype) if g.dtype != x.dtype else g
+    if g.shape != x.shape and broadcast_axes(g.shape, x.shape) is None:
+        raise _invalid_grad(name, i, g.shape, x.shape)
+    return unbroadcast(g, x)
 
 
 def attach_custom_vjp(cls, ctx, args: tuple, result, backward) -> None:

@@ -19,11 +19,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from xla_ops import broadcast_axes
+
 from .._dtype import from_jax_dtype
 from .._state import state
 from .._tensor import Tensor, _alias, _is_float_array
 from . import forward_ad
-from ._function_jax import attach_custom_vjp
+from ._function_jax import _invalid_grad, attach_custom_vjp
 from .graph import FREED_MESSAGE, Node, _version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
@@ -187,14 +189,9 @@ def _fit_grad(node, i, r: Tensor, meta, create_graph: bool):
     """Check a returned gradient's shape against input `i` (summing a broadcast one), cast its dtype."""
     shape, dtype = meta
     if tuple(r.shape) != shape:
-        gshape = tuple(r.shape)
-        lead = len(gshape) - len(shape)
-        ok = lead >= 0 and all(s in (1, g) for s, g in zip(shape, gshape[lead:]))
-        if not ok:
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                               f"{list(gshape)} but expected shape compatible with {list(shape)}. Return a "
-                               "gradient with the shape of the corresponding forward input.")
-        axes = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1)
+        axes = broadcast_axes(tuple(r.shape), shape)
+        if axes is None:
+            raise _invalid_grad(node.name(), i, r.shape, shape)
         r = r.sum(dim=axes, keepdim=True) if axes else r
         r = r.reshape(shape)
     if r._data.dtype != dtype:
