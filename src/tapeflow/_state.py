@@ -24,3 +24,8 @@ class _ThreadState(threading.local):
 
 
 state = _ThreadState()
+
+
+#: Held while a backward pass adds into a leaf's `.grad` (read, add, write), so that backward passes on
+#: several threads accumulate exactly, as PyTorch guarantees. Process-wide: the leaves are shared.
+grad_lock = threading.Lock()

@@ -19,6 +19,7 @@ from collections import OrderedDict
 
 import jax
 
+from .._state import grad_lock
 from .._tensor import Tensor
 from .graph import AccumulateGrad, OpNode
 
@@ -171,17 +172,18 @@ def try_fused_backward(roots, root_grads, retain_graph: bool) -> bool:
         return False
     if prog is None:
         prog = _programs[key] = _program(key)
-    old = [leaf.variable.grad._data if leaf.variable.grad is not None else None for leaf in leaves]
-    new = prog(list(root_grads), args, old)
-    for leaf, g in zip(leaves, new):
-        if g is None:
-            continue
-        var = leaf.variable
-        if var.grad is None:
-            var.grad = Tensor._wrap(g)
-        else:
-            var.grad._data = g
-            var.grad._st().version += 1
+    with grad_lock:  # read the grads, add (in the program, dispatched asynchronously), write them back: atomically
+        old = [leaf.variable.grad._data if leaf.variable.grad is not None else None for leaf in leaves]
+        new = prog(list(root_grads), args, old)
+        for leaf, g in zip(leaves, new):
+            if g is None:
+                continue
+            var = leaf.variable
+            if var.grad is None:
+                var.grad = Tensor._wrap(g)
+            else:
+                var.grad._data = g
+                var.grad._st().version += 1
     if not retain_graph:
         for node in order:
             node._release()

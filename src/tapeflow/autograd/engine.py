@@ -15,7 +15,7 @@ import heapq
 
 import jax.numpy as jnp
 
-from .._state import state
+from .._state import grad_lock, state
 from .._tensor import Tensor
 from ._fused import try_fused_backward
 from .graph import AccumulateGrad, Node
@@ -27,18 +27,21 @@ def accumulate(var: Tensor, g, create_graph: bool) -> None:
     """Add `g` into `var.grad`: in place, or out of place (recorded) under `create_graph`."""
     if var._hooks:
         g = _run_tensor_hooks(var._hooks, g, create_graph)
-    old = var.grad
     if create_graph:
         gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
-        var.grad = gt if old is None else old + gt
+        with grad_lock:
+            old = var.grad
+            var.grad = gt if old is None else old + gt
         return
     if isinstance(g, Tensor):
         g = g._data
-    if old is None:
-        var.grad = Tensor._wrap(g)
-    else:
-        old._data = old._data + g
-        old._st().version += 1
+    with grad_lock:
+        old = var.grad
+        if old is None:
+            var.grad = Tensor._wrap(g)
+        else:
+            old._data = old._data + g
+            old._st().version += 1
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph: bool):
