@@ -309,13 +309,14 @@ def _rule_paths(call: _Call):
     return paths(xs, tuple(call.hs))
 
 
-@pytest.mark.parametrize("name", DIFF)
+@pytest.mark.parametrize("name", [n for n in DIFF if not xla_ops.TABLE[n].derived])
 def test_jax_transforms_use_the_table_rule(name):
-    """`jax.vjp` through the op is its table VJP exactly, on every case; `jax.jvp` is that VJP's transpose
-    (checked against JAX's own rule away from kinks); forward over reverse is the derivative of the table VJP,
-    which is what `create_graph=True` differentiates on the tape."""
+    """For every hand-written rule: `jax.vjp` through the op is its table VJP exactly (main and broadcasting
+    cases); `jax.jvp` is that VJP's transpose (checked against JAX's own rule away from kinks); forward over
+    reverse is the derivative of the table VJP, which is what `create_graph=True` differentiates on the tape.
+    (A derived op's rule is its forward, differentiated by JAX: `test_vjp_matches_jax_and_finite_differences`.)"""
     s = SPECS[name]
-    for i, case in enumerate(s.cases):
+    for i, case in enumerate(s.cases[:2]):
         if not case.grad:
             continue
         call = _Call(name, i)
