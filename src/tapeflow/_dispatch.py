@@ -103,13 +103,29 @@ def _scalar(a):
 
 
 def _op_error(op, args, e) -> RuntimeError:
-    shapes = ", ".join(str(list(a.shape)) if isinstance(a, Tensor) else repr(a) for a in args)
+    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
     msg = str(e)
     if "broadcast" in msg.lower() or "incompatible shapes" in msg.lower():
-        return RuntimeError(f"{op.name}: the shapes of the inputs ({shapes}) cannot be broadcast together. "
-                            f"Shapes broadcast when, from the last dimension back, sizes are equal or one of them is 1. "
-                            f"({msg})")
-    return RuntimeError(f"{op.name} failed on inputs of shapes ({shapes}): {msg}")
+        first = _broadcast_mismatch(shapes)
+        if first is not None:
+            (a, b, dim) = first
+            return RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
+                                f"dimension {dim}. ({op.name} of shapes {', '.join(str(list(s)) for s in shapes)}: "
+                                "sizes broadcast when, from the last dimension back, they are equal or one is 1.)")
+    listed = ", ".join(str(list(a.shape)) if isinstance(a, Tensor) else repr(a) for a in args)
+    return RuntimeError(f"{op.name} failed on inputs of shapes ({listed}): {msg}")
+
+
+def _broadcast_mismatch(shapes: list) -> tuple | None:
+    """`(size_a, size_b, dim)` of the first pair of shapes that do not broadcast, dims counted as PyTorch does."""
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            n = max(len(a), len(b))
+            pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+            for dim in range(n - 1, -1, -1):
+                if pa[dim] != pb[dim] and 1 not in (pa[dim], pb[dim]):
+                    return pa[dim], pb[dim], dim
+    return None
 
 
 _node_classes: dict = {}
@@ -210,6 +226,9 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
+    if result._data.shape != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(result._data.shape)}")
     if result._data.dtype != x._data.dtype:
         result = _cast_for_inplace(x, result)
     st = x._st()

@@ -44,6 +44,8 @@ def _infer(data):
         arr = arr.astype(np.int64)
     elif arr.dtype.kind == "c":
         arr = arr.astype(np.complex64)
+    elif arr.dtype.kind in "USV":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__ if isinstance(data, str) else arr.dtype.name}'")
     elif arr.dtype.kind == "O":
         raise TypeError(f"tensor(): could not infer a dtype for {type(data).__name__} data; pass numbers or "
                         "nested lists of numbers")
@@ -139,6 +141,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
@@ -243,6 +249,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None and isinstance(size, tuple):
         low, high = 0, low
+    if int(low) >= int(high):
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={int(low)} >= to={int(high)}")
     jd = _dtype.to_jax_dtype(dtype) if dtype is not None else np.dtype(np.int64)
     draw = jd if jnp.issubdtype(jd, jnp.integer) else np.dtype(np.int64)  # float dtypes hold drawn integers
     arr = xla_ops.random.randint(next_key(generator), shape=_shape((tuple(size),)), low=int(low), high=int(high),

@@ -143,7 +143,7 @@ class Tensor:
             return self
         if requires_grad and not _is_float_array(self._data):
             raise RuntimeError(
-                f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
+                f"Only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
                 "convert first, e.g. x.float().requires_grad_()")
         self._requires_grad = bool(requires_grad)
         return self

@@ -17,6 +17,8 @@ from __future__ import annotations
 import builtins
 from collections import namedtuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import xla_ops as X
@@ -30,7 +32,7 @@ from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
            "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
            "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
@@ -83,9 +85,29 @@ def _square(name: str, A: Tensor) -> Tensor:
     return A
 
 
+class LinAlgError(RuntimeError):
+    """A matrix function failed on its input (a singular matrix, one that is not positive-definite)."""
+
+
+_all_finite = jax.jit(lambda a: jnp.all(jnp.isfinite(a)))
+
+
+def _raise_if_failed(name: str, out: Tensor, info_of, message: str) -> Tensor:
+    """In eager mode, raise `LinAlgError` where LAPACK would report failure, as PyTorch does.
+
+    One host read of "is every entry finite" (a failed factorization leaves inf/NaN); only then is the
+    exact `info` computed, for PyTorch's message. Skipped on tracers (inside `jax.jit` / `tp.compile`:
+    use the `_ex` variant and its `info` there)."""
+    if isinstance(out._data, jax.core.Tracer) or bool(_all_finite(out._data)):
+        return out
+    _check_info(name, info_of(), True, message)
+    return out
+
+
 def inv(A: Tensor) -> Tensor:
-    """Inverse of each square matrix in `A` (NaN/inf entries where a matrix is singular; no host check)."""
-    return dispatch(X.linalg_inv, (_square("inv", A),))
+    """Inverse of each square matrix in `A`; a singular matrix raises `LinAlgError` (in eager mode)."""
+    A = _square("inv", A)
+    return _raise_if_failed("inv", dispatch(X.linalg_inv, (A,)), lambda: _lu_info(lu_factor(A.detach()).LU), _SINGULAR)
 
 
 def det(A: Tensor) -> Tensor:
@@ -101,19 +123,24 @@ def slogdet(A: Tensor):
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """`X` with `A @ X = B` (`X @ A = B` when `left=False`); `B` is a batch of vectors `(*, n)` or of
-    matrices (`(*, n, k)`, or `(*, k, n)` when `left=False`)."""
+    matrices (`(*, n, k)`, or `(*, k, n)` when `left=False`). A singular `A` raises `LinAlgError`."""
+    return _solve(A, B, left, True)
+
+
+def _solve(A: Tensor, B: Tensor, left: bool, check: bool) -> Tensor:
     A = _square("solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return solve(A.mT, B) if vector else solve(A.mT, B.mT).mT
+        return _solve(A.mT, B, True, check) if vector else _solve(A.mT, B.mT, True, check).mT
     if B.shape[-1 if vector else -2] != A.shape[-1]:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({A.shape[-2]}x{A.shape[-1]} and {tuple(B.shape)})")
-    if vector:
-        return dispatch(X.linalg_solve, (A, _to_float(B).unsqueeze(-1))).squeeze(-1)
-    return dispatch(X.linalg_solve, (A, _to_float(B)))
+    out = dispatch(X.linalg_solve, (A, _to_float(B).unsqueeze(-1) if vector else _to_float(B)))
+    if check:
+        out = _raise_if_failed("solve", out, lambda: _lu_info(lu_factor(A.detach()).LU), _SOLVE_SINGULAR)
+    return out.squeeze(-1) if vector else out
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
@@ -198,6 +225,7 @@ _NOT_PD = ("The factorization could not be completed because the input is not po
 _ZERO_PIVOT = ("U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you still want to "
                "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 _SINGULAR = "The diagonal element {k} is zero, the inversion could not be completed because the input matrix is singular."
+_SOLVE_SINGULAR = "The solver failed because the input matrix is singular."
 
 
 def _check_info(name: str, info: Tensor, check_errors: bool, message: str) -> None:
@@ -208,13 +236,14 @@ def _check_info(name: str, info: Tensor, check_errors: bool, message: str) -> No
     bad = next((i for i, v in enumerate(flat) if v), None)
     if bad is not None:
         where = f"(Batch element {bad}): " if info.ndim else ""
-        raise RuntimeError(f"linalg.{name}: {where}{message.format(k=flat[bad])}")
+        raise LinAlgError(f"linalg.{name}: {where}{message.format(k=flat[bad])}")
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     """`(L, info)`: `cholesky` plus LAPACK's `info` (int32 per matrix: the order of the first leading minor
     that is not positive definite, or 0). Where `info` is non-zero, `L` holds NaN."""
-    L = cholesky(A, upper=upper)
+    L = dispatch(X.cholesky, (_square("cholesky_ex", A),))
+    L = L.mT if upper else L
     info = dispatch(X.cholesky_info, (A.detach(),))
     _check_info("cholesky_ex", info, check_errors, _NOT_PD)
     return return_types.linalg_cholesky_ex(L, info)
@@ -232,14 +261,14 @@ def inv_ex(A: Tensor, *, check_errors: bool = False):
     """`(inverse, info)`: `inv` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
     info = _lu_info(lu_factor(_square("inv_ex", A).detach()).LU)
     _check_info("inv_ex", info, check_errors, _SINGULAR)
-    return return_types.linalg_inv_ex(inv(A), info)
+    return return_types.linalg_inv_ex(dispatch(X.linalg_inv, (A,)), info)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
     """`(result, info)`: `solve` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
     info = _lu_info(lu_factor(_square("solve_ex", A).detach()).LU)
     _check_info("solve_ex", info, check_errors, _SINGULAR)
-    return return_types.linalg_solve_ex(solve(A, B, left=left), info)
+    return return_types.linalg_solve_ex(_solve(A, B, left, False), info)
 
 
 def multi_dot(tensors) -> Tensor:
@@ -350,6 +379,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """Lower Cholesky factor `L` with `A = L @ L.mH` (its transpose with `upper=True`)."""
     L = dispatch(X.cholesky, (_square("cholesky", A),))
+    L = _raise_if_failed("cholesky", L, lambda: dispatch(X.cholesky_info, (A.detach(),)), _NOT_PD)
     return L.mT if upper else L
 
 

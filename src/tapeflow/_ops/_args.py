@@ -46,6 +46,31 @@ def _operand(x: Tensor, y):
     return y
 
 
+_CATEGORY: dict = {}  # dtype -> bool 0 < integer 1 < floating 2 < complex 3, the order PyTorch compares first
+
+
+def _pair(x: Tensor, y):
+    """`x`, `y` ready for a binary op under PyTorch's promotion: a 0-d tensor meeting a dimensioned one of the
+    same or a higher category takes its dtype (`ones(2) * tensor(3., float64)` is float32); otherwise the
+    ordinary promotion of the two dtypes applies. Python numbers: see `_operand`."""
+    y = _operand(x, y)
+    if isinstance(y, Tensor):
+        xa, ya = x._data, y._data
+        if xa.dtype != ya.dtype and (xa.ndim == 0) != (ya.ndim == 0):
+            if ya.ndim == 0 and _cat(ya.dtype) <= _cat(xa.dtype):
+                y = dispatch(X.to_dtype, (y,), (("dtype", xa.dtype),))
+            elif xa.ndim == 0 and _cat(xa.dtype) <= _cat(ya.dtype):
+                x = dispatch(X.to_dtype, (x,), (("dtype", ya.dtype),))
+    return x, y
+
+
+def _cat(dtype) -> int:
+    c = _CATEGORY.get(dtype)
+    if c is None:
+        c = _CATEGORY[dtype] = 0 if dtype.kind == "b" else 1 if dtype.kind in "iu" else 3 if dtype.kind == "c" else 2
+    return c
+
+
 def _to_float(x: Tensor) -> Tensor:
     """Integer and bool tensors become the default float dtype for floating-point maths."""
     if x._data.dtype.kind in "iub":

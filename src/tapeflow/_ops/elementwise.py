@@ -11,7 +11,8 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
-from ._args import _operand, _t, _to_float
+from ._args import _operand, _pair, _t, _to_float
+from ._checks import check_int_divisor
 
 __all__ = [
     "absolute", "add", "addcdiv", "addcmul", "allclose", "arctan2", "atan2", "bitwise_not", "clamp",
@@ -26,15 +27,14 @@ __all__ = [
 # -- arithmetic ---------------------------------------------------------------------------------
 def add(input, other, *, alpha=1):
     """`input + alpha * other`, broadcasting."""
-    if not isinstance(input, Tensor):
-        input, other = _t(input), other
-    return dispatch(X.add, (input, _operand(input, other)), (("alpha", alpha),) if alpha != 1 else ())
+    return dispatch(X.add, _pair(_t(input), other), (("alpha", alpha),) if alpha != 1 else ())
 
 
 def sub(input, other, *, alpha=1):
     """`input - alpha * other`, broadcasting."""
     input = _t(input)
-    return dispatch(X.sub, (input, _operand(input, other)), (("alpha", alpha),) if alpha != 1 else ())
+    _no_bool_sub(input, other)
+    return dispatch(X.sub, _pair(input, other), (("alpha", alpha),) if alpha != 1 else ())
 
 
 subtract = sub
@@ -44,13 +44,13 @@ def rsub(input, other, *, alpha=1):
     input = _t(input)
     if alpha != 1:
         return sub(other, input * alpha)
-    return dispatch(X.rsub, (input, _operand(input, other)))
+    _no_bool_sub(input, other)
+    return dispatch(X.rsub, _pair(input, other))
 
 
 def mul(input, other):
     """Elementwise product, broadcasting."""
-    input = _t(input)
-    return dispatch(X.mul, (input, _operand(input, other)))
+    return dispatch(X.mul, _pair(_t(input), other))
 
 
 multiply = mul
@@ -63,15 +63,27 @@ def div(input, other, *, rounding_mode=None):
         if rounding_mode == "floor":
             return floor_divide(input, other)
         if rounding_mode == "trunc":
+            check_int_divisor(input, other)
             return trunc(div(input, other)).to(_result_dtype(input, other))  # noqa: F821
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if input._data.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._data.dtype.kind in "iub") \
             and type(other) is not builtins.float:
         input = _to_float(input)
-    return dispatch(X.div, (input, _operand(input, other)))
+    return dispatch(X.div, _pair(input, other))
 
 
 divide = true_divide = div
+
+
+def _no_bool_sub(input: Tensor, other) -> None:
+    a = input._data.dtype.kind == "b"
+    b = other._data.dtype.kind == "b" if isinstance(other, Tensor) else type(other) is builtins.bool
+    if a and b and isinstance(other, Tensor):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _result_dtype(a, b):
@@ -81,7 +93,8 @@ def _result_dtype(a, b):
 
 def floor_divide(input, other):
     input = _t(input)
-    return dispatch(X.floor_divide, (input, _operand(input, other)))
+    check_int_divisor(input, other)
+    return dispatch(X.floor_divide, _pair(input, other))
 
 
 def rdiv(input, other):
@@ -107,12 +120,14 @@ def float_power(input, exponent):
 
 def remainder(input, other):
     input = _t(input)
-    return dispatch(X.remainder, (input, _operand(input, other)))
+    check_int_divisor(input, other)
+    return dispatch(X.remainder, _pair(input, other))
 
 
 def fmod(input, other):
     input = _t(input)
-    return dispatch(X.fmod, (input, _operand(input, other)))
+    check_int_divisor(input, other)
+    return dispatch(X.fmod, _pair(input, other))
 
 
 def atan2(input, other):
@@ -127,11 +142,11 @@ def hypot(input, other):
 
 
 def maximum(input, other):
-    return dispatch(X.maximum, (_t(input), _t(other)))
+    return dispatch(X.maximum, _pair(_t(input), _t(other)))
 
 
 def minimum(input, other):
-    return dispatch(X.minimum, (_t(input), _t(other)))
+    return dispatch(X.minimum, _pair(_t(input), _t(other)))
 
 
 
@@ -250,8 +265,11 @@ def where(condition, input=None, other=None):
     cond = _t(condition)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = as_tensor(input)
-    ref = input if isinstance(input, Tensor) else other
-    return dispatch(X.where, (cond, _operand(ref, input), _operand(ref, other)))
+    if isinstance(input, Tensor):
+        input, other = _pair(input, other)
+    else:
+        other, input = _pair(other, input)
+    return dispatch(X.where, (cond, input, other))
 
 
 def masked_fill(input, mask, value):
@@ -262,8 +280,7 @@ def masked_fill(input, mask, value):
 # -- comparisons and logic (never differentiable) -------------------------------------------------
 def _cmp(op, name):
     def f(input, other):
-        input = _t(input)
-        return dispatch(op, (input, _operand(input, other)))
+        return dispatch(op, _pair(_t(input), other))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise `{name}`, a bool tensor."
     return f

@@ -13,6 +13,7 @@ import xla_ops as X
 from .._dispatch import dispatch, inplace, view
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _operand
+from ._checks import check_indices, check_int_indices
 
 __all__ = [
     "argwhere", "cdist", "cross", "detach", "gather", "index_add", "index_put", "index_select",
@@ -22,9 +23,21 @@ __all__ = [
 
 
 # -- indexing -------------------------------------------------------------------------------------------------
+def _along(input, dim: int, index, kind: str = "runtime") -> int:
+    """`dim` normalised, after checking the values of `index` against the size of `input` along it."""
+    d = _dim(dim, input.ndim)
+    n = input._data.shape[d] if input.ndim else 1
+    if kind == "runtime":
+        check_indices(index, n, lambda v: RuntimeError(f"index {v} is out of bounds for dimension {d} with size {n}"),
+                      negative=False)
+    else:
+        check_indices(index, n, lambda v: IndexError("index out of range in self"))
+    return d
+
+
 def gather(input, dim, index):
     """`out[i][j] = input[i][index[i][j]]` for `dim=1` (and likewise for other dims)."""
-    return dispatch(X.gather, (input, index), (("dim", _dim(dim, input.ndim)),))
+    return dispatch(X.gather, (input, index), (("dim", _along(input, dim, index)),))
 
 
 def take_along_dim(input, indices, dim=None):
@@ -41,22 +54,25 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         return scatter_add(input, dim, index, src)
     if reduce is not None:
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported; use reduce='add' or scatter_reduce")
-    return dispatch(X.scatter, (input, index, _operand(input, src)), (("dim", _dim(dim, input.ndim)),))
+    return dispatch(X.scatter, (input, index, _operand(input, src)), (("dim", _along(input, dim, index)),))
 
 
 def scatter_add(input, dim, index, src):
-    return dispatch(X.scatter_add, (input, index, src), (("dim", _dim(dim, input.ndim)),))
+    return dispatch(X.scatter_add, (input, index, src), (("dim", _along(input, dim, index)),))
 
 
 def index_select(input, dim, index):
-    return dispatch(X.index_select, (input, index), (("dim", _dim(dim, input.ndim)),))
+    return dispatch(X.index_select, (input, index), (("dim", _along(input, dim, index, "index")),))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    return dispatch(X.index_add, (input, index, source), (("dim", _dim(dim, input.ndim)), ("alpha", alpha)))
+    return dispatch(X.index_add, (input, index, source), (("dim", _along(input, dim, index, "index")), ("alpha", alpha)))
 
 
 def take(input, index):
+    n = input.numel()
+    check_indices(index, n, lambda v: IndexError(f"out of range: tried to access index {v} on a tensor of {n} "
+                                                 "elements."))
     return dispatch(X.take, (input, index))
 
 
@@ -111,7 +127,24 @@ def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             spec.append("T")
             arrays.append(t)
-    return tuple(spec), arrays
+    spec = tuple(spec)
+    check_int_indices(tuple(x._data.shape), spec)
+    _check_tensor_indices(tuple(x._data.shape), spec, arrays)
+    return spec, arrays
+
+
+def _check_tensor_indices(shape: tuple, spec: tuple, arrays: list) -> None:
+    used = sum(1 for s in spec if s is not None and s is not Ellipsis)
+    d, k = 0, 0
+    for s in spec:
+        if s is Ellipsis:
+            d += len(shape) - used
+        elif s is not None:
+            if s == "T":
+                check_indices(arrays[k], shape[d], lambda v, dim=d, n=shape[d]: IndexError(
+                    f"index {v} is out of bounds for dimension {dim} with size {n}"))
+                k += 1
+            d += 1
 
 
 def _getitem(self, index):

@@ -3,6 +3,8 @@ of `tp.linalg` functions that are also Tensor methods (`svd`, `qr`, `matrix_exp`
 
 from __future__ import annotations
 
+import numpy as np
+
 import xla_ops as X
 
 from .._dispatch import dispatch
@@ -17,6 +19,8 @@ __all__ = [
 def matmul(input, other):
     """Matrix product with NumPy's rules (vectors, batches, broadcasting)."""
     a, b = input._data.ndim, other._data.ndim
+    if a and b:
+        _check_inner(input._data.shape, other._data.shape)
     if a == 2 and b == 2:
         return dispatch(X.mm, (input, other))
     if a == 1 and b == 1:
@@ -28,6 +32,23 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D")
     return dispatch(X.matmul, (input, other))
+
+
+def _check_inner(sa: tuple, sb: tuple) -> None:
+    """The contracted sizes must agree: PyTorch's messages for each case of `matmul`."""
+    k_a, k_b = sa[-1], sb[-2] if len(sb) > 1 else sb[0]
+    if k_a == k_b:
+        return
+    if len(sa) == 1 and len(sb) == 1:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{k_a}] and src [{k_b}] to have the same "
+                           f"number of elements, but got {k_a} and {k_b} elements respectively")
+    if len(sa) == 3 and len(sb) == 3 and sa[0] == sb[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{sb[0]}, {k_a}] but "
+                           f"got: [{sb[0]}, {k_b}].")
+    if len(sb) == 1:
+        raise RuntimeError(f"size mismatch, got input ({sa[-2]}), mat ({sa[-2]}x{sa[-1]}), vec ({sb[0]})")
+    rows = int(np.prod(sa[:-1])) if len(sa) > 1 else 1
+    raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {sb[-2]}x{sb[-1]})")
 
 
 def mm(input, mat2):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import builtins
 from collections import namedtuple
 
+import jax.numpy as jnp
+
 import xla_ops as X
 
 from .. import _dtype
@@ -184,12 +186,16 @@ def dist(input, other, p=2):
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    elif input._data.dtype.kind in "biu" and input._data.dtype != jnp.int64:
+        input = input.to(_dtype.int64)  # integer scans accumulate in int64, as in PyTorch
     return dispatch(X.cumsum, (input,), (("dim", _dim(dim, input.ndim)),))
 
 
 def cumprod(input, dim, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
+    elif input._data.dtype.kind in "biu" and input._data.dtype != jnp.int64:
+        input = input.to(_dtype.int64)  # integer scans accumulate in int64, as in PyTorch
     return dispatch(X.cumprod, (input,), (("dim", _dim(dim, input.ndim)),))
 
 

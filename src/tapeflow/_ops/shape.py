@@ -53,6 +53,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     if nd == 0:
         return reshape(input, 1)
     s, e = _dim(start_dim, nd), _dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shp = input._data.shape
     return reshape(input, shp[:s] + (int(np.prod(shp[s:e + 1], dtype=np.int64)),) + shp[e + 1:])
 
@@ -157,9 +159,13 @@ def unsqueeze(input, dim):
 
 def narrow(input, dim, start, length):
     d = _dim(dim, input.ndim)
-    start = int(start)
+    start, n = int(start), input._data.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
-        start += input._data.shape[d]
+        start += n
+    if start + int(length) > n or length < 0:
+        raise RuntimeError(f"start ({start}) + length ({int(length)}) exceeds dimension size ({n}).")
     return view(input, X.slice_, (("dim", d), ("start", start), ("stop", start + int(length)), ("step", 1)))
 
 
@@ -204,6 +210,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[_dim(dim, input.ndim)]
     size = -(-n // chunks) if chunks > 0 else n
     return split(input, builtins.max(size, 1), dim)

@@ -28,7 +28,7 @@ def _prep(xs: tuple, create_graph: bool) -> tuple:
     res = []
     for x in xs:
         if not _is_float_array(x._data):
-            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients (got "
+            raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got "
                                f"{x.dtype}); convert the inputs first, e.g. x.double()")
         if create_graph and x._requires_grad:
             res.append(x.view_as(x))

@@ -42,7 +42,7 @@ def _as_tuple(x, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
                             f"but the given {arg_name} has type {type(el).__name__}.")
         if arg_name == "inputs" and not el.dtype.is_floating_point and not el.dtype.is_complex:
-            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients, but input "
+            raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients, but input "
                                f"{i} of {fn_name} is {el.dtype}; convert it first, e.g. x.double()")
     return is_tuple, xs
 

@@ -7,6 +7,7 @@ import warnings
 import xla_ops as X
 
 from .._dispatch import dispatch
+from .._ops._checks import check_indices
 from .._tensor import Tensor
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
@@ -50,6 +51,13 @@ def _class_checks(input, target, weight, name):
     return False
 
 
+def _check_targets(input, target, ignore_index) -> None:
+    """Class indices must name a class (or be `ignore_index`): a wrong one would silently count as 0."""
+    c = input.shape[1] if input.ndim >= 2 else input.shape[0]
+    check_indices(target, c, lambda v: IndexError(f"Target {v} is out of bounds."), negative=False,
+                  ignore=int(ignore_index))
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0) -> Tensor:
     """Cross-entropy between logits and class indices or class probabilities (one fused op).
@@ -78,6 +86,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            f"probability target {list(target.shape)}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not probs:
+        _check_targets(input, target, ignore_index)
     params = (("ignore_index", int(ignore_index)), ("reduction", reduction),
               ("label_smoothing", float(label_smoothing)), ("probs", probs))
     return dispatch(X.nn.cross_entropy, (input, target, weight), params)
@@ -106,6 +116,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if _class_checks(input, target, weight, "nll_loss"):
         raise RuntimeError("nll_loss expects integer class-index targets (got a floating-point target); "
                            "use cross_entropy for class probabilities")
+    _check_targets(input, target, ignore_index)
     return dispatch(X.nn.nll_loss, (input, target, weight),
                     (("ignore_index", int(ignore_index)), ("reduction", reduction)))
 

@@ -8,6 +8,7 @@ import xla_ops as X
 
 from .. import _ops
 from .._dispatch import dispatch
+from .._ops._checks import index_bounds
 from .._tensor import Tensor
 
 __all__ = ["one_hot", "pad", "normalize", "scaled_dot_product_attention"]
@@ -49,6 +50,11 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of integer dtype")
     if num_classes == -1:
         num_classes = int(tensor.max().item()) + 1
+    b = index_bounds(tensor)
+    if b is not None and b[0] < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if b is not None and b[1] >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
     return dispatch(X.nn.one_hot, (tensor,), (("num_classes", int(num_classes)),))
 
 

@@ -12,6 +12,7 @@ import xla_ops as X
 from .. import _ops
 from .._dispatch import dispatch, inplace
 from .._factories import next_key
+from .._ops._checks import check_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._functional_losses import (
@@ -93,6 +94,10 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
                            f"{input.shape[1]} channels instead")
     stride = _tuple(stride, n, "stride")
     dilation = _tuple(dilation, n, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
     pads = _conv_padding(padding, tuple(weight.shape[2:]), dilation, stride, n)
     out = dispatch(X.nn.conv, (input, weight, bias),
                    (("stride", stride), ("padding", pads), ("dilation", dilation), ("groups", int(groups))))
@@ -337,6 +342,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             raise AssertionError(f"Padding_idx must be within num_embeddings (got {padding_idx} for "
                                  f"{weight.shape[0]} rows)")
         padding_idx %= weight.shape[0]
+    check_indices(input, weight.shape[0], lambda v: IndexError("index out of range in self"), negative=False)
     if max_norm is not None:
         with no_grad():
             inplace(weight, dispatch(X.nn.embedding_renorm, (weight, input),
