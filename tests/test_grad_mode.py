@@ -158,3 +158,30 @@ def test_legacy_spellings():
     assert z.dtype is tp.float32 and z.shape == (3,)
     (v * 2).sum().backward()
     assert v.grad.data.sum().item() == 4.0
+
+
+def test_modes_decorate_without_parentheses_and_as_calls():
+    @tp.no_grad
+    def f(a):
+        return a * 2
+
+    assert not f(tp.ones(1, requires_grad=True)).requires_grad and f.__name__ == "f"
+    assert not tp.no_grad(lambda a: a * 2)(tp.ones(1, requires_grad=True)).requires_grad
+    with tp.no_grad():
+        @tp.enable_grad
+        def h(a):
+            return (a * 2).requires_grad
+
+        assert h(tp.ones(1, requires_grad=True))
+
+    @tp.inference_mode
+    def g():
+        return tp.is_inference_mode_enabled()
+
+    assert g() and not tp.is_inference_mode_enabled()
+
+
+def test_pow_of_zero_base_has_pytorchs_gradient():
+    x = tp.tensor(0.0, requires_grad=True)
+    tp.pow(0, x).backward()
+    assert x.grad.item() == 0.0

@@ -144,3 +144,33 @@ def test_views_share_version_and_transpose_write():
     np.testing.assert_allclose(m.numpy(), [[1, 2], [30, 4]])
     e = m.unsqueeze(0).expand(3, 2, 2)
     assert e._version == m._version
+
+
+@pytest.mark.parametrize("case", ["mul", "div", "linear", "setitem"])
+def test_inputs_saved_only_for_unneeded_gradients_may_be_modified(case):
+    """As PyTorch: `h * 2.0` saves `h` only if the other factor needs a gradient, so writing `h` afterwards is fine."""
+    x = tp.ones(3, requires_grad=True)
+    h = x * 1
+    if case == "mul":
+        y = h * 2.0
+        h.add_(1)
+    elif case == "div":
+        y = h / 2.0
+        h.add_(1)
+    elif case == "linear":
+        y = tp.nn.functional.linear(h, tp.ones(2, 3))
+        h += 1
+    else:
+        y = h * 2.0
+        h[0] = h[1] * 2.0
+    y.sum().backward()
+    assert x.grad is not None
+
+
+def test_an_input_saved_for_a_needed_gradient_is_still_checked():
+    x = tp.ones(3, requires_grad=True)
+    h = x * 1
+    y = tp.nn.functional.linear(h, tp.ones(2, 3, requires_grad=True))
+    h += 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -91,16 +91,19 @@ class Op:
         differentiable: `False` for comparisons, argmax, integer ops.
         node: the PyTorch name of the backward node (`"MulBackward0"`).
         nin: number of array inputs (the rest of `fwd`'s arguments are static).
+        saved_for: for saved inputs read only by other inputs' gradients, `{input: those inputs}` by
+            name (`mul`: `{"x": "y", "y": "x"}`): the tape saves such an input only when one of those
+            needs a gradient, as PyTorch does, so an in-place write to it afterwards is no error.
     """
 
     __slots__ = (
-        "name", "fwd", "vjp", "saves", "save_ans", "differentiable", "node", "nin",
+        "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
         "derived", "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
-                 nin: int | None = None):
+                 nin: int | None = None, saved_for: dict | None = None):
         self.name = name
         self.fwd = fwd
         self.nin = nin if nin is not None else _count_inputs(fwd)
@@ -118,6 +121,11 @@ class Op:
                 idx.add(s if isinstance(s, int) else names.index(s))
             self.saves = frozenset(idx)
             self.save_ans = "ans" in saves
+        self.saved_for = None
+        if saved_for:
+            pos = {n: i for i, n in enumerate(names)}
+            self.saved_for = {pos[k]: tuple(pos[u] for u in ((v,) if isinstance(v, str) else v))
+                              for k, v in saved_for.items()}
         self.differentiable = differentiable
         self.node = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self._fwd_cache: dict = {}
@@ -183,7 +191,10 @@ class Op:
         ans = args[nout]
         inputs = args[nout + 1:]
         if metas:
-            inputs = tuple(x if m is None else Meta(*m) for x, m in zip(inputs, metas))
+            # An input saved only for gradients that are not needed is absent: zeros stand in for it
+            # (whatever they feed is dropped); an input never saved is its shape and dtype.
+            stand_in = (lambda m: jnp.zeros(m[0], m[1])) if self.saved_for else (lambda m: Meta(*m))
+            inputs = tuple(x if m is None else stand_in(m) for x, m in zip(inputs, metas))
         kw = dict(params)
         if self.derived:
             grads = derived_vjp(self.fwd, kw, needs, g, inputs)

@@ -15,9 +15,11 @@ sub = op("sub", lambda x, y, alpha=1: x - y if alpha == 1 else x - alpha * y,
 rsub = op("rsub", lambda x, y: y - x,
           lambda g, ans, x, y: (unbroadcast(-g, x), unbroadcast(g, y)), node="RsubBackward1")
 mul = op("mul", jnp.multiply,
-         lambda g, ans, x, y: (unbroadcast(g * y, x), unbroadcast(g * x, y)), saves=("x", "y"))
+         lambda g, ans, x, y: (unbroadcast(g * y, x), unbroadcast(g * x, y)), saves=("x", "y"),
+         saved_for={"x": "y", "y": "x"})
 div = op("div", jnp.true_divide,
-         lambda g, ans, x, y: (unbroadcast(g / y, x), unbroadcast(-g * x / (y * y), y)), saves=("x", "y"))
+         lambda g, ans, x, y: (unbroadcast(g / y, x), unbroadcast(-g * x / (y * y), y)), saves=("x", "y"),
+         saved_for={"x": "y"})
 maximum = op("maximum", jnp.maximum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x > y), saves=("x", "y"))
 minimum = op("minimum", jnp.minimum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x < y), saves=("x", "y"))
 
@@ -44,8 +46,10 @@ def _pow_vjp(g, ans, x, y):
 pow = op("pow", _pow, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
 pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(g * y * jnp.power(x, y - 1), x), None),
                 saves=("x", "y"), node="PowBackward0")
+# NOTE: d/dx y**x = y**x log y, defined as 0 where y == 0 and x >= 0 (PyTorch's rule, as for `pow`).
 rpow = op("rpow", lambda x, y: jnp.power(y, x),
-          lambda g, ans, x, y: (unbroadcast(g * ans * jnp.log(y), x), None), saves=("y", "ans"), node="PowBackward2")
+          lambda g, ans, x, y: (unbroadcast(jnp.where((y == 0) & (x >= 0), 0, g * ans * jnp.log(jnp.where(y == 0, 1, y))),
+                                            x), None), saves=("x", "y", "ans"), node="PowBackward2")
 atan2 = op("atan2", jnp.arctan2)
 fmod = op("fmod", jnp.fmod)
 remainder = op("remainder", jnp.remainder)

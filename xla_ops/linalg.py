@@ -14,9 +14,11 @@ def _mT(a):
     return jnp.swapaxes(a, -1, -2)
 
 
-mm = op("mm", jnp.matmul, lambda g, ans, x, y: (g @ y.T.conj(), x.T.conj() @ g), saves=("x", "y"))
+mm = op("mm", jnp.matmul, lambda g, ans, x, y: (g @ y.T.conj(), x.T.conj() @ g), saves=("x", "y"),
+        saved_for={"x": "y", "y": "x"})
 bmm = op("bmm", jnp.matmul,
-         lambda g, ans, x, y: (g @ jnp.swapaxes(y, -1, -2), jnp.swapaxes(x, -1, -2) @ g), saves=("x", "y"))
+         lambda g, ans, x, y: (g @ jnp.swapaxes(y, -1, -2), jnp.swapaxes(x, -1, -2) @ g), saves=("x", "y"),
+         saved_for={"x": "y", "y": "x"})
 mv = op("mv", jnp.matmul, lambda g, ans, x, y: (jnp.outer(g, y), x.T @ g), saves=("x", "y"))
 dot = op("dot", jnp.dot, lambda g, ans, x, y: (g * y, g * x), saves=("x", "y"))
 # NOTE: general (batched, broadcasting) matmul derives its VJP from JAX, which

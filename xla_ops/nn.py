@@ -45,11 +45,12 @@ def _linear_vjp(g, ans, x, w, b):
     return gx, gw, unbroadcast(g, b)
 
 
-linear = op("linear", lambda x, w, b: x @ w.T + b, _linear_vjp, saves=("x", "w"), node="AddmmBackward0")
+linear = op("linear", lambda x, w, b: x @ w.T + b, _linear_vjp, saves=("x", "w"), node="AddmmBackward0",
+            saved_for={"x": "w", "w": "x"})
 linear_nobias = op("linear_nobias", lambda x, w: x @ w.T,
                    lambda g, ans, x, w: ((g @ w).astype(x.dtype),
                                          (g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])).astype(w.dtype)),
-                   saves=("x", "w"), node="MmBackward0")
+                   saves=("x", "w"), node="MmBackward0", saved_for={"x": "w", "w": "x"})
 
 
 # -- convolution ---------------------------------------------------------------------------

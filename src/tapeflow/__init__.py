@@ -13,7 +13,10 @@ import xla_ops as _xla_ops  # noqa: F401  (enables float64/int64 in JAX)
 
 from . import (
     _methods,  # noqa: F401  (attaches Tensor methods)
+    accelerator,
     autograd,
+    backends,
+    cuda,
     distributed,
     func,
     interop,
@@ -21,6 +24,7 @@ from . import (
     nn,
     optim,
     testing,
+    utils,
 )
 from ._device import device
 from ._dtype import (
@@ -78,6 +82,18 @@ from ._factories import (
     tensor,
     zeros,
     zeros_like,
+)
+from ._legacy import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
 )
 from ._ops import *  # noqa: F403
 from ._ops import return_types  # noqa: F401

@@ -137,6 +137,8 @@ def _record(op, args, arrays, params, out):
         cls = _node_classes[op] = node_class(op.node)
     node = _new(cls)
     saves = op.saves
+    if op.saved_for:
+        saves = _saves_needed(op, args)
     needs, edges, saved, versions, metas = [], [], [], [], []
     any_meta = False
     for i, a in enumerate(args):
@@ -204,6 +206,12 @@ def _record(op, args, arrays, params, out):
         node._ans = None
     node._versions = tuple(versions)
     return res
+
+
+def _saves_needed(op, args) -> frozenset:
+    """`op.saves` less the inputs saved only for gradients that no input here needs."""
+    rg = [isinstance(a, Tensor) and a._requires_grad for a in args]
+    return frozenset(i for i in op.saves if i not in op.saved_for or any(rg[j] for j in op.saved_for[i]))
 
 
 # -- views ------------------------------------------------------------------------------

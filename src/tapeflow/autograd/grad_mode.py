@@ -68,7 +68,16 @@ class _Mode:
         return wrapper
 
 
-class no_grad(_Mode):
+class _NoArgMode(_Mode):
+    """A mode that also decorates without parentheses: `@no_grad` as well as `@no_grad()`."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoArgMode):
     """Disable recording: results have no `grad_fn` and nothing is saved for backward.
 
     Example:
@@ -84,7 +93,7 @@ class no_grad(_Mode):
         _set_grad(False)
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoArgMode):
     """Enable recording inside a `no_grad` region.
 
     Example:
@@ -144,6 +153,11 @@ class inference_mode(_Mode):
         ...     tp.is_inference_mode_enabled()
         True
     """
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # used as `@inference_mode` without parentheses
+            return cls(True)(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)

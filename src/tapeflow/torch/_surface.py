@@ -1,0 +1,49 @@
+"""The torch API that `tapeflow.torch` provides, listed from the code (`docs/torch_api.md` is generated here)."""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+__all__ = ["surface_markdown"]
+
+NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.optim",
+              "torch.optim.lr_scheduler", "torch.utils.data", "torch.autograd", "torch.autograd.functional",
+              "torch.autograd.forward_ad", "torch.func", "torch.linalg", "torch.cuda", "torch.backends",
+              "torch.accelerator", "torch.testing"]
+
+# Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
+NOT_YET = ["torch.distributions", "torch.nn.LSTM / GRU / RNN and their cells, torch.nn.utils.rnn",
+           "torch.nn.Transformer, TransformerEncoder(Layer), TransformerDecoder(Layer)",
+           "torch.multinomial, torch.bernoulli, torch.poisson", "torch.optim.Adagrad, Adadelta, Adamax, NAdam, "
+           "RAdam, ASGD, LBFGS", "schedulers other than StepLR, LambdaLR and CosineAnnealingLR",
+           "torch.nn.InstanceNorm*, ReflectionPad2d and other padding layers, Upsample / F.interpolate, "
+           "PixelShuffle, Fold/Unfold, Conv3d", "torch.func.stack_module_state", "torch.utils.checkpoint",
+           "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
+
+
+def _public(module) -> list[str]:
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n in dir(module) if not n.startswith("_")]
+    out = []
+    for n in sorted(set(names)):
+        obj = getattr(module, n, None)
+        if obj is None or isinstance(obj, types.ModuleType):
+            continue
+        out.append(f"`{n}`")
+    return out
+
+
+def surface_markdown() -> str:
+    """The page: for each torch namespace, the names tapeflow gives it; then what is not supported yet."""
+    lines = ["# The torch API under `tapeflow.torch`", "",
+             "Generated from the code by `python -m tapeflow.torch --api` (a test keeps it current). Under",
+             "`python -m tapeflow.torch`, `torch.X` is `tapeflow.X`; each name below is what a program finds there.",
+             "Anything else raises an error naming the torch API that is missing.", ""]
+    for ns in NAMESPACES:
+        module = importlib.import_module("tapeflow" + ns[len("torch"):])
+        names = _public(module)
+        lines += [f"## `{ns}` ({len(names)})", "", ", ".join(names) if names else "(flags only)", ""]
+    lines += ["## Not supported yet", ""] + [f"- {item}" for item in NOT_YET] + [""]
+    return "\n".join(lines)

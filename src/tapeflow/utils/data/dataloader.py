@@ -1,0 +1,168 @@
+"""`DataLoader`: iterate over a dataset in (shuffled) mini-batches, collated into tensors.
+
+Loading runs in the calling process: `num_workers > 0` is accepted and gives the same batches in the same
+order as PyTorch's worker processes would (XLA already parallelises the compute; `get_worker_info()` is
+None, as in the main process).
+"""
+
+from __future__ import annotations
+
+import collections.abc as abc
+
+import numpy as np
+
+from ..._dtype import float64
+from ..._factories import tensor as _tensor
+from ..._ops import stack
+from ..._tensor import Tensor, as_tensor
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+
+
+def get_worker_info():
+    """Information about the current loader worker: None (loading runs in the calling process)."""
+    return None
+
+
+def default_convert(data):
+    """NumPy arrays (anywhere in lists, tuples and dicts) become tensors; everything else is kept."""
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "SUO":
+        return as_tensor(data)
+    if isinstance(data, abc.Mapping):
+        return type(data)({k: default_convert(v) for k, v in data.items()}) if not isinstance(data, dict) \
+            else {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(default_convert(d) for d in data)
+    return data
+
+
+def default_collate(batch):
+    """Merge a list of samples into a batch, as PyTorch does: tensors and arrays are stacked along a new first
+    dimension, numbers become a tensor (floats float64, ints int64), dicts and sequences are collated per field
+    (a tuple of fields gives a list), strings stay a list.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> default_collate([(tp.ones(2), 1), (tp.zeros(2), 0)])
+        [tensor([[1., 1.],
+                [0., 0.]]), tensor([1, 0])]
+    """
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return stack(list(batch), 0)
+    if isinstance(elem, np.ndarray) and elem.dtype.kind not in "SUO":
+        return default_collate([as_tensor(b) for b in batch])
+    if isinstance(elem, np.generic):
+        return as_tensor(np.asarray(batch))
+    if isinstance(elem, bool) or isinstance(elem, int):
+        return _tensor(batch)
+    if isinstance(elem, float):
+        return _tensor(batch, dtype=float64)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, abc.Mapping):
+        return {key: default_collate([d[key] for d in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(elem, abc.Sequence):
+        if any(len(e) != len(elem) for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return [default_collate(list(s)) for s in zip(*batch)]
+    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
+                    f"{type(elem)}")
+
+
+class DataLoader:
+    """Batches of `dataset`, in order or shuffled, collated by `collate_fn`.
+
+    Arguments (as `torch.utils.data.DataLoader`):
+        dataset: a map-style `Dataset` (or any object with `__getitem__`/`__len__`) or an `IterableDataset`.
+        batch_size: samples per batch; `None` yields samples one by one (converted by `default_convert`).
+        shuffle: a new random order every epoch (drawn from `generator`, or the global generator).
+        sampler, batch_sampler: custom index orders (mutually exclusive with `shuffle` / the batching options).
+        num_workers: accepted; loading runs in this process with the same batches.
+        collate_fn: merges a list of samples (default `default_collate`).
+        drop_last: drop a last, incomplete batch.
+        generator: the `tapeflow.Generator` for shuffling.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow.utils.data import DataLoader, TensorDataset
+        >>> loader = DataLoader(TensorDataset(tp.arange(6.0)), batch_size=4, shuffle=True)
+        >>> [len(b[0]) for b in loader]
+        [4, 2]
+    """
+
+    def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None, sampler=None,
+                 batch_sampler=None, num_workers: int = 0, collate_fn=None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0, worker_init_fn=None, multiprocessing_context=None,
+                 generator=None, *, prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        self.dataset, self.num_workers, self.generator = dataset, num_workers, generator
+        self.pin_memory, self.timeout, self.worker_init_fn = pin_memory, timeout, worker_init_fn
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle not in (None, False):
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                                 f"shuffle={shuffle}")
+            if sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler/batch_sampler option")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                                 "drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size, self.drop_last, self.sampler, self.batch_sampler = batch_size, drop_last, sampler, batch_sampler
+        auto = batch_size is not None or batch_sampler is not None
+        self.collate_fn = collate_fn if collate_fn is not None else (default_collate if auto else default_convert)
+
+    def __iter__(self):
+        if self._iterable:
+            yield from self._iter_stream()
+            return
+        if self.batch_sampler is not None:
+            for indices in self.batch_sampler:
+                yield self.collate_fn([self.dataset[i] for i in indices])
+        else:
+            for i in self.sampler:
+                yield self.collate_fn(self.dataset[i])
+
+    def _iter_stream(self):
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+    def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)

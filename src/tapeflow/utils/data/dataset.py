@@ -1,0 +1,120 @@
+"""Datasets: map-style (`__getitem__` + `__len__`) and iterable, and ways to combine and split them."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+
+from ..._tensor import Tensor
+
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+
+
+class Dataset:
+    """A map-style dataset: subclasses define `__getitem__(index)` and, for samplers, `__len__`."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (a map-style Dataset)")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset that is a stream: subclasses define `__iter__`; the `DataLoader` batches what it yields."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__ (an IterableDataset)")
+
+
+class TensorDataset(Dataset):
+    """Samples are the `index`-th rows of the given tensors (which share their first dimension).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> TensorDataset(tp.zeros(3, 2), tp.arange(3))[1]
+        (tensor([0., 0.]), tensor(1))
+    """
+
+    def __init__(self, *tensors: Tensor):
+        if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
+            raise AssertionError("Size mismatch between tensors")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The samples of `dataset` at `indices`, in that order."""
+
+    def __init__(self, dataset: Dataset, indices: Sequence[int]):
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """The samples of several map-style datasets, one after the other."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = []
+        total = 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
+def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=None) -> list[Subset]:
+    """Split `dataset` into non-overlapping random subsets of the given lengths (or fractions summing to 1).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> a, b = random_split(range(10), [0.7, 0.3], generator=tp.Generator().manual_seed(0))
+        >>> len(a), len(b)
+        (7, 3)
+    """
+    from ... import _factories
+
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = [int(math.floor(n * frac)) for frac in lengths]
+        for i in range(n - sum(counts)):  # the remainder, one each, round robin
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = _factories.randperm(n, generator=generator).tolist()
+    out, start = [], 0
+    for k in lengths:
+        out.append(Subset(dataset, order[start:start + k]))
+        start += k
+    return out
