@@ -208,10 +208,17 @@ def _record(op, args, arrays, params, out):
     return res
 
 
-def _saves_needed(op, args) -> frozenset:
+def _saves_needed(op, args):
     """`op.saves` less the inputs saved only for gradients that no input here needs."""
-    rg = [isinstance(a, Tensor) and a._requires_grad for a in args]
-    return frozenset(i for i in op.saves if i not in op.saved_for or any(rg[j] for j in op.saved_for[i]))
+    saves = op.saves
+    for i, users in op.saved_for.items():
+        for j in users:
+            a = args[j]
+            if isinstance(a, Tensor) and a._requires_grad:
+                break
+        else:
+            saves = saves - {i}
+    return saves
 
 
 # -- views ------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def _pair(x: Tensor, y):
     y = _operand(x, y)
     if isinstance(y, Tensor):
         xa, ya = x._data, y._data
-        if xa.dtype != ya.dtype and (xa.ndim == 0) != (ya.ndim == 0):
+        if (xa.ndim == 0) != (ya.ndim == 0) and xa.dtype != ya.dtype:
             if ya.ndim == 0 and _cat(ya.dtype) <= _cat(xa.dtype):
                 y = dispatch(X.to_dtype, (y,), (("dtype", xa.dtype),))
             elif xa.ndim == 0 and _cat(xa.dtype) <= _cat(ya.dtype):
