@@ -962,6 +962,75 @@ spec("rmsprop_update", [C(F((3,)), F((3,)), _SQ, F((3,), POS), F((3,)), _STEP, 0
      _np_rmsprop, diff=False, why=_OPTIM)
 
 
+
+def _np_decay(p, g, lr, weight_decay, decoupled, maximize):
+    g = -g if maximize else g
+    if decoupled:
+        return p * (1 - lr * weight_decay), g
+    return p, g + weight_decay * p
+
+
+def _np_adagrad(p, g, acc, step, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10, maximize=False):
+    p, g = _np_decay(p, g, lr, weight_decay, False, maximize)
+    acc = acc + g * g
+    return p - lr / (1 + step * lr_decay) * g / (np.sqrt(acc) + eps), acc, step + 1
+
+
+def _np_adadelta(p, g, sq, acc, step, lr, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
+    p, g = _np_decay(p, g, lr, weight_decay, False, maximize)
+    sq = rho * sq + (1 - rho) * g * g
+    delta = np.sqrt(acc + eps) / np.sqrt(sq + eps) * g
+    return p - lr * delta, sq, rho * acc + (1 - rho) * delta * delta, step + 1
+
+
+def _np_adamax(p, g, m, u, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, maximize=False):
+    p, g = _np_decay(p, g, lr, weight_decay, False, maximize)
+    m = beta1 * m + (1 - beta1) * g
+    u = np.maximum(beta2 * u, np.abs(g) + eps)
+    return p - lr / (1 - beta1 ** (step + 1)) * m / u, m, u, step + 1
+
+
+def _np_nadam(p, g, m, v, mu_prod, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0,
+              momentum_decay=4e-3, decoupled_weight_decay=False, maximize=False):
+    t = step + 1
+    p, g = _np_decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
+    mu = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
+    mu_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+    mu_prod = np.float32(mu_prod * np.float32(mu))
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    denom = np.sqrt(v / (1 - beta2 ** t)) + eps
+    p = p - lr * (1 - mu) / (1 - np.float64(mu_prod)) * g / denom
+    return p - lr * mu_next / (1 - np.float64(mu_prod) * mu_next) * m / denom, m, v, mu_prod, t
+
+
+def _np_radam(p, g, m, v, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False,
+              maximize=False):
+    t = step + 1
+    p, g = _np_decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * t * beta2 ** t / (1 - beta2 ** t)
+    if rho_t > 5:
+        rect = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+        return p - m / (1 - beta1 ** t) * lr * np.sqrt(1 - beta2 ** t) / (np.sqrt(v) + eps) * rect, m, v, t
+    return p - m / (1 - beta1 ** t) * lr, m, v, t
+
+
+_LATE = A(10.0, np.float64)  # late enough for RAdam's rectified branch
+spec("adagrad_update", [C(F((3,)), F((3,)), F((3,), POS), _STEP, 0.1, lr_decay=0.01, weight_decay=0.1)],
+     _np_adagrad, diff=False, why=_OPTIM)
+spec("adadelta_update", [C(F((3,)), F((3,)), F((3,), POS), F((3,), POS), _STEP, 1.0, weight_decay=0.1, maximize=True)],
+     _np_adadelta, diff=False, why=_OPTIM)
+spec("adamax_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), _STEP, 0.01, weight_decay=0.1)],
+     _np_adamax, diff=False, why=_OPTIM)
+spec("nadam_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), A(0.8, np.float32), _STEP, 0.01, weight_decay=0.1)],
+     _np_nadam, diff=False, f32=False, why=_OPTIM)
+spec("radam_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), _STEP, 0.01, weight_decay=0.1),
+                      C(F((3,)), F((3,)), F((3,)), F((3,), POS), _LATE, 0.01, decoupled_weight_decay=True)],
+     _np_radam, diff=False, why=_OPTIM)
+
 # == nn ops (xla_ops/nn.py) ===================================================================================
 # Entries for the neural-network ops go below this line.
 

@@ -13,7 +13,8 @@ import jax.numpy as jnp
 
 from ._op import op
 
-__all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update"]
+__all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update", "adagrad_update", "adadelta_update",
+           "adamax_update", "nadam_update", "radam_update"]
 
 
 def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
@@ -86,3 +87,83 @@ sgd_update = op("sgd_update", _sgd, differentiable=False)
 sgd_update_many = op("sgd_update_many", _sgd_many, differentiable=False)
 adam_update = op("adam_update", _adam, differentiable=False)
 rmsprop_update = op("rmsprop_update", _rmsprop, differentiable=False)
+
+
+# The updates below follow PyTorch's single-tensor algorithms; `step` counts on the device and the
+# bias corrections are computed in double precision, then used in the parameter's dtype.
+def _decay(p, g, lr, weight_decay, decoupled, maximize):
+    g = -g if maximize else g
+    if weight_decay:
+        if decoupled:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+    return p, g
+
+
+def _adagrad(p, g, acc, step, lr, lr_decay=0.0, weight_decay=0.0, eps=1e-10, maximize=False):
+    step = step + 1
+    p, g = _decay(p, g, lr, weight_decay, False, maximize)
+    clr = (lr / (1 + (step.astype(jnp.float64) - 1) * lr_decay)).astype(p.dtype)
+    acc = acc + g * g
+    return p - clr * (g / (jnp.sqrt(acc) + eps)), acc, step
+
+
+def _adadelta(p, g, sq, acc_delta, step, lr, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
+    step = step + 1
+    p, g = _decay(p, g, lr, weight_decay, False, maximize)
+    sq = sq * rho + (1 - rho) * g * g
+    delta = jnp.sqrt(acc_delta + eps) / jnp.sqrt(sq + eps) * g
+    acc_delta = acc_delta * rho + (1 - rho) * delta * delta
+    return p - lr * delta, sq, acc_delta, step
+
+
+def _adamax(p, g, m, u, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, maximize=False):
+    step = step + 1
+    p, g = _decay(p, g, lr, weight_decay, False, maximize)
+    m = m + (g - m) * (1 - beta1)
+    u = jnp.maximum(u * beta2, jnp.abs(g) + eps)
+    clr = (lr / (1 - beta1 ** step.astype(jnp.float64))).astype(p.dtype)
+    return p - clr * (m / u), m, u, step
+
+
+def _nadam(p, g, m, v, mu_product, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0,
+           momentum_decay=4e-3, decoupled_weight_decay=False, maximize=False):
+    step = step + 1
+    t = step.astype(jnp.float64)
+    p, g = _decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
+    mu = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
+    mu_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+    mu_product = mu_product * mu.astype(mu_product.dtype)  # kept in float32, as PyTorch keeps it
+    prod = mu_product.astype(jnp.float64)
+    m = m + (g - m) * (1 - beta1)
+    v = v * beta2 + (1 - beta2) * g * g
+    denom = jnp.sqrt(v / (1 - beta2 ** t).astype(p.dtype)) + eps
+    p = p - (lr * (1 - mu) / (1 - prod)).astype(p.dtype) * (g / denom)
+    p = p - (lr * mu_next / (1 - prod * mu_next)).astype(p.dtype) * (m / denom)
+    return p, m, v, mu_product, step
+
+
+def _radam(p, g, m, v, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, decoupled_weight_decay=False,
+           maximize=False):
+    step = step + 1
+    t = step.astype(jnp.float64)
+    p, g = _decay(p, g, lr, weight_decay, decoupled_weight_decay, maximize)
+    m = m + (g - m) * (1 - beta1)
+    v = v * beta2 + (1 - beta2) * g * g
+    bc1, bc2 = 1 - beta1 ** t, 1 - beta2 ** t
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * t * beta2 ** t / bc2
+    # The rectified step once the variance estimate is tractable (rho_t > 5), plain momentum before.
+    rect = jnp.sqrt(jnp.maximum((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0))
+    adaptive = (jnp.sqrt(bc2) / 1).astype(p.dtype) / (jnp.sqrt(v) + eps)
+    scale = (lr / bc1).astype(p.dtype)
+    upd = jnp.where(rho_t > 5, m * scale * adaptive * rect.astype(p.dtype), m * scale)
+    return p - upd, m, v, step
+
+
+adagrad_update = op("adagrad_update", _adagrad, differentiable=False)
+adadelta_update = op("adadelta_update", _adadelta, differentiable=False)
+adamax_update = op("adamax_update", _adamax, differentiable=False)
+nadam_update = op("nadam_update", _nadam, differentiable=False)
+radam_update = op("radam_update", _radam, differentiable=False)

@@ -11,8 +11,10 @@ Example:
 from . import lr_scheduler
 from .adam import Adam
 from .adamw import AdamW
+from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "lr_scheduler"]
