@@ -15,8 +15,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions", "torch.nn.LSTM / GRU / RNN and their cells, torch.nn.utils.rnn",
            "torch.nn.Transformer, TransformerEncoder(Layer), TransformerDecoder(Layer)",
-           "torch.multinomial, torch.bernoulli, torch.poisson", "torch.optim.ASGD, LBFGS, SparseAdam",
-           "schedulers other than StepLR, LambdaLR and CosineAnnealingLR",
+           "torch.multinomial, torch.bernoulli, torch.poisson", "torch.optim.ASGD, LBFGS, SparseAdam; torch.optim.swa_utils",
            "torch.nn.InstanceNorm*, ReflectionPad2d and other padding layers, Upsample / F.interpolate, "
            "PixelShuffle, Fold/Unfold, Conv3d", "torch.func.stack_module_state", "torch.utils.checkpoint",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]

@@ -1,0 +1,68 @@
+"""Every learning-rate schedule gives PyTorch's sequence of learning rates (and momenta, for the cyclic ones)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+S = "optim.lr_scheduler"
+CASES = {
+    "MultiStepLR": ("SGD", lambda L, o: L.MultiStepLR(o, milestones=[3, 7, 7], gamma=0.5)),
+    "ConstantLR": ("SGD", lambda L, o: L.ConstantLR(o, factor=0.25, total_iters=4)),
+    "LinearLR": ("SGD", lambda L, o: L.LinearLR(o, start_factor=0.2, end_factor=0.9, total_iters=6)),
+    "ExponentialLR": ("SGD", lambda L, o: L.ExponentialLR(o, gamma=0.9)),
+    "PolynomialLR": ("SGD", lambda L, o: L.PolynomialLR(o, total_iters=8, power=2.0)),
+    "MultiplicativeLR": ("SGD", lambda L, o: L.MultiplicativeLR(o, lambda e: 0.95)),
+    "SequentialLR": ("SGD", lambda L, o: L.SequentialLR(o, [L.LinearLR(o, 0.1, total_iters=4),
+                                                            L.CosineAnnealingLR(o, T_max=10)], milestones=[4])),
+    "SequentialLR-step": ("SGD", lambda L, o: L.SequentialLR(o, [L.ConstantLR(o, 0.5, total_iters=3),
+                                                                 L.StepLR(o, 3, 0.5)], milestones=[5])),
+    "ChainedScheduler": ("SGD", lambda L, o: L.ChainedScheduler([L.ConstantLR(o, 0.5, total_iters=3),
+                                                                 L.ExponentialLR(o, gamma=0.9)])),
+    "OneCycleLR": ("SGD", lambda L, o: L.OneCycleLR(o, max_lr=1.0, total_steps=20)),
+    "OneCycleLR-adam-3phase": ("Adam", lambda L, o: L.OneCycleLR(o, max_lr=0.5, epochs=4, steps_per_epoch=5,
+                                                                 three_phase=True, anneal_strategy="linear")),
+    "CyclicLR": ("SGD", lambda L, o: L.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=2)),
+    "CyclicLR-exp": ("SGD", lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=4, mode="exp_range", gamma=0.9)),
+    "CyclicLR-tri2": ("Adam", lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=2, mode="triangular2")),
+    "CosineAnnealingWarmRestarts": ("SGD", lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2,
+                                                                                       eta_min=0.01)),
+}
+METRICS = [1.0, 0.9, 0.9, 0.95, 0.91, 0.9, 0.89, 0.89, 0.89, 0.89, 0.5, 0.5, 0.5, 0.5]
+
+
+def _trace(lib, opt_name, build, steps=20):
+    w = lib.zeros(2, requires_grad=True)
+    kw = dict(lr=0.1, momentum=0.9) if opt_name == "SGD" else dict(lr=0.1)
+    opt = getattr(lib.optim, opt_name)([w], **kw)
+    sched = build(lib.optim.lr_scheduler, opt)
+    out = []
+    for _ in range(steps - 1):
+        opt.step()
+        sched.step()
+        g = opt.param_groups[0]
+        out.append((sched.get_last_lr()[0], g.get("momentum", g.get("betas", (0,))[0])))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_schedule_equals_pytorch(name):
+    opt_name, build = CASES[name]
+    np.testing.assert_allclose(_trace(tp, opt_name, build), _trace(torch, opt_name, build), rtol=1e-12, atol=1e-15)
+
+
+def test_reduce_on_plateau_equals_pytorch():
+    def run(lib):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=1.0)
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=2, cooldown=1, factor=0.5, min_lr=0.1)
+        lrs = []
+        for m in METRICS:
+            sched.step(m)
+            lrs.append(opt.param_groups[0]["lr"])
+        return lrs
+
+    assert run(tp) == run(torch)
