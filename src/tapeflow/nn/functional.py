@@ -27,6 +27,7 @@ from ._functional_losses import (
     smooth_l1_loss,
 )
 from ._functional_pooling import adaptive_avg_pool2d, avg_pool2d, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d
+from ._functional_resample import instance_norm, interpolate, pixel_shuffle, pixel_unshuffle, upsample
 from ._functional_utils import _check, _tuple, normalize, one_hot, pad, scaled_dot_product_attention
 
 __all__ = [
@@ -37,7 +38,8 @@ __all__ = [
     "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss",
     "hardtanh", "relu6", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold", "celu", "selu",
-    "mish", "softsign", "tanhshrink", "logsigmoid",
+    "mish", "softsign", "tanhshrink", "logsigmoid", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "instance_norm",
 ]
 
 

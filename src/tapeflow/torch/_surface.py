@@ -16,8 +16,8 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 NOT_YET = ["torch.distributions", "torch.nn.LSTM / GRU / RNN and their cells, torch.nn.utils.rnn",
            "torch.nn.Transformer, TransformerEncoder(Layer), TransformerDecoder(Layer)",
            "torch.multinomial, torch.bernoulli, torch.poisson", "torch.optim.ASGD, LBFGS, SparseAdam; torch.optim.swa_utils",
-           "torch.nn.InstanceNorm*, ReflectionPad2d and other padding layers, Upsample / F.interpolate, "
-           "PixelShuffle, Fold/Unfold, Conv3d", "torch.func.stack_module_state", "torch.utils.checkpoint",
+           "F.interpolate's area mode and antialias, Fold/Unfold, Conv3d, ConvTranspose1d/3d, LocalResponseNorm",
+           "torch.func.stack_module_state", "torch.utils.checkpoint",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 

@@ -45,14 +45,43 @@ from .loss import (
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d
+from .resample import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from .sparse import Embedding
 
 __all__ = [
-    "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
-    "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool1d",
-    "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention",
-    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU",
-    "Hardtanh", "ReLU6", "Hardsigmoid", "Hardswish", "Softshrink", "Hardshrink", "Threshold",
-    "CELU", "SELU", "Mish", "Softsign", "Tanhshrink", "LogSigmoid", "Softplus", "HuberLoss", "MSELoss", "L1Loss",
-    "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d", "ConvTranspose2d",
+    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool1d", "MaxPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention", "ReLU", "GELU",
+    "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "Hardtanh", "ReLU6", "Hardsigmoid",
+    "Hardswish", "Softshrink", "Hardshrink", "Threshold", "CELU", "SELU", "Mish", "Softsign", "Tanhshrink",
+    "LogSigmoid", "Softplus", "HuberLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "InstanceNorm1d",
+    "InstanceNorm2d", "InstanceNorm3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+    "KLDivLoss",
 ]

@@ -1,0 +1,172 @@
+"""Resampling and rearranging: `interpolate` (nearest, nearest-exact, linear, bilinear, bicubic, trilinear),
+`pixel_shuffle` / `pixel_unshuffle`, and `instance_norm`.
+
+`interpolate` is separable: along each spatial dimension the output gathers source positions and blends them
+with fixed weights, as PyTorch computes them; the gathers and blends are tape ops, so gradients follow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._factories import tensor
+from .._tensor import Tensor
+
+__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "instance_norm"]
+
+_LINEAR = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _source(out: int, inp: int, scale: float | None, align_corners: bool, cubic: bool) -> np.ndarray:
+    """Where each output position samples the input (PyTorch's `area_pixel_compute_source_index`)."""
+    dst = np.arange(out, dtype=np.float64)
+    if align_corners:
+        return dst * ((inp - 1) / (out - 1) if out > 1 else 0.0)
+    src = (dst + 0.5) * (1.0 / scale if scale else inp / out) - 0.5
+    return src if cubic else np.maximum(src, 0.0)
+
+
+def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list[np.ndarray]:
+    """Keys' cubic convolution weights of the four taps at offsets -1, 0, 1, 2 from `floor(src)`."""
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(out: int, inp: int, scale: float | None, mode: str, align_corners: bool):
+    """`[(indices, weights), ...]`: the input positions each output position reads and how it weighs them."""
+    if mode in ("nearest", "nearest-exact"):
+        s = 1.0 / scale if scale else inp / out
+        dst = np.arange(out, dtype=np.float64) + (0.5 if mode == "nearest-exact" else 0.0)
+        return [(np.minimum(np.floor(dst * s).astype(np.int64), inp - 1), None)]
+    cubic = mode == "bicubic"
+    src = _source(out, inp, scale, align_corners, cubic)
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+    if cubic:
+        return [(np.clip(i0 + k, 0, inp - 1), w) for k, w in zip((-1, 0, 1, 2), _cubic_weights(t))]
+    return [(np.minimum(i0, inp - 1), 1.0 - t), (np.minimum(i0 + 1, inp - 1), t)]
+
+
+def _along(x: Tensor, dim: int, taps) -> Tensor:
+    out = None
+    for idx, w in taps:
+        picked = x.index_select(dim, tensor(idx))
+        if w is not None:
+            shape = [1] * x.ndim
+            shape[dim] = len(w)
+            picked = picked * tensor(w.reshape(shape), dtype=x.dtype)
+        out = picked if out is None else out + picked
+    return out
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dimensions of `(N, C, *spatial)` to `size` or by `scale_factor`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.interpolate(tp.tensor([[[1.0, 2.0]]]), scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+    """
+    spatial = input.ndim - 2
+    if spatial < 1:
+        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the modes: "
+                         f"nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
+    if mode in _LINEAR and _LINEAR[mode] != spatial and not (mode == "bicubic" and spatial == 2):
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR[mode] + 2}D input")
+    if mode not in ("nearest", "nearest-exact") and mode not in _LINEAR:
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported yet (nearest, nearest-exact, linear, "
+                                  "bilinear, bicubic, trilinear are)")
+    if mode in ("nearest", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported yet")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = [int(size)] * spatial if isinstance(size, int) else [int(s) for s in size]
+        scales = [None] * spatial
+    else:
+        factors = [float(scale_factor)] * spatial if isinstance(scale_factor, (int, float)) else list(scale_factor)
+        sizes = [int(math.floor(n * f)) for n, f in zip(input.shape[2:], factors)]
+        scales = [None] * spatial if recompute_scale_factor else factors
+    if len(sizes) != spatial:
+        raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {list(input.shape[2:])} and output size of {sizes}.")
+    out = input
+    for k in range(spatial):
+        out = _along(out, 2 + k, _taps(sizes[k], input.shape[2 + k], scales[k], mode, bool(align_corners)))
+    return out
+
+
+upsample = interpolate
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """`(*, C r², H, W)` to `(*, C, H r, W r)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.pixel_shuffle(tp.arange(4.0).reshape(1, 4, 1, 1), 2)
+        tensor([[[[0., 1.],
+                  [2., 3.]]]])
+    """
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """`(*, C, H r, W r)` to `(*, C r², H, W)`: the inverse of `pixel_shuffle`."""
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
+                           f"{h} and {w} for downscale_factor={r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial positions (`group_norm` with one channel a group).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.instance_norm(tp.tensor([[[1.0, 3.0]]])).tolist()
+        [[[-0.9999950528144836, 0.9999950528144836]]]
+    """
+    from .functional import batch_norm, group_norm
+
+    if not use_input_stats:
+        # Evaluation with running statistics: every sample uses the same per-channel statistics.
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if running_mean is not None or running_var is not None:
+        from ..autograd.grad_mode import no_grad
+
+        with no_grad():  # track the statistics a batch norm over (N*C) would see, as PyTorch does
+            n, c = input.shape[:2]
+            flat = input.detach().reshape(1, n * c, *input.shape[2:])
+            m = flat.mean(dim=tuple(range(2, flat.ndim))).reshape(n, c).mean(0)
+            v = flat.var(dim=tuple(range(2, flat.ndim))).reshape(n, c).mean(0)
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(m * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(v * momentum)
+    return group_norm(input, input.shape[1], weight, bias, eps)
