@@ -894,6 +894,23 @@ spec("randint", [C(KEY, shape=(3, 4), low=-2, high=5, dtype=jnp.int64)], None,
 spec("bernoulli", [C(KEY, F((3, 4), PROB))], None,
      jax_ref=lambda key, p: jax.random.bernoulli(key, p).astype(p.dtype), diff=False, f32=False,
      why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("categorical", [C(KEY, F((2, 3)), num_samples=4)], None,
+     jax_ref=lambda key, logits, num_samples: jnp.moveaxis(jax.random.categorical(
+         key, logits, axis=-1, shape=(num_samples, *logits.shape[:-1])), 0, -1),
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}; tests/test_sampling.py checks the frequencies")
+spec("gumbel_top_k", [C(KEY, F((2, 5)), num_samples=3)], None,
+     jax_ref=lambda key, logits, num_samples: jax.lax.top_k(logits + jax.random.gumbel(key, logits.shape,
+                                                                                       logits.dtype), num_samples)[1],
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}; tests/test_sampling.py checks the frequencies")
+spec("poisson", [C(KEY, F((3, 4), POS))], None,
+     jax_ref=lambda key, rate: jax.random.poisson(key, rate, rate.shape).astype(rate.dtype),
+     diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}; tests/test_sampling.py checks the mean")
+spec("exponential", [C(KEY, shape=(3, 4), dtype=jnp.float64)], None,
+     jax_ref=lambda key, shape, dtype: jax.random.exponential(key, shape, dtype), diff=False, f32=False,
+     why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("cauchy", [C(KEY, shape=(3, 4), dtype=jnp.float64)], None,
+     jax_ref=lambda key, shape, dtype: jax.random.cauchy(key, shape, dtype), diff=False, f32=False,
+     why=f"{_RANDOM}; {_GLOBAL_KEY}")
 spec("permutation", [C(KEY, n=5)], None, jax_ref=lambda key, n: jax.random.permutation(key, n),
      diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
 spec("dropout", [C(F((3, 4)), KEY, 0.5), C(F(()), KEY, 0.25), C(F((0, 2)), KEY, 0.5)], None,

@@ -15,6 +15,18 @@ normal = op("normal", lambda key, shape, dtype, mean=0.0, std=1.0:
 randint = op("randint", lambda key, shape, low, high, dtype: jax.random.randint(key, shape, low, high, dtype),
              differentiable=False)
 bernoulli = op("bernoulli", lambda key, p: jax.random.bernoulli(key, p).astype(p.dtype), differentiable=False)
+categorical = op("categorical", lambda key, logits, num_samples: jnp.moveaxis(
+    jax.random.categorical(key, logits, axis=-1, shape=(num_samples, *logits.shape[:-1])), 0, -1).astype(jnp.int64),
+    differentiable=False)
+# Sampling without replacement: the `num_samples` largest of log p + Gumbel noise (the Gumbel-top-k trick).
+gumbel_top_k = op("gumbel_top_k", lambda key, logits, num_samples: jax.lax.top_k(
+    logits + jax.random.gumbel(key, logits.shape, logits.dtype), num_samples)[1].astype(jnp.int64),
+    differentiable=False)
+poisson = op("poisson", lambda key, rate: jax.random.poisson(key, rate, rate.shape).astype(rate.dtype),
+             differentiable=False)
+exponential = op("exponential", lambda key, shape, dtype: jax.random.exponential(key, shape, dtype),
+                 differentiable=False)
+cauchy = op("cauchy", lambda key, shape, dtype: jax.random.cauchy(key, shape, dtype), differentiable=False)
 permutation = op("permutation", lambda key, n: jax.random.permutation(key, n).astype(jnp.int64),
                  differentiable=False)
 

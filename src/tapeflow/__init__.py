@@ -97,6 +97,7 @@ from ._legacy import (
 )
 from ._ops import *  # noqa: F403
 from ._ops import return_types  # noqa: F401
+from ._sampling import bernoulli, multinomial, poisson
 from ._tensor import Size, Tensor, is_tensor
 from .autograd.anomaly_mode import is_anomaly_enabled, set_detect_anomaly
 from .autograd.grad_mode import (

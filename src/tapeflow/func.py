@@ -38,7 +38,8 @@ from ._staging import to_tensors as _to_tensors
 from ._tensor import Tensor
 from .autograd._trace import Cache, Unsupported, trace_state_clean
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+           "stack_module_state"]
 
 
 def _is_tensor(x) -> bool:
@@ -596,3 +597,35 @@ def _swap(module, name: str, value) -> Callable:
         else:
             object.__delattr__(owner, leaf)
     return undo_attr
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """The parameters and buffers of several same-shaped modules, stacked along a new first dimension.
+
+    For model ensembling: `vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))(params, buffers, x)`
+    runs every model at once. Stacked parameters are new leaves that require grad (when the originals do).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> params, buffers = tp.func.stack_module_state([tp.nn.Linear(3, 2) for _ in range(4)])
+        >>> params["weight"].shape
+        tapeflow.Size([4, 2, 3])
+    """
+    from . import _ops
+
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({type(m) for m in models}) != 1 or not all(m.training == models[0].training for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class and all to be in the "
+                           "same training mode.")
+
+    def stacked(getter, as_leaf):
+        named = [dict(getattr(m, getter)()) for m in models]
+        out = {}
+        for k in named[0]:
+            t = _ops.stack([n[k] for n in named]).detach()
+            out[k] = t.requires_grad_() if as_leaf and all(n[k].requires_grad for n in named) else t
+        return out
+
+    return stacked("named_parameters", True), stacked("named_buffers", False)

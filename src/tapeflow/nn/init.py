@@ -13,7 +13,8 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_"]
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "dirac_", "eye_",
+           "sparse_"]
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -159,3 +160,71 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (rows or columns orthonormal, times `gain`), in place; dimensions
+    after the first are flattened. Example: `init.orthogonal_(tp.empty(3, 5))`."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from .. import linalg
+    from .._factories import randn
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = randn(rows, cols, generator=generator, dtype=tensor.dtype)
+    if rows < cols:
+        flat = flat.t()
+    q, r = linalg.qr(flat)
+    q = q * r.diagonal().sign()  # unique up to signs: make the decomposition's diagonal positive
+    if rows < cols:
+        q = q.t()
+    with no_grad():
+        return tensor.copy_(q.reshape(tensor.shape) * gain)
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a convolution weight so that the convolution is the identity (per group), in place.
+
+    Example: `init.dirac_(tp.empty(2, 2, 3, 3))`."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_per_group = tensor.shape[0] // groups
+    if tensor.shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(out_per_group, tensor.shape[1])):
+                tensor[(g * out_per_group + d, d, *centre)] = 1
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a matrix with the identity, in place. Example: `init.eye_(tp.empty(2, 3))`."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .._factories import eye
+
+    with no_grad():
+        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """Fill a matrix with N(0, std^2) values, then zero a `sparsity` fraction of each column, in place.
+
+    Example: `init.sparse_(tp.empty(10, 3), sparsity=0.5)`."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .._factories import randperm
+
+    rows, cols = tensor.shape
+    zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for c in range(cols):
+            tensor[randperm(rows, generator=generator)[:zeros], c] = 0
+    return tensor

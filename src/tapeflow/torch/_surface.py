@@ -15,9 +15,9 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions", "torch.nn.LSTM / GRU / RNN and their cells, torch.nn.utils.rnn",
            "torch.nn.Transformer, TransformerEncoder(Layer), TransformerDecoder(Layer)",
-           "torch.multinomial, torch.bernoulli, torch.poisson", "torch.optim.ASGD, LBFGS, SparseAdam; torch.optim.swa_utils",
+           "torch.optim.ASGD, LBFGS, SparseAdam; torch.optim.swa_utils",
            "F.interpolate's area mode and antialias, Fold/Unfold, Conv3d, ConvTranspose1d/3d, LocalResponseNorm",
-           "torch.func.stack_module_state", "torch.utils.checkpoint",
+           "torch.utils.checkpoint", "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 

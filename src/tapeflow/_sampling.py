@@ -1,0 +1,98 @@
+"""Sampling: `multinomial`, `bernoulli`, `poisson`, and the in-place samplers PyTorch code calls on tensors
+(`exponential_`, `cauchy_`, `log_normal_`, `geometric_`). Draws come from tapeflow's generators."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+import xla_ops as X
+
+from ._factories import next_key, rand
+from ._methods import _random_
+from ._tensor import Tensor
+
+__all__ = ["multinomial", "bernoulli", "poisson"]
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    """Indices drawn from the categorical distributions in the rows of `input` (non-negative weights).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.multinomial(tp.tensor([0.0, 1.0, 0.0]), 2, replacement=True).tolist()
+        [1, 1]
+    """
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+    n = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    probs = np.asarray(input._concrete("multinomial"))  # PyTorch checks the distribution too
+    if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(probs.sum(-1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    # Zero weights are -inf: never drawn with replacement; without it they come last (as PyTorch orders them).
+    logits = jnp.log(input._data)
+    op = X.random.categorical if replacement else X.random.gumbel_top_k
+    return Tensor._wrap(op(next_key(generator), logits, num_samples=int(num_samples)))
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
+    """0/1 draws with probabilities `input` (or the constant `p`), in `input`'s dtype.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.bernoulli(tp.tensor([0.0, 1.0])).tolist()
+        [0.0, 1.0]
+    """
+    probs = input if p is None else input * 0 + p
+    return (rand(*input.shape, generator=generator, dtype=input.dtype) < probs).to(input.dtype)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson draws with rates `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.poisson(tp.zeros(2)).tolist()
+        [0.0, 0.0]
+    """
+    return Tensor._wrap(X.random.poisson(next_key(generator), input._data))
+
+
+def _draw(op, self, generator):
+    return Tensor._wrap(op(next_key(generator), shape=tuple(self.shape), dtype=self._data.dtype))
+
+
+def _exponential(self, lambd=1.0, *, generator=None):
+    return _draw(X.random.exponential, self, generator) / lambd
+
+
+def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
+    return _draw(X.random.cauchy, self, generator) * sigma + median
+
+
+def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
+    return (self.new_empty(self.shape).normal_(mean, std, generator=generator)).exp()
+
+
+def _geometric(self, p, *, generator=None):
+    # The number of Bernoulli(p) trials up to the first success: ceil(log(U) / log(1 - p)).
+    u = rand(*self.shape, generator=generator, dtype=self.dtype if self.dtype.is_floating_point else None)
+    return (u.log() / math.log1p(-p)).ceil().clamp(min=1)
+
+
+Tensor.exponential_ = _random_(_exponential)
+Tensor.cauchy_ = _random_(_cauchy)
+Tensor.log_normal_ = _random_(_log_normal)
+Tensor.geometric_ = _random_(_geometric)
+Tensor.multinomial = multinomial
+Tensor.bernoulli = bernoulli
