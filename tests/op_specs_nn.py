@@ -446,3 +446,39 @@ spec("sgd_update_many", [C(F((3,)), F((2, 2)), F((3,)), F((2, 2)), F((3,)), F((2
                            dampening=0.1, weight_decay=0.01, nesterov=True, first=(False, True)),
                          C(F((3,)), F((4,)), F((3,)), F((4,)), F((3,)), F((4,)), 0.05, n=2, momentum=0.5, maximize=True)],
      _np_sgd_many, diff=False, why="called by tapeflow.optim.SGD.step(); tests/test_optim.py covers that path")
+
+
+
+# -- recurrent layers ----------------------------------------------------------------------------------------
+def _np_rnn_layer(x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, mode="LSTM", nonlinearity="tanh", reverse=False):
+    sig = sp.expit
+    outs = []
+    steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+    for t in steps:
+        gi = x[t] @ w_ih.T + (0 if b_ih is None else b_ih)
+        gh = h @ w_hh.T + (0 if b_hh is None else b_hh)
+        if mode == "LSTM":
+            i, f, g, o = np.split(gi + gh, 4, axis=-1)
+            c = sig(f) * c + sig(i) * np.tanh(g)
+            h = sig(o) * np.tanh(c)
+            h = h if w_hr is None else h @ w_hr.T
+        elif mode == "GRU":
+            (ir, iz, i_n), (hr, hz, h_n) = np.split(gi, 3, axis=-1), np.split(gh, 3, axis=-1)
+            r, z = sig(ir + hr), sig(iz + hz)
+            h = (1 - z) * np.tanh(i_n + r * h_n) + z * h
+        else:
+            h = np.tanh(gi + gh) if nonlinearity == "tanh" else np.maximum(gi + gh, 0)
+        outs.append(h)
+    out = np.stack(outs[::-1] if reverse else outs)
+    return out, h, (np.zeros(()) if c is None else c)
+
+
+spec("rnn_layer", [C(F((4, 2, 3)), F((2, 2)), F((2, 5)), F((20, 3)), F((20, 2)), F((20,)), F((20,)), F((2, 5)),
+                     mode="LSTM"),
+                   C(F((3, 2, 3)), F((2, 4)), None, F((12, 3)), F((12, 4)), F((12,)), F((12,)), None, mode="GRU",
+                     reverse=True),
+                   C(F((3, 1, 2)), F((1, 3)), None, F((3, 2)), F((3, 3)), None, None, None, mode="RNN",
+                     nonlinearity="tanh")],
+     _np_rnn_layer,
+     tf=lambda x, h, c, wi, wh, bi, bh, wr: tp._dispatch.dispatch(
+         xla_ops.nn.rnn_layer, (x, h, c, wi, wh, bi, bh, wr), (("mode", "LSTM"),)))

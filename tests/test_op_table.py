@@ -348,7 +348,7 @@ DERIVED = [
     "scatter", "scatter_add", "take", "to_device", "view_apply", "view_scatter", "matmul",
     # nn
     "adaptive_avg_pool", "avg_pool", "batch_norm", "batch_norm_eval", "conv", "conv_transpose", "dropout", "gelu",
-    "group_norm", "layer_norm", "leaky_relu", "max_pool", "max_pool_with_indices", "silu", "softplus",
+    "group_norm", "layer_norm", "leaky_relu", "max_pool", "max_pool_with_indices", "silu", "softplus", "rnn_layer",
     # losses
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "huber_loss", "kl_div", "l1_loss", "mse_loss",
     "nll_loss", "smooth_l1_loss",

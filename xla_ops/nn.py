@@ -25,7 +25,7 @@ __all__ = [
     "gelu", "silu", "elu", "leaky_relu", "softplus", "one_hot",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "celu", "hardtanh",
     "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "rnn_layer",
 ]
 
 
@@ -523,3 +523,41 @@ kl_div = op("kl_div", _kl_div, node="KlDivBackward0")
 # gradients at once, which is where `Module.register_full_backward_hook` hooks in.
 backward_hook = op("backward_hook", lambda *xs: tuple(xs),
                    lambda g, ans, *xs: g if isinstance(g, tuple) else (g,), node="BackwardHookFunctionBackward")
+
+
+
+# -- recurrent layers ------------------------------------------------------------------------------------
+def _rnn_cell(mode, nonlinearity, gi, h, c, w_hh, b_hh, w_hr):
+    """One time step: `gi` is the input's projection (`x W_ih^T + b_ih`) for this step."""
+    gh = h @ w_hh.T + (0 if b_hh is None else b_hh)
+    if mode == "LSTM":
+        i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (h if w_hr is None else h @ w_hr.T), c
+    if mode == "GRU":
+        ir, iz, i_n = jnp.split(gi, 3, axis=-1)
+        hr, hz, h_n = jnp.split(gh, 3, axis=-1)
+        r, z = jax.nn.sigmoid(ir + hr), jax.nn.sigmoid(iz + hz)
+        n = jnp.tanh(i_n + r * h_n)
+        return (1 - z) * n + z * h, c
+    return (jnp.tanh if nonlinearity == "tanh" else jax.nn.relu)(gi + gh), c
+
+
+def _rnn_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode="LSTM", nonlinearity="tanh", reverse=False):
+    """One layer in one direction over a whole `(T, B, I)` sequence: a single `lax.scan`, so the sequence is
+    one XLA program (forward and, derived by JAX, backward) rather than T small ops.
+
+    Returns `(outputs (T, B, H_out), h_T, c_T)` (`c_T` is a 0-d zero unless `mode == "LSTM"`)."""
+    xs = jnp.flip(x, 0) if reverse else x
+    gi = xs @ w_ih.T + (0 if b_ih is None else b_ih)  # every step's input projection in one matmul
+
+    def step(carry, g):
+        h, c = _rnn_cell(mode, nonlinearity, g, carry[0], carry[1], w_hh, b_hh, w_hr)
+        return (h, c), h
+
+    (h, c), out = jax.lax.scan(step, (h0, c0), gi)
+    return (jnp.flip(out, 0) if reverse else out), h, (jnp.zeros((), x.dtype) if c is None else c)
+
+
+rnn_layer = op("rnn_layer", _rnn_layer, nin=8, node="RnnLayerBackward0")

@@ -70,6 +70,7 @@ from .resample import (
     ZeroPad2d,
     ZeroPad3d,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from .sparse import Embedding
 
 __all__ = [
@@ -83,5 +84,5 @@ __all__ = [
     "InstanceNorm2d", "InstanceNorm3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-    "KLDivLoss",
+    "KLDivLoss", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
 ]
