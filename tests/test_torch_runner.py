@@ -59,6 +59,9 @@ def test_install_aliases_torch_and_names_what_is_missing():
         tt.uninstall()
     assert "torch" not in sys.modules or sys.modules["torch"].__name__ == "torch" and not isinstance(
         sys.modules["torch"], tt._Alias)
+    # tapeflow's own namespace is untouched: importing `torch.nn` bound nothing on tapeflow.
+    assert not isinstance(tp.nn, tt._Alias) and tp.nn.init.orthogonal_.__module__ == "tapeflow.nn.init"
+    assert tp.nn.functional.__name__ == "tapeflow.nn.functional"
 
 
 def test_the_api_page_is_current():

@@ -68,7 +68,12 @@ class _Alias(types.ModuleType):
                                   "torch API")
 
     def __setattr__(self, attr: str, value) -> None:
-        setattr(object.__getattribute__(self, "_tapeflow_module"), attr, value)
+        if isinstance(value, types.ModuleType):
+            # The import system binds `torch.nn` on `torch`: keep that binding on the alias, never on tapeflow
+            # (tapeflow.nn must stay tapeflow's own module after uninstall()).
+            object.__setattr__(self, attr, value)
+        else:
+            setattr(object.__getattribute__(self, "_tapeflow_module"), attr, value)
 
     def __dir__(self):
         return dir(object.__getattribute__(self, "_tapeflow_module"))
