@@ -35,12 +35,7 @@ def _adam(p, g, m, v, vmax, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_d
     t = step.astype(jnp.float64)
     step_size = (lr / (1 - beta1 ** t)).astype(p.dtype)
     bias2_sqrt = jnp.sqrt(1 - beta2 ** t).astype(p.dtype)
-    g = -g if maximize else g
-    if weight_decay:
-        if decoupled:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
+    p, g = _decay(p, g, lr, weight_decay, decoupled, maximize)
     m = m + (g - m) * (1 - beta1)
     v = v * beta2 + (1 - beta2) * g * g
     if amsgrad:
