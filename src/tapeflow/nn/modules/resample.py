@@ -111,12 +111,10 @@ class _InstanceNorm(Module):
             raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input (got {input.ndim}D input)")
         unbatched = input.ndim == self._dims + 1
         x = input.unsqueeze(0) if unbatched else input
-        use_input_stats = self.training or not self.track_running_stats
-        out = R.instance_norm(x, self.running_mean if self.training else None,
-                              self.running_var if self.training else None, self.weight, self.bias,
-                              use_input_stats, self.momentum, self.eps) if use_input_stats else \
-            R.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, False, self.momentum,
-                            self.eps)
+        # Batch statistics unless evaluating with tracked ones; the running buffers (None unless tracked)
+        # are updated in training and read in evaluation.
+        out = R.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats, self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
 
     def extra_repr(self) -> str:
