@@ -1,8 +1,6 @@
-"""Utilities of `tapeflow.nn.functional`: one-hot, padding, normalisation, attention."""
+"""Utilities of `tapeflow.nn.functional`: one-hot, padding, normalisation."""
 
 from __future__ import annotations
-
-import math
 
 import xla_ops as X
 
@@ -11,7 +9,7 @@ from .._dispatch import dispatch
 from .._ops._checks import index_bounds
 from .._tensor import Tensor
 
-__all__ = ["one_hot", "pad", "normalize", "scaled_dot_product_attention"]
+__all__ = ["one_hot", "pad", "normalize"]
 
 
 def _tuple(v, n: int, name: str) -> tuple:
@@ -105,56 +103,3 @@ def normalize(input, p=2.0, dim=1, eps=1e-12) -> Tensor:
         tensor([[0.6000, 0.8000]])
     """
     return input / _ops.norm(input, p, dim, keepdim=True).clamp_min(eps)
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                 scale=None) -> Tensor:
-    """`softmax(q @ k^T * scale + mask) @ v`.
-
-    Arguments:
-        query: `(*, L, E)`; key: `(*, S, E)`; value: `(*, S, Ev)`.
-        attn_mask: boolean (True = attend) or additive float mask broadcastable to `(*, L, S)`.
-        dropout_p: dropout on the attention weights.
-        is_causal: mask out future positions.
-        scale: default `1 / sqrt(E)`.
-
-    Returns:
-        `(*, L, Ev)`.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> q = tp.randn(2, 3, 4)
-        >>> tp.nn.functional.scaled_dot_product_attention(q, q, q).shape
-        tapeflow.Size([2, 3, 4])
-    """
-    out, _ = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
-    return out
-
-
-def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale):
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = _ops.matmul(query, key.transpose(-2, -1)) * scale
-    L, S = query.shape[-2], key.shape[-2]
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("pass either attn_mask or is_causal=True, not both")
-        from .._factories import ones
-
-        attn_mask = _ops.tril(ones(L, S, dtype=_bool()))
-    if attn_mask is not None:
-        if attn_mask.dtype is _bool():
-            scores = scores.masked_fill(_ops.logical_not(attn_mask), float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = _ops.softmax(scores, -1)
-    if dropout_p > 0.0:
-        from .functional import dropout
-
-        weights = dropout(weights, dropout_p)
-    return _ops.matmul(weights, value), weights
-
-
-def _bool():
-    from .. import _dtype
-
-    return _dtype.bool

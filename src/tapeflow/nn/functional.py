@@ -15,6 +15,7 @@ from .._factories import next_key
 from .._ops._checks import check_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ._functional_attention import scaled_dot_product_attention
 from ._functional_losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -28,7 +29,7 @@ from ._functional_losses import (
 )
 from ._functional_pooling import adaptive_avg_pool2d, avg_pool2d, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d
 from ._functional_resample import instance_norm, interpolate, pixel_shuffle, pixel_unshuffle, upsample
-from ._functional_utils import _check, _tuple, normalize, one_hot, pad, scaled_dot_product_attention
+from ._functional_utils import _check, _tuple, normalize, one_hot, pad
 
 __all__ = [
     "linear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d",

@@ -14,7 +14,6 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions", "torch.nn.utils.rnn (packed sequences)",
-           "torch.nn.Transformer, TransformerEncoder(Layer), TransformerDecoder(Layer)",
            "torch.optim.ASGD, LBFGS, SparseAdam; torch.optim.swa_utils",
            "F.interpolate's area mode and antialias, Fold/Unfold, Conv3d, ConvTranspose1d/3d, LocalResponseNorm",
            "torch.utils.checkpoint", "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",

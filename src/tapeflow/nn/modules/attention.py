@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from ... import _dtype, _ops
+from ... import _ops
 from ..._factories import empty, zeros
-from ..._tensor import as_tensor
 from .. import functional as F
 from .. import init
+from .._functional_attention import attend, causal_mask, module_mask
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module
@@ -24,6 +24,8 @@ class MultiheadAttention(Module):
         num_heads: number of heads; must divide E.
         dropout: dropout on the attention weights (training only).
         bias: biases on the input and output projections.
+        add_bias_kv: learn one more key and value (`bias_k`, `bias_v`) appended to every sequence.
+        add_zero_attn: append a zero key and value to every sequence.
         kdim, vdim: feature sizes of key and value (default E).
         batch_first: inputs are `(N, L, E)` instead of `(L, N, E)`.
 
@@ -37,8 +39,8 @@ class MultiheadAttention(Module):
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False, device=None,
-                 dtype=None):
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+                 vdim: int | None = None, batch_first: bool = False, device=None, dtype=None):
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
@@ -49,6 +51,7 @@ class MultiheadAttention(Module):
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
         self.head_dim = embed_dim // num_heads
+        self.add_zero_attn = add_zero_attn
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         kw = dict(device=device, dtype=dtype)
         if self._qkv_same_embed_dim:
@@ -66,6 +69,11 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -78,6 +86,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def _project(self, query, key, value):
         E = self.embed_dim
@@ -95,9 +106,12 @@ class MultiheadAttention(Module):
         """Attend `query` to `key`/`value`; returns `(output, weights or None)`.
 
         Masks follow PyTorch: in a boolean `attn_mask` (`(L, S)` or `(N*heads, L, S)`) or
-        `key_padding_mask` (`(N, S)`), True marks a position that may NOT be attended;
-        float masks are added to the scores.
+        `key_padding_mask` (`(N, S)`), True marks a position that may NOT be attended; float masks are
+        added to the scores. `is_causal` is a hint that `attn_mask` is the causal mask (which it needs).
         """
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+                               "module method `generate_square_subsequent_mask` to create this mask.")
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -106,22 +120,31 @@ class MultiheadAttention(Module):
         elif self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         L, N, _ = query.shape
-        S = key.shape[0]
-        h, d = self.num_heads, self.head_dim
+        dtype = query.dtype
+        kpm = module_mask(key_padding_mask, "key_padding_mask", dtype)
+        if is_causal and kpm is None and not need_weights:
+            mask = causal_mask(L, key.shape[0], dtype)  # PyTorch trusts the hint on this path
+        else:
+            mask = self._check_attn_mask(module_mask(attn_mask, "attn_mask", dtype), L, key.shape[0], N)
         q, k, v = self._project(query, key, value)
-        # (L, N, E) -> (N, h, L, d)
-        q = q.reshape(L, N, h, d).permute(1, 2, 0, 3)
-        k = k.reshape(S, N, h, d).permute(1, 2, 0, 3)
-        v = v.reshape(S, N, h, d).permute(1, 2, 0, 3)
-        mask = self._merge_masks(attn_mask, key_padding_mask, is_causal, N, L, S, q.dtype)
-        scores = _ops.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
-        if mask is not None:
-            scores = scores + mask
-        weights = _ops.softmax(scores, -1)
-        if self.dropout > 0.0 and self.training:
-            weights = F.dropout(weights, self.dropout)
-        out = _ops.matmul(weights, v).permute(2, 0, 1, 3).reshape(L, N, self.embed_dim)
-        out = self.out_proj(out)
+        if self.bias_k is not None:
+            k, v = _ops.cat([k, self.bias_k.expand(1, N, -1)]), _ops.cat([v, self.bias_v.expand(1, N, -1)])
+            mask, kpm = _pad_last(mask), _pad_last(kpm)
+        h, d = self.num_heads, self.head_dim
+        q, k, v = (t.reshape(t.shape[0], N, h, d).permute(1, 2, 0, 3) for t in (q, k, v))  # (N, h, len, d)
+        if self.add_zero_attn:
+            k = _ops.cat([k, zeros(N, h, 1, d, dtype=k.dtype)], 2)
+            v = _ops.cat([v, zeros(N, h, 1, d, dtype=v.dtype)], 2)
+            mask, kpm = _pad_last(mask), _pad_last(kpm)
+        S = k.shape[2]
+        if mask is not None and mask.ndim == 3:
+            mask = mask.reshape(N, h, L, S)
+        if kpm is not None:
+            kpm = kpm.reshape(N, 1, 1, S)
+            mask = kpm if mask is None else mask + kpm
+        p = self.dropout if self.training else 0.0
+        out, weights = attend(q, k, v, mask, p, 1.0 / math.sqrt(d), safe=not need_weights)
+        out = self.out_proj(out.permute(2, 0, 1, 3).reshape(L, N, self.embed_dim))
         if unbatched:
             out = out.squeeze(1)
         elif self.batch_first:
@@ -134,25 +157,22 @@ class MultiheadAttention(Module):
             weights = weights.squeeze(0)
         return out, weights
 
-    def _merge_masks(self, attn_mask, key_padding_mask, is_causal, N, L, S, dtype):
-        mask = None
-        if attn_mask is None and is_causal:
-            attn_mask = _ops.logical_not(_ops.tril(as_tensor([[True] * S] * L)))
-        for m, shape in ((attn_mask, None), (key_padding_mask, (N, 1, 1, S))):
-            if m is None:
-                continue
-            if m.dtype is _dtype.bool:
-                m = _ops.masked_fill(zeros(*m.shape, dtype=dtype), m, float("-inf"))
-            else:
-                m = m.to(dtype)
-            if shape is not None:
-                m = m.reshape(shape)
-            elif m.ndim == 3:
-                m = m.reshape(N, self.num_heads, L, S)
-            elif m.shape != (L, S):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(m.shape)}, but should be {(L, S)}.")
-            mask = m if mask is None else mask + m
+    def _check_attn_mask(self, mask, L, S, N):
+        if mask is None:
+            return None
+        if mask.ndim == 2 and tuple(mask.shape) != (L, S):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be {(L, S)}.")
+        if mask.ndim == 3 and tuple(mask.shape) != (N * self.num_heads, L, S):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {mask.shape}, but should be "
+                               f"{(N * self.num_heads, L, S)}.")
+        if mask.ndim not in (2, 3):
+            raise RuntimeError(f"attn_mask's dimension {mask.ndim} is not supported")
         return mask
 
     def extra_repr(self) -> str:
         return ""
+
+
+def _pad_last(mask):
+    """One more key to attend (an added bias or zero key): a zero column at the end of the mask."""
+    return None if mask is None else F.pad(mask, (0, 1))

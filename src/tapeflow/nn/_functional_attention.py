@@ -1,0 +1,97 @@
+"""Attention of `tapeflow.nn.functional`: `scaled_dot_product_attention` and the mask conventions that
+`MultiheadAttention` and the Transformer layers share with it."""
+
+from __future__ import annotations
+
+import math
+
+from .. import _dtype, _ops
+from .._factories import ones, zeros
+from .._tensor import Tensor
+
+__all__ = ["scaled_dot_product_attention"]
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False) -> Tensor:
+    """`softmax(q @ k^T * scale + mask) @ v`, as PyTorch's math path computes it.
+
+    Arguments:
+        query: `(*, Hq, L, E)`; key: `(*, H, S, E)`; value: `(*, H, S, Ev)`.
+        attn_mask: boolean (True = may attend) or additive float mask broadcastable to `(*, L, S)`.
+        dropout_p: dropout on the attention weights (applied whenever `dropout_p > 0`).
+        is_causal: query `i` attends keys `j <= i` (top-left aligned); not together with `attn_mask`.
+        scale: default `1 / sqrt(E)`.
+        enable_gqa: grouped-query attention: `H` divides `Hq` and each key/value head serves `Hq // H`
+            consecutive query heads.
+
+    Returns:
+        `(*, Hq, L, Ev)`. A query row that may attend nothing gives zeros (and zero gradients), as in PyTorch.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> q = tp.randn(2, 3, 4)
+        >>> tp.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+        tapeflow.Size([2, 3, 4])
+    """
+    if enable_gqa:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk or hq % hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+        key = _ops.repeat_interleave(key, hq // hk, -3)
+        value = _ops.repeat_interleave(value, hq // hv, -3)
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    mask = float_mask(attn_mask, "attn_mask", query.dtype)
+    if is_causal:
+        mask = causal_mask(query.shape[-2], key.shape[-2], query.dtype)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    return attend(query, key, value, mask, dropout_p, scale, safe=True)[0]
+
+
+def attend(q, k, v, mask, dropout_p, scale, safe):
+    """`(softmax(q k^T * scale + mask) @ v, weights)`; `safe` gives rows with nothing to attend zero weights
+    (PyTorch's scaled_dot_product_attention) instead of NaN (its `need_weights=True` attention path)."""
+    scores = _ops.matmul(q, k.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores + mask
+    if safe:
+        # NOTE: a fully masked row is zeroed before the softmax too, so its gradient is 0 and not NaN.
+        dead = (scores == float("-inf")).all(-1, keepdim=True)
+        weights = _ops.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
+    else:
+        weights = _ops.softmax(scores, -1)
+    if dropout_p > 0.0:
+        from .functional import dropout
+
+        weights = dropout(weights, dropout_p)
+    return _ops.matmul(weights, v), weights
+
+
+def float_mask(mask, name: str, dtype):
+    """A boolean mask (True = masked out, except for `attn_mask` of SDPA, see below) or a float mask as the
+    additive float mask PyTorch's attention works with; `None` stays `None`."""
+    if mask is None:
+        return None
+    if mask.dtype is _dtype.bool:
+        # scaled_dot_product_attention's boolean mask says where to attend; the modules' masks say where not to.
+        blocked = _ops.logical_not(mask) if name == "attn_mask" else mask
+        return zeros(*mask.shape, dtype=dtype).masked_fill(blocked, float("-inf"))
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask.to(dtype)
+
+
+def module_mask(mask, name: str, dtype):
+    """`nn.MultiheadAttention` / Transformer masks: boolean True marks a position that may NOT be attended."""
+    if mask is None:
+        return None
+    if mask.dtype is _dtype.bool:
+        return zeros(*mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+    return float_mask(mask, name, dtype)
+
+
+def causal_mask(L: int, S: int, dtype) -> Tensor:
+    """`(L, S)` float mask, `-inf` above the diagonal."""
+    return zeros(L, S, dtype=dtype).masked_fill(_ops.logical_not(_ops.tril(ones(L, S, dtype=_dtype.bool))),
+                                                float("-inf"))
