@@ -1048,6 +1048,22 @@ spec("radam_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), _STEP, 0.01, we
                       C(F((3,)), F((3,)), F((3,)), F((3,), POS), _LATE, 0.01, decoupled_weight_decay=True)],
      _np_radam, diff=False, why=_OPTIM)
 
+
+def _np_asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
+    p, g = _np_decay(p, g, lr, weight_decay, False, maximize)
+    eta, mu = float(eta), float(mu)  # float32 state, used in double precision
+    p = p * (1 - lambd * eta) - eta * g
+    ax = p if mu == 1 else ax + (p - ax) * mu
+    step = step + 1
+    return p, ax, np.float32(lr / (1 + lambd * lr * step) ** alpha), np.float32(1 / max(1.0, step - t0)), step
+
+
+spec("asgd_update", [C(F((3,)), F((3,)), F((3,)), A(0.05, np.float32), A(1.0, np.float32), _STEP, 0.1, lambd=0.01,
+                       weight_decay=0.1, maximize=True),
+                     C(F((3,)), F((3,)), F((3,)), A(0.05, np.float32), A(0.5, np.float32), _STEP, 0.1, t0=1.0,
+                       alpha=0.5)],
+     _np_asgd, diff=False, f32=False, why=_OPTIM)
+
 # == nn ops (xla_ops/nn.py) ===================================================================================
 # Entries for the neural-network ops go below this line.
 

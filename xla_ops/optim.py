@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from ._op import op
 
 __all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update", "adagrad_update", "adadelta_update",
-           "adamax_update", "nadam_update", "radam_update"]
+           "adamax_update", "nadam_update", "radam_update", "asgd_update"]
 
 
 def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
@@ -162,3 +162,19 @@ adadelta_update = op("adadelta_update", _adadelta, differentiable=False)
 adamax_update = op("adamax_update", _adamax, differentiable=False)
 nadam_update = op("nadam_update", _nadam, differentiable=False)
 radam_update = op("radam_update", _radam, differentiable=False)
+
+
+def _asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
+    step = step + 1
+    p, g = _decay(p, g, lr, weight_decay, False, maximize)
+    e = eta.astype(jnp.float64)
+    p = p * (1 - lambd * e).astype(p.dtype) - e.astype(p.dtype) * g
+    # NOTE: PyTorch copies the iterate while mu is 1 (before t0) rather than averaging with weight 1.
+    ax = jnp.where(mu == 1, p, ax + (p - ax) * mu.astype(p.dtype))
+    t = step.astype(jnp.float64)
+    eta = (lr / (1 + lambd * lr * t) ** alpha).astype(eta.dtype)
+    mu = (1 / jnp.maximum(1.0, t - t0)).astype(mu.dtype)
+    return p, ax, eta, mu, step
+
+
+asgd_update = op("asgd_update", _asgd, differentiable=False)

@@ -12,9 +12,11 @@ from . import lr_scheduler
 from .adam import Adam
 from .adamw import AdamW
 from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .asgd import ASGD
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "lr_scheduler"]
+           "ASGD", "LBFGS", "lr_scheduler"]

@@ -1,0 +1,270 @@
+"""`LBFGS`: limited-memory BFGS over all parameters as one flat vector, with an optional strong-Wolfe line
+search, iteration for iteration as PyTorch's `torch.optim.LBFGS`.
+
+NOTE: L-BFGS decides on the host (convergence tests, line-search brackets), so each inner iteration reads a
+few scalars back, as PyTorch does; the vectors stay on the device.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import _ops
+from .._factories import zeros
+from ..autograd.grad_mode import enable_grad, no_grad
+from .optimizer import Optimizer
+
+__all__ = ["LBFGS"]
+
+
+class LBFGS(Optimizer):
+    """Limited-memory BFGS (PyTorch's algorithm, defaults and state names).
+
+    Arguments:
+        params: the parameters (one group only).
+        lr: step length scale (default 1).
+        max_iter: iterations per `step()` (default 20).
+        max_eval: function evaluations per `step()` (default `max_iter * 5 // 4`).
+        tolerance_grad: stop when the largest gradient entry is at most this (default 1e-7).
+        tolerance_change: stop when the step or the loss change is below this (default 1e-9).
+        history_size: how many curvature pairs to keep (default 100).
+        line_search_fn: `None` (fixed step `lr`) or `"strong_wolfe"`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.nn.Parameter(tp.tensor([3.0, -2.0]))
+        >>> opt = tp.optim.LBFGS([w], line_search_fn="strong_wolfe")
+        >>> def closure():
+        ...     opt.zero_grad()
+        ...     loss = ((w - 1) ** 2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> _ = opt.step(closure)
+        >>> w.detach()
+        tensor([1., 1.])
+    """
+
+    def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
+                 tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn: str | None = None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if max_eval is None:
+            max_eval = max_iter * 5 // 4
+        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
+                                      tolerance_change=tolerance_change, history_size=history_size,
+                                      line_search_fn=line_search_fn))
+        if len(self.param_groups) != 1:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        self._params = self.param_groups[0]["params"]
+
+    # -- the parameters as one flat vector ----------------------------------------------------------------
+    def _gather_flat_grad(self):
+        return _ops.cat([zeros(p.numel(), dtype=p.dtype) if p.grad is None else p.grad.reshape(-1)
+                         for p in self._params])
+
+    def _add_grad(self, step_size: float, update) -> None:
+        offset = 0
+        for p in self._params:
+            n = p.numel()
+            self._write(p, p + update[offset:offset + n].reshape(p.shape) * step_size)
+            offset += n
+
+    def _clone_params(self):
+        return [p.detach().clone() for p in self._params]
+
+    def _set_params(self, values) -> None:
+        for p, v in zip(self._params, values):
+            self._write(p, v)
+
+    def _directional_evaluate(self, closure, x, t, d):
+        self._add_grad(t, d)
+        loss = float(closure())
+        flat_grad = self._gather_flat_grad()
+        self._set_params(x)
+        return loss, flat_grad
+
+    def step(self, closure):
+        """Run up to `max_iter` iterations; `closure` clears the gradients, computes the loss, calls
+        `backward()` and returns the loss. Returns the loss of the first evaluation."""
+        if closure is None:
+            raise RuntimeError("LBFGS requires a closure that reevaluates the model and returns the loss")
+        group = self.param_groups[0]
+        with no_grad():
+            return self._step(group, _with_grad(closure))
+
+    def _step(self, group, closure):
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        history_size, line_search_fn = group["history_size"], group["line_search_fn"]
+        state = self.state[self._params[0]]
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
+
+        orig_loss = closure()
+        loss = float(orig_loss)
+        current_evals = 1
+        state["func_evals"] += 1
+        flat_grad = self._gather_flat_grad()
+        if float(flat_grad.abs().max()) <= tol_grad:
+            return orig_loss
+
+        d, t = state.get("d"), state.get("t")
+        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
+        H_diag, prev_flat_grad, prev_loss = state.get("H_diag"), state.get("prev_flat_grad"), state.get("prev_loss")
+
+        n_iter = 0
+        while n_iter < max_iter:
+            n_iter += 1
+            state["n_iter"] += 1
+            if state["n_iter"] == 1:
+                d, old_dirs, old_stps, ro, H_diag = -flat_grad, [], [], [], 1.0
+            else:
+                y, s = flat_grad - prev_flat_grad, d * t
+                ys = float(_ops.dot(y, s))
+                if ys > 1e-10:  # keep the pair only while the curvature condition holds
+                    if len(old_dirs) == history_size:
+                        old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
+                    old_dirs.append(y)
+                    old_stps.append(s)
+                    ro.append(1.0 / ys)
+                    H_diag = ys / float(_ops.dot(y, y))
+                d = _two_loop(flat_grad, old_dirs, old_stps, ro, H_diag)
+            prev_flat_grad, prev_loss = flat_grad.clone(), loss
+
+            t = min(1.0, 1.0 / float(flat_grad.abs().sum())) * lr if state["n_iter"] == 1 else lr
+            gtd = float(_ops.dot(flat_grad, d))
+            if gtd > -tol_change:  # not a descent direction
+                break
+
+            ls_func_evals = 0
+            if line_search_fn is not None:
+                if line_search_fn != "strong_wolfe":
+                    raise RuntimeError("only 'strong_wolfe' is supported")
+                x_init = self._clone_params()
+
+                def obj_func(x, t, d):
+                    return self._directional_evaluate(closure, x, t, d)
+
+                loss, flat_grad, t, ls_func_evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd)
+                self._add_grad(t, d)
+                opt_cond = float(flat_grad.abs().max()) <= tol_grad
+            else:
+                self._add_grad(t, d)
+                opt_cond = False
+                if n_iter != max_iter:
+                    loss = float(closure())
+                    flat_grad = self._gather_flat_grad()
+                    opt_cond = float(flat_grad.abs().max()) <= tol_grad
+                    ls_func_evals = 1
+            current_evals += ls_func_evals
+            state["func_evals"] += ls_func_evals
+
+            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+                break
+            if float((d * t).abs().max()) <= tol_change or abs(loss - prev_loss) < tol_change:
+                break
+
+        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
+                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        return orig_loss
+
+
+def _with_grad(closure):
+    def run():
+        with enable_grad():
+            return closure()
+    return run
+
+
+def _two_loop(flat_grad, old_dirs, old_stps, ro, H_diag):
+    """The L-BFGS direction `-H g` from the kept curvature pairs (Nocedal & Wright, algorithm 7.4)."""
+    al = [0.0] * len(old_dirs)
+    q = -flat_grad
+    for i in range(len(old_dirs) - 1, -1, -1):
+        al[i] = float(_ops.dot(old_stps[i], q)) * ro[i]
+        q = q - old_dirs[i] * al[i]
+    r = q * H_diag
+    for i in range(len(old_dirs)):
+        be_i = float(_ops.dot(old_dirs[i], r)) * ro[i]
+        r = r + old_stps[i] * (al[i] - be_i)
+    return r
+
+
+def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
+    """The minimiser of the cubic through `(x1, f1, g1)` and `(x2, f2, g2)`, clamped to `bounds` (default the
+    interval); the midpoint when the cubic has no minimum."""
+    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d2_square = d1 * d1 - g1 * g2
+    if d2_square < 0:
+        return (lo + hi) / 2.0
+    d2 = math.sqrt(d2_square)
+    if x1 <= x2:
+        m = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        m = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(m, lo), hi)
+
+
+def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """Line search along `d` from step `t` for a point meeting the strong Wolfe conditions: bracket, then zoom
+    (Nocedal & Wright, algorithms 3.5 and 3.6). Returns `(f, g, t, evaluations)`."""
+    d_norm = float(d.abs().max())
+    f_new, g_new = obj_func(x, t, d)
+    evals = 1
+    gtd_new = float(_ops.dot(g_new, d))
+    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    done, ls_iter = False, 0
+    while ls_iter < max_ls:
+        if f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= f_prev):  # overshot: zoom in between
+            br, br_f, br_g, br_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
+            break
+        if abs(gtd_new) <= -c2 * gtd:  # strong Wolfe conditions hold
+            br, br_f, br_g, br_gtd, done = [t], [f_new], [g_new], [gtd_new], True
+            break
+        if gtd_new >= 0:  # the slope turned: a minimum lies in between
+            br, br_f, br_g, br_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
+            break
+        # extrapolate: the cubic's minimiser, at least 1% further and at most 10 times the step
+        t_next = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
+                                    bounds=(t + 0.01 * (t - t_prev), t * 10))
+        t_prev, f_prev, g_prev, gtd_prev = t, f_new, g_new, gtd_new
+        t = t_next
+        f_new, g_new = obj_func(x, t, d)
+        evals += 1
+        gtd_new = float(_ops.dot(g_new, d))
+        ls_iter += 1
+    if ls_iter == max_ls:
+        br, br_f, br_g, br_gtd = [0.0, t], [f, f_new], [g, g_new], [gtd, gtd_new]
+
+    insuf_progress = False
+    low, high = (0, 1) if br_f[0] <= br_f[-1] else (1, 0)
+    while not done and ls_iter < max_ls:
+        if abs(br[1] - br[0]) * d_norm < tolerance_change:
+            break
+        t = _cubic_interpolate(br[0], br_f[0], br_gtd[0], br[1], br_f[1], br_gtd[1])
+        # stay at least 10% of the bracket away from its ends (twice in a row: step back from the end)
+        eps = 0.1 * (max(br) - min(br))
+        if min(max(br) - t, t - min(br)) < eps:
+            if insuf_progress or t >= max(br) or t <= min(br):
+                t = max(br) - eps if abs(t - max(br)) < abs(t - min(br)) else min(br) + eps
+                insuf_progress = False
+            else:
+                insuf_progress = True
+        else:
+            insuf_progress = False
+        f_new, g_new = obj_func(x, t, d)
+        evals += 1
+        gtd_new = float(_ops.dot(g_new, d))
+        ls_iter += 1
+        if f_new > f + c1 * t * gtd or f_new >= br_f[low]:
+            br[high], br_f[high], br_g[high], br_gtd[high] = t, f_new, g_new, gtd_new
+            low, high = (0, 1) if br_f[0] <= br_f[1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                done = True
+            elif gtd_new * (br[high] - br[low]) >= 0:
+                br[high], br_f[high], br_g[high], br_gtd[high] = br[low], br_f[low], br_g[low], br_gtd[low]
+            br[low], br_f[low], br_g[low], br_gtd[low] = t, f_new, g_new, gtd_new
+    return br_f[low], br_g[low], br[low], evals
