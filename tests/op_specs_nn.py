@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import scipy.special as sp
-from op_specs import NOKINK, POS, PROB, A, C, F, I, spec
+from op_specs import NOKINK, POS, PROB, A, B, C, F, I, spec
 
 import tapeflow as tp
 import xla_ops
@@ -450,11 +450,13 @@ spec("sgd_update_many", [C(F((3,)), F((2, 2)), F((3,)), F((2, 2)), F((3,)), F((2
 
 
 # -- recurrent layers ----------------------------------------------------------------------------------------
-def _np_rnn_layer(x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, mode="LSTM", nonlinearity="tanh", reverse=False):
+def _np_rnn_layer(x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, mask=None, mode="LSTM", nonlinearity="tanh",
+                  reverse=False):
     sig = sp.expit
     outs = []
     steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
     for t in steps:
+        h_old, c_old = h, c
         gi = x[t] @ w_ih.T + (0 if b_ih is None else b_ih)
         gh = h @ w_hh.T + (0 if b_hh is None else b_hh)
         if mode == "LSTM":
@@ -468,17 +470,24 @@ def _np_rnn_layer(x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, mode="LSTM", nonlineari
             h = (1 - z) * np.tanh(i_n + r * h_n) + z * h
         else:
             h = np.tanh(gi + gh) if nonlinearity == "tanh" else np.maximum(gi + gh, 0)
-        outs.append(h)
+        if mask is not None:  # a step the sequence does not have: state carried, output 0
+            m = mask[t][:, None]
+            outs.append(np.where(m, h, 0))
+            h, c = np.where(m, h, h_old), (None if c is None else np.where(m, c, c_old))
+        else:
+            outs.append(h)
     out = np.stack(outs[::-1] if reverse else outs)
     return out, h, (np.zeros(()) if c is None else c)
 
 
-spec("rnn_layer", [C(F((4, 2, 3)), F((2, 2)), F((2, 5)), F((20, 3)), F((20, 2)), F((20,)), F((20,)), F((2, 5)),
+spec("rnn_layer", [C(F((4, 2, 3)), F((2, 2)), F((2, 5)), F((20, 3)), F((20, 2)), F((20,)), F((20,)), F((2, 5)), None,
                      mode="LSTM"),
-                   C(F((3, 2, 3)), F((2, 4)), None, F((12, 3)), F((12, 4)), F((12,)), F((12,)), None, mode="GRU",
-                     reverse=True),
-                   C(F((3, 1, 2)), F((1, 3)), None, F((3, 2)), F((3, 3)), None, None, None, mode="RNN",
-                     nonlinearity="tanh")],
+                   C(F((3, 2, 3)), F((2, 4)), None, F((12, 3)), F((12, 4)), F((12,)), F((12,)), None, None,
+                     mode="GRU", reverse=True),
+                   C(F((3, 1, 2)), F((1, 3)), None, F((3, 2)), F((3, 3)), None, None, None, None, mode="RNN",
+                     nonlinearity="tanh"),
+                   C(F((4, 3, 2)), F((3, 2)), F((3, 2)), F((8, 2)), F((8, 2)), F((8,)), F((8,)), None, B((4, 3)),
+                     mode="LSTM", reverse=True)],
      _np_rnn_layer,
-     tf=lambda x, h, c, wi, wh, bi, bh, wr: tp._dispatch.dispatch(
-         xla_ops.nn.rnn_layer, (x, h, c, wi, wh, bi, bh, wr), (("mode", "LSTM"),)))
+     tf=lambda x, h, c, wi, wh, bi, bh, wr, m=None: tp._dispatch.dispatch(
+         xla_ops.nn.rnn_layer, (x, h, c, wi, wh, bi, bh, wr, m), (("mode", "LSTM"),)))

@@ -544,20 +544,30 @@ def _rnn_cell(mode, nonlinearity, gi, h, c, w_hh, b_hh, w_hr):
     return (jnp.tanh if nonlinearity == "tanh" else jax.nn.relu)(gi + gh), c
 
 
-def _rnn_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode="LSTM", nonlinearity="tanh", reverse=False):
+def _rnn_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mask=None, mode="LSTM", nonlinearity="tanh",
+               reverse=False):
     """One layer in one direction over a whole `(T, B, I)` sequence: a single `lax.scan`, so the sequence is
     one XLA program (forward and, derived by JAX, backward) rather than T small ops.
+
+    `mask` (`(T, B)` bool, optional) marks the steps each sequence really has (packed sequences): elsewhere the
+    state is carried unchanged and the output is 0, so a reverse pass starts at each sequence's own end.
 
     Returns `(outputs (T, B, H_out), h_T, c_T)` (`c_T` is a 0-d zero unless `mode == "LSTM"`)."""
     xs = jnp.flip(x, 0) if reverse else x
     gi = xs @ w_ih.T + (0 if b_ih is None else b_ih)  # every step's input projection in one matmul
+    ms = jnp.ones(x.shape[:2], bool) if mask is None else (jnp.flip(mask, 0) if reverse else mask)
 
-    def step(carry, g):
+    def step(carry, inputs):
+        g, m = inputs
         h, c = _rnn_cell(mode, nonlinearity, g, carry[0], carry[1], w_hh, b_hh, w_hr)
-        return (h, c), h
+        if mask is None:
+            return (h, c), h
+        m = m[:, None]
+        c = None if c is None else jnp.where(m, c, carry[1])
+        return (jnp.where(m, h, carry[0]), c), jnp.where(m, h, 0)
 
-    (h, c), out = jax.lax.scan(step, (h0, c0), gi)
+    (h, c), out = jax.lax.scan(step, (h0, c0), (gi, ms))
     return (jnp.flip(out, 0) if reverse else out), h, (jnp.zeros((), x.dtype) if c is None else c)
 
 
-rnn_layer = op("rnn_layer", _rnn_layer, nin=8, node="RnnLayerBackward0")
+rnn_layer = op("rnn_layer", _rnn_layer, nin=9, node="RnnLayerBackward0")

@@ -17,6 +17,7 @@ from ..._dispatch import dispatch
 from ..._ops import cat, stack
 from .. import functional as F
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _layout, _mask, _unpack
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
@@ -67,12 +68,44 @@ class RNNBase(Module):
                 get(f"bias_ih_l{layer}{suffix}"), get(f"bias_hh_l{layer}{suffix}"), get(f"weight_hr_l{layer}{suffix}"))
 
     def forward(self, input, hx=None):
-        batched = input.ndim == 3
-        if input.ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
-        x = input if batched else input.unsqueeze(1)
+        packed = isinstance(input, PackedSequence)
+        mask = None
+        if packed:
+            # Padded in the packed (longest-first) order; the mask makes each sequence stop at its own length.
+            sizes = input.batch_sizes.numpy()
+            x, mask = _unpack(input.data, sizes, len(sizes), int(sizes[0]), 0.0), _mask(sizes, int(sizes[0]))
+            hx = self._permute_hidden(hx, input.sorted_indices)
+            batched = True
+        else:
+            batched = input.ndim == 3
+            if input.ndim not in (2, 3):
+                raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+            x = input if batched else input.unsqueeze(1)
+            if batched and self.batch_first:
+                x = x.transpose(0, 1)
+        x, h_n, c_n = self._layers(x, hx, batched, mask)
+        if packed:
+            out = PackedSequence(x.reshape(-1, x.shape[-1])[_factories.tensor(_layout(sizes, x.shape[1]))],
+                                 input.batch_sizes, input.sorted_indices, input.unsorted_indices)
+            state = h_n if c_n is None else (h_n, c_n)
+            return out, self._permute_hidden(state, input.unsorted_indices)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
+        if not batched:
+            x, h_n = x.squeeze(1), h_n.squeeze(1)
+            c_n = None if c_n is None else c_n.squeeze(1)
+        return x, (h_n if c_n is None else (h_n, c_n))
+
+    @staticmethod
+    def _permute_hidden(hx, permutation):
+        if hx is None or permutation is None:
+            return hx
+        if isinstance(hx, tuple):
+            return tuple(h.index_select(1, permutation) for h in hx)
+        return hx.index_select(1, permutation)
+
+    def _layers(self, x, hx, batched, mask):
+        """All layers and directions over `x` `(T, B, I)`: `(output, h_n, c_n or None)`."""
         directions = 2 if self.bidirectional else 1
         n, b = self.num_layers * directions, x.shape[1]
         out_size = self.proj_size or self.hidden_size
@@ -91,7 +124,7 @@ class RNNBase(Module):
             outs = []
             for d, suffix in enumerate(["", "_reverse"][:directions]):
                 i = layer * directions + d
-                args = (x, h0[i], None if c0 is None else c0[i], *self._weights(layer, suffix))
+                args = (x, h0[i], None if c0 is None else c0[i], *self._weights(layer, suffix), mask)
                 o, h, c = dispatch(X.nn.rnn_layer, args, (("mode", mode), ("nonlinearity", act), ("reverse", d == 1)))
                 outs.append(o)
                 hs.append(h)
@@ -99,15 +132,7 @@ class RNNBase(Module):
             x = outs[0] if directions == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        h_n = stack(hs)
-        if batched and self.batch_first:
-            x = x.transpose(0, 1)
-        if not batched:
-            x, h_n = x.squeeze(1), h_n.squeeze(1)
-        if self.mode == "LSTM":
-            c_n = stack(cs)
-            return x, (h_n, c_n if batched else c_n.squeeze(1))
-        return x, h_n
+        return x, stack(hs), (stack(cs) if self.mode == "LSTM" else None)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -203,7 +228,7 @@ class _Cell(Module):
             h, c = (zeros if hx is None else hx if batched else hx.unsqueeze(0)), None
         # One step is a sequence of length one: the same op (and gate order) as the layers.
         _, h, c = dispatch(X.nn.rnn_layer, (x.unsqueeze(0), h, c, self.weight_ih, self.weight_hh, self.bias_ih,
-                                             self.bias_hh, None),
+                                             self.bias_hh, None, None),
                            (("mode", self._mode), ("nonlinearity", self.nonlinearity), ("reverse", False)))
         if self._mode != "LSTM":
             return h if batched else h.squeeze(0)
