@@ -283,7 +283,7 @@ def test_donated_state_is_still_written_back_when_untouched():
 
 # -- reusing the last call's discovery: changes between calls are still seen -----------------------------------------
 def _walks(monkeypatch):
-    from tapeflow.interop import _discovery
+    from tapeflow._staging import state as _discovery
 
     count = {"n": 0}
     collect = _discovery.collect

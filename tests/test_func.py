@@ -147,7 +147,7 @@ def test_functional_call_swaps_and_restores(make):
 # -- caching: a transform is compiled on its second call with the same key and reused after -----------------
 def _compiled(f) -> list:
     """The compiled entries cached for base function `f` (empty before its second call)."""
-    return [e for e in F._cache._by_func.get(f, {}).values() if hasattr(e, "programs") and e.programs]
+    return [s for staged in F._cache.stages(f) for s in staged.programs.values() if s.program is not None]
 
 
 @pytest.mark.parametrize("name,ours,theirs", CASES, ids=[c[0] for c in CASES])
@@ -290,7 +290,31 @@ def test_random_draws_are_not_replayed():
     draws = [F.grad(f)(x) for _ in range(4)]
     assert len({tuple(d.tolist()) for d in draws}) == 4
     assert tp.rand(2).shape == (2,)  # the generator still holds a concrete key
-    assert not _compiled(f)
+    assert _compiled(f)  # the key is an input of the program: compiled, yet fresh draws on every call
+
+
+def test_random_draws_and_state_writes_follow_eager_code_call_for_call():
+    """A compiled transform draws the numbers eager code draws, and writes captured state as eager code does."""
+    count = t([0.0])
+
+    def f(x):
+        count.add_(1.0)  # in place, on captured state
+        return (x * tp.rand(2, dtype=tp.float64) * count).sum()
+
+    def eager_grad(x):
+        x = x.detach().requires_grad_()
+        f(x).backward()
+        return x.grad
+
+    x = t([1.0, 1.0])
+    results = []
+    for grad in (F.grad(f), eager_grad):
+        tp.manual_seed(3)
+        with tp.no_grad():
+            count.zero_()
+        results.append([grad(x).tolist() for _ in range(4)] + [count.tolist(), tp.rand(1).tolist()])
+    assert results[0] == results[1]
+    assert _compiled(f) and not isinstance(count._data, jax.core.Tracer)
 
 
 def test_vjp_jvp_cached():

@@ -14,29 +14,27 @@ options (`hessian(f)` built anew each call has the same key), the tree
 structure, shapes and dtypes of the arguments, and the values of their
 non-tensor leaves (Python numbers, strings, dtypes). Tensors the function
 reads without taking them as arguments (closures, module parameters) are
-inputs of the program, found by `autograd._trace.Cache`, so it sees their
-current values. Functions that cannot be compiled (data-dependent Python,
-random draws, in-place writes to captured state) run the uncached path.
+inputs of the program, so it sees their current values; in-place writes to
+them are written back and random draws advance the global generator, as in
+eager code (the staging layer, `tapeflow._staging`, does this for every
+path). Functions that cannot be compiled (data-dependent Python, host reads)
+run the uncached path.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import types
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 
-from ._dtype import dtype as _tp_dtype
 from ._staging import pure as _pure
 from ._staging import to_arrays as _to_arrays
 from ._staging import to_tensors as _to_tensors
+from ._staging.implicit import FAILED, MISS, Implicit
 from ._tensor import Tensor
-from .autograd._trace import Cache, Unsupported, trace_state_clean
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
            "stack_module_state"]
@@ -47,20 +45,7 @@ def _is_tensor(x) -> bool:
 
 
 # -- caching -------------------------------------------------------------------------------------------
-_cache = Cache(robust=True, warmup=1)
-_MISS = object()
-_TENSOR, _ARRAY = "tensor", "array"
-
-
-def _static_key(x):
-    """A hashable key for a non-tensor argument leaf compiled into the program, or None (not cacheable).
-
-    Numbers are keyed by type and repr: `1`, `1.0` and `True` differ, and so do `0.0` and `-0.0`."""
-    if isinstance(x, (bool, str, bytes, np.dtype, _tp_dtype)):
-        return (type(x), x)
-    if isinstance(x, (int, float, complex, np.generic)):
-        return (type(x), repr(x))
-    return None
+_cache = Implicit("tapeflow.func")
 
 
 def _spec_of(func) -> tuple:
@@ -86,7 +71,7 @@ def _transformed(func: Callable, step: tuple, impl: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         base, chain = wrapper._tp_spec
         out = _cached(base, chain, ("call",), _apply, args, kwargs)
-        return impl(*args, **kwargs) if out is _MISS else _to_tensors(out)
+        return impl(*args, **kwargs) if out is MISS or out is FAILED else _to_tensors(out)
 
     # A step that cannot be keyed makes the wrapper itself the function cached (by identity).
     wrapper._tp_spec = spec if spec is not None else (wrapper, ())
@@ -105,63 +90,14 @@ def _apply(f, *args, **kwargs):
     return f(*args, **kwargs)
 
 
-def _identity_build(g):
-    return g
-
-
-def _weak(f):
-    return weakref.WeakMethod(f) if isinstance(f, types.MethodType) else weakref.ref(f)
-
-
 def _cached(base: Callable, chain: tuple, tag: tuple, terminal: Callable, args: tuple, kwargs: dict):
-    """`terminal(_rebuild(base, chain), *args, **kwargs)` with Tensors as arrays, run by a cached program;
-    `_MISS` when the caller should run its uncached path (inside a JAX transform, first call, unsupported)."""
-    if not trace_state_clean():
-        return _MISS  # inside an enclosing transform: it compiles (or not) the whole
-    leaves, treedef = jax.tree.flatten((args, kwargs), is_leaf=_is_tensor)
-    arrays, desc, statics = [], [], []
-    for leaf in leaves:
-        if isinstance(leaf, Tensor):
-            a, d = leaf._data, _TENSOR
-        elif isinstance(leaf, jax.Array):
-            a, d = leaf, _ARRAY
-        else:
-            d = _static_key(leaf)
-            if d is None:
-                return _MISS
-            desc.append(d)
-            statics.append(leaf)
-            continue
-        if isinstance(a, jax.core.Tracer):
-            return _MISS
-        arrays.append(a)
-        desc.append(d)
-        statics.append(None)
-    try:
-        base_ref = _weak(base)
-    except TypeError:
-        return _MISS
-    desc = tuple(desc)
+    """`terminal(_rebuild(base, chain), *args, **kwargs)` as a staged program (see `_staging.implicit`), or
+    `MISS` / `FAILED` when the caller should run its uncached path."""
 
-    def fn(*arrs):
-        it = iter(arrs)
-        new = [Tensor._make(next(it), None, 0, False) if d is _TENSOR else next(it) if d is _ARRAY else v
-               for d, v in zip(desc, statics)]
-        a, kw = jax.tree.unflatten(treedef, new)
-        b = base_ref()
-        if b is None:
-            raise Unsupported("the function was freed")
-        out = _to_arrays(terminal(_rebuild(b, chain), *a, **kw))
-        if not all(isinstance(o, (jax.Array, jax.core.Tracer)) for o in jax.tree.leaves(out)):
-            # A program returns arrays only: a Python value in the output (aux) would come back as one.
-            raise Unsupported("the output holds values that are not tensors")
-        return out
+    def body(f, *a, **kw):
+        return terminal(_rebuild(f, chain), *a, **kw)
 
-    try:
-        return _cache.run(base, None, _identity_build, tuple(arrays), fn=fn, static=(tag, chain, treedef, desc),
-                          objects=(args, kwargs))
-    except Unsupported:
-        return _MISS
+    return _cache.run(base, (tag, chain), body, args, kwargs)
 
 
 def _argnums_tuple(argnums, nargs: int, name: str) -> tuple:
@@ -277,7 +213,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     """
     base, chain = _spec_of(func)
     res = _cached(base, chain, ("vjp", has_aux), functools.partial(_vjp_arrays, has_aux=has_aux), primals, {})
-    if res is _MISS:
+    if res is MISS or res is FAILED:
         res = _vjp_arrays(func, *primals, has_aux=has_aux)
         pull = res[1]
     else:
@@ -328,7 +264,7 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     base, chain = _spec_of(func)
     primals, tangents = tuple(primals), tuple(tangents)
     res = _cached(base, chain, ("jvp", has_aux), functools.partial(_jvp_arrays, has_aux=has_aux), (primals, tangents), {})
-    if res is _MISS:
+    if res is MISS or res is FAILED:
         res = _jvp_arrays(func, primals, tangents, has_aux=has_aux)
     return tuple(_to_tensors(r) for r in res)
 

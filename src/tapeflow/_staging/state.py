@@ -1,59 +1,44 @@
-"""Finding the state a function reads without taking it as an argument.
+"""Finding the state a staged function reads without taking it as an argument.
 
-`tp.compile` lifts such state into inputs and outputs of the compiled
-program. Candidates are found by walking what the function can reach
-directly: its closure cells, the globals its code names, `self` of a bound
-method (or the `__dict__` of a callable object), and its arguments. The walk
-descends into lists, tuples, dicts, `nn.Module`s (parameters and buffers),
-optimizers (parameters and per-parameter state) and plain objects reached
-through `self`. Tensors it cannot reach this way are caught while tracing
-(see `compile.py`).
+The walk starts from what the function can reach directly (closure cells, the
+globals its code names, `self` of a bound method, the `__dict__` of a callable
+object, its arguments) and descends into lists, tuples, dicts, modules
+(parameters and buffers), optimizers (parameters and per-parameter state) and
+plain objects reached through `self`. Tensors it cannot reach are caught while
+tracing (see `program.py`).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import types
 import weakref
 from itertools import chain
 from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
-from .pytree import module_base, optimizer_base, optimizer_params
 
-__all__ = ["roots_of", "collect", "Snapshot", "hyperparameters", "rate_groups", "WeakMethod"]
+__all__ = ["roots_of", "collect", "Snapshot", "hyperparameters", "rate_groups"]
 
 _MAX_DEPTH = 4
 _SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, str, bytes, int, float, complex,
          bool, type(None))
 
 
-class WeakMethod:
-    """`func` bound to `obj` without keeping `obj` alive (for compiled methods cached per instance)."""
+def module_base():
+    """`tapeflow.nn.Module`, or None while `tapeflow.nn` is not imported."""
+    return getattr(sys.modules.get("tapeflow.nn"), "Module", None)
 
-    __slots__ = ("func", "ref", "__weakref__")
 
-    def __init__(self, func, obj):
-        self.func = func
-        self.ref = weakref.ref(obj)
+def optimizer_base():
+    """`tapeflow.optim.Optimizer`, or None while `tapeflow.optim` is not imported."""
+    return getattr(sys.modules.get("tapeflow.optim"), "Optimizer", None)
 
-    @property
-    def __self__(self):
-        return self.ref()
 
-    @property
-    def __func__(self):
-        return self.func
-
-    @property
-    def __name__(self):
-        return self.func.__name__
-
-    def __call__(self, *args, **kwargs):
-        obj = self.ref()
-        if obj is None:
-            raise ReferenceError("the object this compiled method belongs to no longer exists")
-        return self.func(obj, *args, **kwargs)
+def optimizer_params(opt) -> list:
+    """Every parameter of `opt`, in parameter-group order."""
+    return [p for group in opt.param_groups for p in group["params"]]
 
 
 def roots_of(fn) -> list:
@@ -66,7 +51,7 @@ def roots_of(fn) -> list:
         if id(f) in seen_fns:
             continue
         seen_fns.add(id(f))
-        if isinstance(f, (types.MethodType, WeakMethod)):
+        if hasattr(f, "__self__") and hasattr(f, "__func__"):  # a bound method
             roots.append(f.__self__)
             stack.append(f.__func__)
             continue

@@ -15,9 +15,9 @@ import heapq
 
 import jax.numpy as jnp
 
+from .._staging.backward import compiled_backward
 from .._state import grad_lock, state
 from .._tensor import Tensor
-from ._fused import try_fused_backward
 from .graph import AccumulateGrad, Node
 
 __all__ = ["run_backward", "accumulate"]
@@ -121,7 +121,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     `inputs`, if given).
     """
     if not create_graph and inputs is None and not state.anomaly and not state.node_interceptors \
-            and try_fused_backward(roots, root_grads, retain_graph):
+            and compiled_backward(roots, root_grads, retain_graph):
         return None
     root_nodes = [n for n, _ in roots]
     deps = _graph(root_nodes)

@@ -6,7 +6,9 @@ Two implementations give the same numbers:
 - the fast path traces the function once (Tensors wrapping JAX tracers),
   applies a JAX transform (`jax.vjp`, `jax.jvp`, `jax.jacrev`/`jacfwd`,
   forward-over-reverse for second order) and compiles it with `jax.jit`,
-  cached per function, input shapes/dtypes and captured state (see `_trace`);
+  staged and cached like every implicit program (see `tapeflow._staging`):
+  captured state is an input, in-place writes to it are written back, random
+  draws advance the generator; a key is compiled on its second call;
 - the tape path differentiates with `autograd.grad`. It is used for
   `create_graph=True` (results stay connected to the graph), `strict=True`,
   and functions whose Python depends on tensor values (`.item()`,
@@ -15,19 +17,59 @@ Two implementations give the same numbers:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 
+from .._staging import pure
+from .._staging.implicit import FAILED, MISS, Implicit
 from .._tensor import Tensor
 from . import _functional_tape as tape
 from ._functional_tape import check_v
-from ._trace import Cache, Unsupported
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
-_cache = Cache(robust=True)
+_cache = Implicit("autograd.functional")
+
+
+class _Unsupported(Exception):
+    """The fast path does not apply (the tape path gives the answer, or PyTorch's error)."""
+
+
+
+
+def _staged(func, kind, prog, tensors: tuple):
+    """`prog(g, *arrays)` as a staged program, `g` being `func` on arrays (see `_staging.implicit`)."""
+    out = _cache.run(func, kind, _body(prog), tensors)
+    if out is FAILED:
+        raise _Unsupported("the function cannot be staged")
+    if out is MISS:
+        try:
+            out = prog(_array_function(func), *_arrays(tensors))
+        except Exception as e:  # noqa: BLE001 - the tape path gives the answer, or PyTorch's error
+            raise _Unsupported(str(e)) from e
+    return out
+
+
+def _body(prog):
+    def body(f, *ts):
+        return prog(_array_function(f), *_arrays(ts))
+    return body
+
+
+def _array_function(func):
+    """`func` on arrays, returning an array or a tuple of arrays (other outputs: the tape path reports them)."""
+    f = pure(func, record=False)
+
+    def g(*arrays):
+        out = f(*arrays)
+        leaves = out if isinstance(out, tuple) else (out,)
+        if not all(isinstance(o, (jax.Array, jax.core.Tracer)) for o in leaves):
+            raise _Unsupported("outputs other than a Tensor or a tuple of Tensors")
+        return out
+    return g
 
 
 # -- argument handling ------------------------------------------------------------------------
@@ -107,34 +149,27 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if _fast(create_graph, strict):
         try:
             return _vjp_fast(func, in_tuple, xs, vs)
-        except Unsupported:
+        except _Unsupported:
             pass
     return tape.vjp(func, in_tuple, xs, vs, create_graph, strict)
 
 
+def _vjp_prog(n, g, *args):
+    xs, v = args[:n], args[n:]
+    out, pull = jax.vjp(g, *xs)
+    outs = out if isinstance(out, tuple) else (out,)
+    if not v:
+        if len(outs) != 1 or outs[0].size != 1:
+            raise _Unsupported("v is required")
+        v = (jnp.ones(outs[0].shape, outs[0].dtype),)
+    if len(v) != len(outs) or any(a.shape != b.shape for a, b in zip(v, outs)):
+        raise _Unsupported("v does not match the outputs")
+    return out, pull(tuple(v) if isinstance(out, tuple) else v[0])
+
+
 def _vjp_fast(func, in_tuple, xs, vs):
-    arrays = _arrays(xs)
-    extra = () if vs is None else _arrays(vs)
-
-    def build(g):
-        def prog(cap, *args):
-            xs_, v_ = args[:len(arrays)], args[len(arrays):]
-            out, pull = jax.vjp(lambda *a: g(cap, *a), *xs_)
-            outs = out if isinstance(out, tuple) else (out,)
-            if not v_:
-                if len(outs) != 1 or outs[0].size != 1:
-                    raise Unsupported("v is required")
-                v_ = (jnp.ones(outs[0].shape, outs[0].dtype),)
-            for a, b in zip(v_, outs):
-                if a.shape != b.shape:
-                    raise Unsupported("shape mismatch")
-            if len(v_) != len(outs):
-                raise Unsupported("length mismatch")
-            ct = tuple(v_) if isinstance(out, tuple) else v_[0]
-            return out, pull(ct)
-        return prog
-
-    out, grads = _cache.run(func, "vjp", build, arrays, extra, "vjp")
+    n = len(xs)
+    out, grads = _staged(func, ("vjp", n), functools.partial(_vjp_prog, n), (*xs, *(vs or ())))
     out_t = out if isinstance(out, tuple) else (out,)
     return _post(_wrap(out_t), isinstance(out, tuple)), _post(_wrap(grads), in_tuple)
 
@@ -163,21 +198,18 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     vs = _input_v(v, xs, "jvp")
     if _fast(create_graph, strict):
         try:
-            arrays = _arrays(xs)
-
-            def build(g):
-                def prog(cap, *args):
-                    n = len(args) // 2
-                    return jax.jvp(lambda *a: g(cap, *a), args[:n], args[n:])
-                return prog
-
-            out, tan = _cache.run(func, "jvp", build, arrays, _arrays(vs), "jvp")
+            out, tan = _staged(func, "jvp", _jvp_prog, (*xs, *vs))
             is_t = isinstance(out, tuple)
             out_t, tan_t = (out, tan) if is_t else ((out,), (tan,))
             return _post(_wrap(out_t), is_t), _post(_wrap(tan_t), is_t)
-        except Unsupported:
+        except _Unsupported:
             pass
     return tape.jvp(func, in_tuple, xs, vs, create_graph, strict)
+
+
+def _jvp_prog(g, *args):
+    n = len(args) // 2
+    return jax.jvp(g, args[:n], args[n:])
 
 
 # -- jacobian -----------------------------------------------------------------------------------
@@ -220,28 +252,28 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
     if _fast(create_graph, strict):
         try:
-            transform = jax.jacfwd if strategy == "forward-mode" else jax.jacrev
-            argnums = tuple(range(len(xs)))
-
-            def build(g):
-                def prog(cap, *args):
-                    return transform(lambda *a: g(cap, *a), argnums=argnums)(*args)
-                return prog
-
-            jac = _cache.run(func, ("jacobian", strategy), build, _arrays(xs), (), "jacobian")
+            jac = _staged(func, ("jacobian", strategy), _jacobian_prog(strategy), xs)
             # One tuple per output when the function returns a tuple, else one array per input.
             out_is_tuple = bool(jac) and isinstance(jac[0], tuple)
             rows = jac if out_is_tuple else (jac,)
             return _post(tuple(_wrap(row) for row in rows), (out_is_tuple, in_tuple))
-        except Unsupported:
+        except _Unsupported:
             pass
     return tape.jacobian(func, in_tuple, xs, create_graph, strict)
 
 
+def _jacobian_prog(strategy: str):
+    transform = jax.jacfwd if strategy == "forward-mode" else jax.jacrev
+
+    def prog(g, *args):
+        return transform(g, argnums=tuple(range(len(args))))(*args)
+    return prog
+
+
 # -- second order -----------------------------------------------------------------------------
-def _scalar(g, cap, what: str):
+def _scalar(g, what: str):
     def s(*a):
-        out = g(cap, *a)
+        out = g(*a)
         if isinstance(out, tuple):
             if len(out) != 1:
                 raise RuntimeError(f"The function given to {what} should return a single Tensor")
@@ -288,18 +320,16 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
     in_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
     if _fast(create_graph, strict):
         try:
-            argnums = tuple(range(len(xs)))
-
-            def build(g):
-                def prog(cap, *args):
-                    return jax.jacfwd(jax.jacrev(_scalar(g, cap, "hessian"), argnums=argnums), argnums=argnums)(*args)
-                return prog
-
-            h = _cache.run(func, "hessian", build, _arrays(xs), (), "hessian")
+            h = _staged(func, "hessian", _hessian_prog, xs)
             return _post(tuple(_wrap(row) for row in h), (in_tuple, in_tuple))
-        except Unsupported:
+        except _Unsupported:
             pass
     return tape.hessian(func, in_tuple, xs, create_graph, strict, outer_jacobian_strategy)
+
+
+def _hessian_prog(g, *args):
+    argnums = tuple(range(len(args)))
+    return jax.jacfwd(jax.jacrev(_scalar(g, "hessian"), argnums=argnums), argnums=argnums)(*args)
 
 
 def _second(kind: str, func, inputs, v, create_graph, strict):
@@ -307,24 +337,23 @@ def _second(kind: str, func, inputs, v, create_graph, strict):
     vs = _input_v(v, xs, kind)
     if _fast(create_graph, strict):
         try:
-            def build(g):
-                def prog(cap, *args):
-                    n = len(args) // 2
-                    s = _scalar(g, cap, kind)
-                    grad = jax.grad(s, argnums=tuple(range(n)))
-                    if kind == "hvp":
-                        _, prod = jax.jvp(grad, args[:n], args[n:])
-                    else:
-                        _, pull = jax.vjp(grad, *args[:n])
-                        prod = pull(tuple(args[n:]))
-                    return s(*args[:n]), prod
-                return prog
-
-            out, prod = _cache.run(func, kind, build, _arrays(xs), _arrays(vs), kind)
+            out, prod = _staged(func, kind, functools.partial(_second_prog, kind), (*xs, *vs))
             return Tensor._wrap(out), _post(_wrap(prod), in_tuple)
-        except Unsupported:
+        except _Unsupported:
             pass
     return tape.second(kind, func, in_tuple, xs, vs, create_graph, strict)
+
+
+def _second_prog(kind, g, *args):
+    n = len(args) // 2
+    s = _scalar(g, kind)
+    grad = jax.grad(s, argnums=tuple(range(n)))
+    if kind == "hvp":
+        _, prod = jax.jvp(grad, args[:n], args[n:])
+    else:
+        _, pull = jax.vjp(grad, *args[:n])
+        prod = pull(tuple(args[n:]))
+    return s(*args[:n]), prod
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):

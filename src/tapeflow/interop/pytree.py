@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import collections
 import copy
-import sys
 
 import jax
 
+from .._staging.state import module_base, optimizer_base, optimizer_params
 from .._tensor import Tensor, _init
 
 __all__ = ["register_tensor_type", "register_module_type", "register_optimizer_type", "register_known_types"]
@@ -167,9 +167,6 @@ class _OptimizerDef:
         return hash((id(self.opt), self.n))
 
 
-def optimizer_params(opt) -> list:
-    """Every parameter of `opt`, in parameter-group order."""
-    return [p for group in opt.param_groups for p in group["params"]]
 
 
 def _flatten_optimizer(opt):
@@ -258,11 +255,4 @@ def register_known_types() -> None:
         _register_hierarchy(optimizer_cls, register_optimizer_type)
 
 
-def module_base():
-    """`tapeflow.nn.Module`, or None while `tapeflow.nn` is not imported."""
-    return getattr(sys.modules.get("tapeflow.nn"), "Module", None)
 
-
-def optimizer_base():
-    """`tapeflow.optim.Optimizer`, or None while `tapeflow.optim` is not imported."""
-    return getattr(sys.modules.get("tapeflow.optim"), "Optimizer", None)

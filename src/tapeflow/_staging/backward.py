@@ -1,0 +1,130 @@
+"""The engine's compiled mode: a backward pass whose graph structure was seen before runs as one program.
+
+Eager backward makes one XLA call per node. When the same graph *structure*
+(ops, static parameters, which inputs need gradients, what each node saved,
+edges) comes back, as it does in every training loop, the engine itself is
+traced under `jax.jit` with the saved arrays as inputs, and that one program
+runs the VJPs and the accumulation into `.grad` together. A structure is
+compiled the second time it is seen (the warm-up rule of `cache.Programs`), so
+a graph that changes every step never pays for compilation.
+
+Only plain passes qualify: op nodes only, no hooks, no `retain_grad`, no
+`create_graph`, no anomaly mode or node interceptors (the profiler). The rest
+runs node by node, with identical results.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import jax
+
+from .._state import grad_lock
+from .._tensor import Tensor
+from ..autograd.graph import AccumulateGrad, OpNode
+from .cache import Programs
+
+__all__ = ["compiled_backward"]
+
+MAX_NODES = 1000  # larger graphs would compile for too long
+_programs = Programs(None, size=128)  # one per process, for every graph: no re-trace warning
+_graph = threading.local()  # the graph a trace walks (`_traced` reads it)
+
+
+def _plan(roots):
+    """Walk the graph once: `(nodes, leaves, saved arrays, key)`, or None if it does not qualify. The key
+    records, per node, its op, static parameters, the saved arrays it reads and where its gradients go."""
+    index, leaves, nodes, key, args, arg_index = {}, {}, [], [], [], {}
+
+    def number(n):
+        if type(n) is AccumulateGrad:
+            if n.variable._hooks:
+                raise _NotPlain
+            return -1 - leaves.setdefault(n, len(leaves))
+        if n not in index:
+            index[n] = len(nodes)
+            nodes.append(n)
+        return index[n]
+
+    try:
+        root_key = tuple((number(n), nr) for n, nr in roots)
+        for node in nodes:  # grows while it is walked
+            if len(nodes) > MAX_NODES or not _plain(node):
+                return None
+            edges = tuple(None if n is None else (number(n), nr) for n, nr in node.next_functions)
+            slots = []
+            for a in (node._ans, *node._saved):
+                a = getattr(a, "_data", a)
+                if a is not None and id(a) not in arg_index:
+                    arg_index[id(a)] = len(args)
+                    args.append(a)
+                slots.append(-1 if a is None else arg_index[id(a)])
+            key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
+    except _NotPlain:
+        return None
+    grads_present = tuple(leaf.variable.grad is not None for leaf in leaves)
+    return nodes, list(leaves), args, (tuple(key), root_key, grads_present)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain(node) -> bool:
+    return (isinstance(node, OpNode) and not node._freed and not node._pre_hooks and not node._post_hooks
+            and not node._tensor_hooks and not node._retained
+            and all(entry[0].version == entry[1] for entry in node._versions))  # else the engine raises
+
+
+def _traced(root_grads, args, leaf_grads):
+    """The engine's own pass over `_graph.current`, with the saved arrays replaced by the program's inputs."""
+    from ..autograd.engine import run_backward
+
+    roots, nodes, leaves, key = _graph.current
+    kept = [(n._ans, n._saved) for n in nodes]
+    try:
+        for n, spec in zip(nodes, key[0]):
+            ans, *saved = [None if j < 0 else args[j] for j in spec[5]]
+            n._ans, n._saved = ans, tuple(saved)
+        new = run_backward(roots, list(root_grads), retain_graph=True, create_graph=False,
+                           inputs=[leaf.variable for leaf in leaves], capture=True, allow_unused=True)
+    finally:
+        for n, (ans, saved) in zip(nodes, kept):
+            n._ans, n._saved = ans, saved
+    new = [None if g is None else g._data for g in new]
+    return [a if old is None or a is None else old + a for old, a in zip(leaf_grads, new)]
+
+
+def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
+    """Run backward as one program if this graph structure was seen before; False if not (yet) applicable."""
+    plan = _plan(roots)
+    if plan is None:
+        return False
+    nodes, leaves, args, key = plan
+    slot = _programs.slot(key)
+    if not _programs.ready(slot):
+        return False
+    if slot.program is None:
+        # A fresh function per structure: `jax.jit`s of one function share their traces by argument types.
+        slot.program = jax.jit(lambda root_grads, saved, leaf_grads: _traced(root_grads, saved, leaf_grads))
+        _programs.traced(key)
+    with grad_lock:  # read the grads, add (in the program, dispatched asynchronously), write back: atomically
+        old = [None if leaf.variable.grad is None else leaf.variable.grad._data for leaf in leaves]
+        _graph.current = (roots, nodes, leaves, key)
+        try:
+            new = slot.program(list(root_grads), args, old)
+        finally:
+            _graph.current = None
+        for leaf, g in zip(leaves, new):
+            var = leaf.variable
+            if g is None:
+                continue
+            if var.grad is None:
+                var.grad = Tensor._wrap(g)
+            else:
+                var.grad._data = g
+                var.grad._st().version += 1
+    if not retain_graph:
+        for node in nodes:
+            node._release()
+    return True

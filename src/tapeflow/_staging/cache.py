@@ -1,0 +1,76 @@
+"""The one program cache: bounded LRU, one warm-up rule, a warning on repeated re-traces.
+
+Every staged path (`tp.compile`, `tp.func`, `autograd.functional`, the engine's
+compiled backward) keeps its programs in a `Programs`. A key is a tuple of
+`(part name, value)` pairs, so that a warning can say which part changed.
+
+The warm-up rule: a key the user did not ask to compile (an implicit cache) is
+traced the second time it is seen; its first call runs uncached, so code whose
+structure changes every call never pays for compilation. `tp.compile` asks
+explicitly and traces on the first call.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+
+__all__ = ["Programs", "Slot"]
+
+RETRACE_WARNING = 16  # traces of one cache before the warning
+
+
+class Slot:
+    """A key's place in the cache: how often it was seen, its program once traced, or why it failed."""
+
+    __slots__ = ("seen", "program", "failed")
+
+    def __init__(self):
+        self.seen = 0
+        self.program = None
+        self.failed = None
+
+
+class Programs:
+    """Slots by key, the least recently used dropped beyond `size`."""
+
+    def __init__(self, name: str | None, *, size: int = 64, warmup: int = 1):
+        self.name, self.size, self.warmup = name, size, warmup  # no name: no warning
+        self._slots: OrderedDict = OrderedDict()
+        self.traces = 0
+        self._last_key = None
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def values(self):
+        return self._slots.values()
+
+    def slot(self, key, count: bool = True) -> Slot:
+        """The slot of `key` (new or refreshed); with `count`, one more sighting of it."""
+        s = self._slots.get(key)
+        if s is None:
+            s = self._slots[key] = Slot()
+            if len(self._slots) > self.size:
+                self._slots.popitem(last=False)
+        else:
+            self._slots.move_to_end(key)
+        s.seen += count
+        return s
+
+    def ready(self, s: Slot) -> bool:
+        """Whether `s` has been seen often enough to be traced (the warm-up rule)."""
+        return s.failed is None and s.seen > self.warmup
+
+    def traced(self, key, stacklevel: int = 4) -> None:
+        """Count a trace of `key`; at the `RETRACE_WARNING`-th, say which part of the key keeps changing."""
+        self.traces += 1
+        last, self._last_key = self._last_key, key
+        if self.traces != RETRACE_WARNING or self.name is None:
+            return
+        changed = [name for (name, a), (_, b) in zip(key, last or key) if a != b] or ["nothing: evicted entries"]
+        warnings.warn(f"{self.name} has been traced {self.traces} times; the last trace was for a new "
+                      f"{', '.join(changed)}. A program is reused only while its key stays the same: keep the "
+                      "arguments' shapes, dtypes and static values, the grad mode and the state the function "
+                      "reads (its identity, shapes, dtypes, training flags, optimizer settings) fixed between "
+                      "calls.", stacklevel=stacklevel)

@@ -1,0 +1,80 @@
+"""Programs the user did not ask for: `tp.func` and `autograd.functional` cache their transforms here.
+
+`Implicit.run(func, kind, body, args)` runs `body(func, *args)` (a JAX transform
+of the user's `func`) as a `Staged` program kept per `(func, kind)`, with the
+staging policy of every path: captured state lifted, in-place writes to it
+written back, random draws threading the key. It returns `MISS` when the
+caller should run its uncached path instead: inside an enclosing JAX
+transform (which compiles the whole) and on a key's first call (the warm-up
+rule); `FAILED` for a key whose trace failed (data-dependent Python, host
+reads, a transform that does not apply).
+The user's function is held weakly: a cached program never keeps it alive.
+"""
+
+from __future__ import annotations
+
+import types
+import weakref
+
+import jax
+
+from .boundary import to_arrays
+from .program import Staged, Unkeyable, trace_state_clean
+from .state import roots_of
+
+__all__ = ["Implicit", "MISS", "FAILED"]
+
+MISS = object()  # run the uncached path
+FAILED = object()  # run the uncached path: a trace of this key failed, and the transform would fail the same way
+
+
+def _miss(failed, args, kwargs):
+    return FAILED if failed else MISS
+
+
+class Implicit:
+    """Staged transforms of user functions, by function (weakly) and kind."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._by_func: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def stages(self, func) -> list:
+        """The staged programs kept for `func` (for tests and introspection)."""
+        return list(self._by_func.get(getattr(func, "__func__", func), {}).values())
+
+    def run(self, func, kind, body, args: tuple, kwargs: dict | None = None):
+        if not trace_state_clean():
+            return MISS
+        try:
+            per = self._by_func.setdefault(getattr(func, "__func__", func), {})
+            key = (id(getattr(func, "__self__", None)), kind)
+            staged = per.get(key)
+        except TypeError:  # a function that cannot be weakly referenced, or an unhashable kind
+            return MISS
+        if staged is None:
+            staged = per[key] = _stage(func, body, self.name)
+        try:
+            return staged(*args, **(kwargs or {}))
+        except Unkeyable:
+            return MISS
+
+
+def _stage(func, body, name: str) -> Staged:
+    ref = weakref.WeakMethod(func) if isinstance(func, types.MethodType) else weakref.ref(func)
+
+    def fn(*args, **kwargs):
+        f = ref()
+        if f is None:
+            raise ReferenceError("the function was freed")
+        out = to_arrays(body(f, *args, **kwargs))
+        if not all(isinstance(o, (jax.Array, jax.core.Tracer)) for o in jax.tree.leaves(out)):
+            # A program returns arrays only: a Python value in the output (aux) would come back as one.
+            raise TypeError("the output holds values that are not tensors")
+        return out
+
+    def roots():
+        f = ref()
+        return [] if f is None else roots_of(f)
+
+    return Staged(fn, name=f"{name} of {getattr(func, '__qualname__', 'a function')}", fallback=_miss, roots=roots)

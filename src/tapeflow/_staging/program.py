@@ -1,0 +1,535 @@
+"""`Staged`: an eager tapeflow function as cached XLA programs, with eager semantics kept.
+
+The function runs under `jax.jit` with every Tensor it touches holding a
+tracer; the tape, `.backward()`, optimizer updates and JAX transforms it
+applies run on those tracers and JAX records the whole. The policy, the same
+for `tp.compile`, `tp.func` and `autograd.functional`:
+
+- state the function reads without taking it as an argument (parameters,
+  buffers, `.grad`s, optimizer state, learning rates, the global RNG key) is
+  lifted: its current arrays are inputs of the program;
+- what the function writes to that state (in place, by `.grad`, or by storing
+  a new tensor where the state lives) comes back as outputs written into the
+  same Tensor objects; state it leaves untouched is not an output (XLA would
+  copy it);
+- random draws thread the lifted key, so every call draws anew;
+- the key of a program holds the arguments' tree, shapes, dtypes and static
+  values, the grad mode, and the lifted state's identities, shapes, dtypes,
+  grad presence, training flags and optimizer settings (see `cache.py`).
+
+Per call, the state found by the last call is reused while a snapshot of what
+its walk looked at (`state.Snapshot`) still matches. Without donation the
+program even starts before that check, which then overlaps its execution; a
+run whose check fails is dropped and the call starts over.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import itertools
+import operator
+import weakref
+
+import jax
+import numpy as np
+
+from .. import _dispatch, _factories
+from .._state import state as _mode
+from .._tensor import Tensor
+from . import state as _st
+from .cache import Programs
+
+__all__ = ["Staged", "Unkeyable", "static_key", "trace_state_clean"]
+
+_Tracer = jax.core.Tracer
+# Argument leaves that cannot hold state: the rest (modules, optimizers, objects) start the state walk too.
+_NOT_ROOTS = (Tensor, jax.Array, np.ndarray, bool, int, float, complex, str, bytes, type(None))
+
+try:
+    from jax._src.core import trace_state_clean
+except ImportError:  # pragma: no cover - a JAX without it: staged functions then always trace
+    def trace_state_clean() -> bool:
+        return True
+
+
+class Unkeyable(TypeError):
+    """An argument that is neither traced nor hashable, so it cannot be part of a program's key."""
+
+
+class _Retrace(Exception):
+    """Raised instead of tracing during a speculative run (see `Staged._speculate`)."""
+
+
+class _NewState(Exception):
+    """Raised inside a trace when a tensor that must be lifted was not known beforehand."""
+
+    def __init__(self, tensors):
+        super().__init__("new state discovered")
+        self.tensors = tensors
+
+
+def _snapshot(t: Tensor) -> tuple:
+    g = t.grad
+    return (t, t._data, g, None if g is None else g._data, t.grad_fn, t._output_nr, t._requires_grad)
+
+
+def _restore(snap: tuple) -> None:
+    t, data, g, gdata, grad_fn, output_nr, requires_grad = snap
+    t._data = data
+    t.grad = g
+    if g is not None:
+        g._data = gdata
+    t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
+
+
+class _Entry:
+    """One traced program and what is needed to write its results back: `data_out` / `grad_out` (positions
+    of lifted tensors given a new value / `.grad` array), `grad_cleared`, `key_out` (the RNG key advanced),
+    `created` (tensors the function stored where it can reach them again), `seen` (tensors read as
+    constants), `fresh` (traced by the current call: aliases may have seen tracers)."""
+
+    __slots__ = ("jitted", "out_spec", "created", "data_out", "grad_out", "grad_cleared", "key_out", "fresh", "seen")
+
+    def __init__(self, jitted):
+        self.jitted = jitted
+        self.out_spec = None
+        self.created = self.seen = ()
+        self.data_out = self.grad_out = self.grad_cleared = ()
+        self.key_out = self.fresh = False
+
+
+class _Record:
+    """The last call's state discovery, reused while its snapshot still matches. Holds tensors weakly."""
+
+    __slots__ = ("snapshot", "found", "_optimizers", "lifted_ids", "call_spec", "specs", "key", "slot")
+
+    def __init__(self, snapshot, found, optimizers, lifted, call_spec, specs, key, slot):
+        self.snapshot = snapshot
+        self.found = [weakref.ref(t) for t in found]
+        self._optimizers = [weakref.ref(o) for o in optimizers]
+        self.lifted_ids = tuple(map(id, lifted))
+        self.call_spec, self.specs, self.key, self.slot = call_spec, specs, key, slot
+
+    def found_tensors(self) -> list:
+        return [r() for r in self.found]  # all alive while the snapshot matches: it watches them
+
+    def optimizers(self) -> list:
+        return [r() for r in self._optimizers]
+
+
+class Staged:
+    """`fn` as cached programs (see the module docstring).
+
+    Arguments:
+        fn: the eager function.
+        name: how warnings name it.
+        donate_state: let XLA reuse the buffers of lifted state for the new values.
+        fallback: the uncached path, `fallback(failed, args, kwargs)`. With one, a key runs it on its first
+            call (the warm-up rule), inside an enclosing JAX transform, and for good once tracing it failed
+            (data-dependent Python, host reads: `failed` is then True); without one, every key is traced on
+            its first call and errors propagate.
+        roots: a function returning where the state walk starts (default: what `fn` reaches).
+    """
+
+    def __init__(self, fn, *, name: str, donate_state: bool = False, fallback=None, roots=None):
+        self.fn, self.donate_state, self.fallback = fn, donate_state, fallback
+        self._static_roots = roots or functools.partial(_st.roots_of, fn)
+        self.programs = Programs(name, warmup=0 if fallback is None else 1)
+        self._extra = weakref.WeakValueDictionary()  # id -> Tensor found only while tracing
+        self._ctx = None
+        self._record = None
+        self._rates = ((), [])  # the last learning rates and the device scalars passed for them
+
+    @property
+    def traces(self) -> int:
+        return self.programs.traces
+
+    def __call__(self, *args, **kwargs):
+        if self.fallback is not None and not trace_state_clean():
+            return self.fallback(False, args, kwargs)  # the enclosing transform compiles (or not) the whole
+        for attempt in range(2):
+            try:
+                return self._call(args, kwargs, allow_new_state=attempt == 0)
+            except _NewState as e:
+                self._record = None
+                for t in e.tensors:
+                    self._extra[id(t)] = t
+        raise AssertionError("unreachable")
+
+    def _call(self, args, kwargs, allow_new_state):
+        leaves, in_tree, arg_tensors, arg_arrays, spec = _split_arguments(args, kwargs)
+        gen = _factories.default_generator
+        call_spec = (in_tree, spec, _array_spec(gen.key), _mode.grad_enabled, _mode.anomaly)
+        call = (leaves, in_tree, arg_tensors, arg_arrays, allow_new_state)
+        rec = self._record
+        if rec is not None and rec.call_spec == call_spec and rec.slot.program is not None and not self.donate_state:
+            done = self._speculate(rec, call)
+            if done is not None:
+                return done[0]
+        rec, lifted = self._discover(leaves, arg_tensors, call_spec)
+        slot, fresh = rec.slot, rec.slot.program is None
+        if fresh:
+            slot = rec.slot = self.programs.slot(rec.key)
+            if not self.programs.ready(slot):
+                return self.fallback(slot.failed is not None, args, kwargs)
+            slot.program = _Entry(self._make_jitted())
+        tensors = arg_tensors + lifted
+        try:
+            outputs = self._run(rec, tensors, call)
+        except _NewState:
+            raise
+        except Exception as e:  # noqa: BLE001 - a failed trace: the uncached path reports real errors
+            if self.fallback is None or not fresh:
+                raise
+            slot.failed = f"{type(e).__name__}: {e}"
+            return self.fallback(True, args, kwargs)
+        if fresh:
+            self.programs.traced(rec.key, stacklevel=4)
+        out = self._finish(slot.program, tensors, outputs)
+        if slot.program.seen:
+            self._lift_constants(slot.program)
+        return out
+
+    def _speculate(self, rec, call):
+        """Run the last call's program on the tensors it lifted, then check that the state is still what
+        that call found: the check overlaps the program's execution instead of delaying it. The results of
+        a run whose check fails are dropped (nothing was donated or written).
+
+        Returns `(output,)`, or None when the call must discover its state first.
+        """
+        leaves, _, arg_tensors, _, _ = call
+        if not rec.snapshot.alive:
+            return None
+        found = rec.found_tensors()
+        if arg_tensors:
+            arg_ids = {id(t) for t in arg_tensors}
+            found = [t for t in found if id(t) not in arg_ids]
+        if tuple(map(id, found)) != rec.lifted_ids:
+            return None
+        tensors = arg_tensors + found
+        try:
+            outputs = self._run(rec, tensors, call, speculative=True)
+        except _Retrace:  # the arrays are not of the shapes and types the program was traced for
+            return None
+        except Exception:
+            if self._still_matches(rec, leaves, found):
+                raise
+            return None
+        if not self._still_matches(rec, leaves, found):
+            return None
+        return (self._finish(rec.slot.program, tensors, outputs),)
+
+    def _still_matches(self, rec, leaves, lifted) -> bool:
+        return rec.snapshot.matches(self._roots(leaves)) and _tensor_specs(lifted) == rec.specs
+
+    def _run(self, rec, tensors, call, speculative=False):
+        """Call the program of `rec` (tracing it first if it is new, unless `speculative`)."""
+        leaves, in_tree, arg_tensors, arg_arrays, allow_new_state = call
+        slot, gen = rec.slot, _factories.default_generator
+        entry = slot.program
+        groups = _st.rate_groups(rec.optimizers())
+        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, speculative)
+        inputs = ([t._data for t in tensors], [None if t.grad is None else t.grad._data for t in tensors],
+                  arg_arrays, gen.key, self._rate_inputs(groups))
+        try:
+            return entry.jitted(*inputs), groups
+        except BaseException:
+            if not speculative:
+                self._record = None
+                if entry.out_spec is None:  # the trace did not complete: forget it
+                    slot.program = None
+            raise
+        finally:
+            self._ctx = None
+
+    def _finish(self, entry, tensors, outputs):
+        """Write the program's results into the tensors and return the function's output."""
+        (outs, datas, grads, created, new_key, new_rates), groups = outputs
+        _write_back(tensors, datas, grads, entry)
+        for t, d in zip(entry.created, created):
+            t._data = d
+        if entry.key_out:
+            _factories.default_generator.key = new_key
+        for g, r in zip(groups, new_rates):
+            if r is not None:  # the function itself changed the learning rate
+                g["lr"] = float(r)
+        return _rebuild_outputs(entry.out_spec, outs)
+
+    def _lift_constants(self, entry) -> None:
+        """Tensors the trace read as constants (not found by the walk) that outlive it are state the program
+        would serve stale: lift them from the next call on (a new trace)."""
+        refs, entry.seen = entry.seen, ()
+        alive = [t for t in (r() for r in refs) if t is not None]
+        if alive:
+            gc.collect()  # temporaries of the trace kept only by reference cycles
+            alive = [t for t in (r() for r in refs) if t is not None]
+        for t in alive:
+            self._extra[id(t)] = t
+        if alive:
+            self._record = None
+
+    def _discover(self, leaves, arg_tensors, call_spec):
+        """The lifted tensors and the record of the program to run for them: the last call's while its
+        snapshot of the state still matches, otherwise a new walk and key."""
+        roots = self._roots(leaves)
+        arg_ids = {id(t) for t in arg_tensors}
+        rec = self._record
+        if rec is not None and rec.snapshot.matches(roots):
+            found = rec.found_tensors()
+            lifted = [t for t in found if id(t) not in arg_ids] if arg_ids else found
+            if (rec.call_spec == call_spec and tuple(map(id, lifted)) == rec.lifted_ids
+                    and _tensor_specs(lifted) == rec.specs):
+                return rec, lifted
+        snapshot = _st.Snapshot()
+        found, modules, optimizers = self._lifted_state(roots, snapshot)
+        lifted = [t for t in found if id(t) not in arg_ids]
+        specs = _tensor_specs(lifted)
+        key = (("arguments", call_spec[:2]), ("random key", call_spec[2]), ("grad mode", call_spec[3:]),
+               ("lifted state", tuple(map(id, lifted))), ("shape, dtype or grad of lifted state", specs),
+               ("training flag or optimizer setting", _st.hyperparameters(modules, optimizers)))
+        slot = self.programs.slot(key, count=False)
+        rec = self._record = _Record(snapshot, found, optimizers, lifted, call_spec, specs, key, slot)
+        return rec, lifted
+
+    def _roots(self, leaves) -> list:
+        """Where the state walk starts: what the function reaches, and arguments that may hold state."""
+        return [*self._static_roots(), *(x for x in leaves if not isinstance(x, _NOT_ROOTS))]
+
+    def _lifted_state(self, roots, snapshot=None):
+        """Tensors to lift, arguments included (in a stable order), and the modules and optimizers met."""
+        found: dict = {}
+        modules: list = []
+        optimizers: list = []
+        _st.collect(roots, found, modules, optimizers, snapshot=snapshot)
+        extra = [t for k, t in list(self._extra.items()) if found.setdefault(k, t) is t]
+        if snapshot is not None:
+            snapshot.watch(extra)  # a snapshot holding tensors found while tracing stops matching when one goes
+        return list(found.values()), modules, optimizers
+
+    def _rate_inputs(self, groups) -> list:
+        """The learning rates as device scalars, made again only when one changes."""
+        rates = tuple(float(g["lr"]) for g in groups)
+        if rates != self._rates[0]:
+            self._rates = (rates, [jax.numpy.asarray(r) for r in rates])
+        return self._rates[1]
+
+    def _make_jitted(self):
+        donate = (0, 1) if self.donate_state else ()
+
+        # A fresh function per key: JAX shares its trace cache between `jax.jit`s of equal functions.
+        def traced(datas, grads, arrays, rng, rates):
+            return self._traced(datas, grads, arrays, rng, rates)
+
+        return jax.jit(traced, donate_argnums=donate)
+
+    # -- what runs under jax.jit -------------------------------------------------------------------------------
+    def _traced(self, datas, grads, arrays, rng, rates):
+        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state, speculative = self._ctx
+        if speculative:
+            raise _Retrace()
+        slots: dict = {}  # where each tensor is stored, for code that replaces a stored tensor
+        _st.collect(self._roots(leaves), {}, [], [], slots)
+        placed = [(c, k, t) for t in tensors for c, k in slots.get(id(t), ())]
+        saved = ([_snapshot(t) for t in tensors], [g["lr"] for g in groups], _factories.default_generator.key)
+        seen: dict = {}
+        try:
+            out = self._call_traced(tensors, datas, grads, arrays, rng, rates, seen)
+            written = [s[0] for s in seen.values() if s[0]._data is not s[1] and isinstance(s[0]._data, _Tracer)]
+            if written and allow_new_state:
+                raise _NewState(written)
+            entry.out_spec, out_arrays = _flatten_outputs(out)
+            new_datas, new_grads = self._changed_state(entry, tensors, placed, datas, grads)
+            entry.created = tuple(_created_state({id(t) for t in tensors}, [*self._roots(leaves), *leaves]))
+            created = [t._data for t in entry.created]
+            gen = _factories.default_generator
+            entry.key_out = gen.key is not rng
+            new_key = gen.key if entry.key_out else None
+            new_rates = [None if isinstance(g["lr"], Tensor) and g["lr"]._data is r else
+                         getattr(g["lr"], "_data", g["lr"]) for g, r in zip(groups, rates)]
+            entry.seen = tuple(weakref.ref(s[0]) for s in seen.values())
+        finally:
+            snaps, old_rates, _factories.default_generator.key = saved
+            for g, r in zip(groups, old_rates):
+                g["lr"] = r
+            for c, k, t in placed:
+                c[k] = t  # code that replaced a stored tensor: the original object gets the new value
+            for s in (*snaps, *seen.values()):
+                _restore(s)
+        return out_arrays, new_datas, new_grads, created, new_key, new_rates
+
+    def _call_traced(self, tensors, datas, grads, arrays, rng, rates, seen):
+        """Put the traced inputs in place and call the function, watching for tensors it reads as constants."""
+        leaves, in_tree, _, n_args, groups, _, allow_new_state, _ = self._ctx
+        for t, d, g in zip(tensors, datas, grads):
+            t._data = d
+            if g is not None:
+                t.grad._data = g
+        _factories.default_generator.key = rng
+        for g, r in zip(groups, rates):
+            g["lr"] = Tensor._wrap(r)  # a traced 0-d tensor: learning-rate schedules reuse the program
+        it, tensor_it = iter(arrays), iter(tensors[:n_args])
+        call_leaves = [next(tensor_it) if isinstance(x, Tensor) else
+                       next(it) if isinstance(x, (jax.Array, np.ndarray)) else x for x in leaves]
+        args, kwargs = jax.tree.unflatten(in_tree, call_leaves)
+        watch = functools.partial(_watch, {id(t) for t in tensors}, seen, allow_new_state)
+        _mode.interceptors.append(watch)
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            _mode.interceptors.remove(watch)
+
+    def _changed_state(self, entry, tensors, placed, datas, grads):
+        """The new values and grads of the lifted tensors, leaving out (when nothing is donated) those that
+        are still the program's inputs: returning an input unchanged makes XLA copy it."""
+        final = _final_values(tensors, placed)
+        keep_all = self.donate_state  # donated inputs must come back, or their buffers are lost
+        entry.data_out = tuple(i for i, (d, d_in) in enumerate(zip(final, datas)) if keep_all or d is not d_in)
+        new_grads = [None if t.grad is None else t.grad._data for t in tensors]
+        pairs = list(zip(new_grads, grads))
+        entry.grad_out = tuple(i for i, (g, g_in) in enumerate(pairs) if g is not None and (keep_all or g is not g_in))
+        entry.grad_cleared = tuple(i for i, (g, g_in) in enumerate(pairs) if g is None and g_in is not None)
+        entry.fresh = True
+        return [final[i] for i in entry.data_out], [new_grads[i] for i in entry.grad_out]
+
+
+def _split_arguments(args, kwargs):
+    """Flatten the arguments: Tensors and arrays are traced, modules/optimizers lifted, the rest static."""
+    if not kwargs and all(map(isinstance, args, itertools.repeat(Tensor))):  # the common case, no tree walk
+        leaves = list(args)
+        return leaves, _flat_tree(len(args)), leaves, [], _tensor_specs(leaves)
+    containers = tuple(c for c in (_st.module_base(), _st.optimizer_base()) if c is not None)
+    leaves, in_tree = jax.tree.flatten((args, kwargs), is_leaf=lambda x: isinstance(x, (Tensor, *containers)))
+    arg_tensors, arg_arrays, spec = [], [], []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            arg_tensors.append(x)
+            spec.append(("T", _array_spec(x._data), x._requires_grad, _grad_spec(x)))
+        elif isinstance(x, (jax.Array, np.ndarray)):
+            arg_arrays.append(x)
+            spec.append(("A", x.shape, x.dtype))
+        elif containers and isinstance(x, containers):
+            spec.append(("S", id(x)))
+        else:
+            spec.append(("V", static_key(x)))
+    return leaves, in_tree, arg_tensors, arg_arrays, tuple(spec)
+
+
+def static_key(x):
+    """A non-tensor argument as part of a key. Numbers by type and repr: `1`, `1.0` and `True` differ, and
+    so do `0.0` and `-0.0`; NaN equals itself."""
+    if isinstance(x, (int, float, complex, np.generic)):
+        return (type(x), repr(x))
+    try:
+        hash(x)
+    except TypeError as e:
+        raise Unkeyable(f"argument of type {type(x).__name__} is neither a Tensor, an array, a Module nor an "
+                        "optimizer, so it is treated as static and must be hashable. Pass arrays as Tensors, or "
+                        "close over the object instead of passing it.") from e
+    return (type(x), x)
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_tree(n: int):
+    """The tree of `(args, kwargs)` for `n` positional tensors and no keyword arguments."""
+    return jax.tree.structure((tuple(range(n)), {}))
+
+
+def _final_values(tensors, placed) -> list:
+    """Each tensor's value at the end of the trace: its own, or that of a tensor that replaced it where it
+    was stored (e.g. `state["exp_avg"] = new_tensor` in an optimizer)."""
+    final = {id(t): t._data for t in tensors}
+    for c, k, t in placed:
+        cur = c.get(k) if isinstance(c, dict) else (c[k] if k < len(c) else None)
+        if cur is not t and isinstance(cur, Tensor):
+            final[id(t)] = cur._data
+            c[k] = t
+    return [final[id(t)] for t in tensors]
+
+
+def _watch(known, seen, allow_new_state, op, args, params, proceed):
+    for a in args:
+        if isinstance(a, Tensor) and id(a) not in known and id(a) not in seen and not isinstance(a._data, _Tracer):
+            seen[id(a)] = _snapshot(a)
+            if a._requires_grad and a.grad_fn is None and allow_new_state:
+                raise _NewState([a])
+    return proceed(op, args, params)
+
+
+def _created_state(known, roots):
+    """Tensors created during the trace that the function stored where it can reach them again
+    (optimizer state, module buffers, closed-over containers)."""
+    found: dict = {}
+    _st.collect(roots, found, [], [])
+    return [t for k, t in found.items() if k not in known and isinstance(t._data, _Tracer)]
+
+
+def _tensor_specs(tensors) -> tuple:
+    """What a trace bakes in about each lifted tensor (its values are inputs): abstract values (shared
+    objects for equal ones, so comparing them is cheap), `requires_grad`, grad presence."""
+    grads = list(map(_grad_of, tensors))
+    has_grad = tuple(map(operator.is_not, grads, itertools.repeat(None)))
+    datas = [*map(_data_of, tensors), *map(_data_of, itertools.compress(grads, has_grad))]
+    try:
+        avals = tuple(map(_aval, datas))
+    except AttributeError:  # not JAX arrays (NumPy)
+        avals = tuple(map(_array_spec, datas))
+    return avals, has_grad, tuple(map(_requires_grad_of, tensors))
+
+
+_aval, _data_of, _grad_of, _requires_grad_of = map(operator.attrgetter, ("aval", "_data", "grad", "_requires_grad"))
+
+
+def _array_spec(a):
+    aval = getattr(a, "aval", None)
+    return (a.shape, a.dtype) if aval is None else aval
+
+
+def _grad_spec(t: Tensor):
+    g = t.grad
+    return None if g is None else _array_spec(g._data)
+
+
+def _flatten_outputs(out):
+    leaves, tree = jax.tree.flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
+    kinds, arrays = [], []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            kinds.append("T")
+            arrays.append(x._data)
+        elif isinstance(x, (jax.Array, np.ndarray, _Tracer)):
+            kinds.append("A")
+            arrays.append(x)
+        else:
+            kinds.append(("V", x))
+    return (tree, tuple(kinds)), arrays
+
+
+def _rebuild_outputs(spec, arrays):
+    tree, kinds = spec
+    if kinds == ("T",) and tree.num_nodes == 1:  # a single tensor (e.g. a loss): no tree to rebuild
+        return Tensor._wrap(arrays[0])
+    it = iter(arrays)
+    leaves = [Tensor._wrap(next(it)) if k == "T" else next(it) if k == "A" else k[1] for k in kinds]
+    return jax.tree.unflatten(tree, leaves)
+
+
+def _write_back(tensors, datas, grads, entry) -> None:
+    written = [tensors[i] for i in entry.data_out]
+    for t, d in zip(written, datas):
+        t._data = d
+    if entry.fresh:  # aliases (views, `.data`, `detach()`) may have seen tracers during the trace
+        entry.fresh = False
+        written = tensors
+    for t in written:
+        st = t._storage
+        if st is not None and st.views:  # show aliases the new values
+            _dispatch._refresh_views(st, t if t._base is None else t._base, t)
+    for i, g in zip(entry.grad_out, grads):
+        t = tensors[i]
+        if t.grad is None:
+            t.grad = Tensor._wrap(g)
+        else:
+            t.grad._data = g
+    for i in entry.grad_cleared:
+        tensors[i].grad = None
