@@ -26,12 +26,22 @@ __all__ = [
 
 # -- arithmetic ---------------------------------------------------------------------------------
 def add(input, other, *, alpha=1):
-    """`input + alpha * other`, broadcasting."""
+    """`input + alpha * other`, broadcasting.
+
+    Example:
+        >>> tp.add(tp.tensor([1., 2.]), tp.tensor([10., 20.]), alpha=2)
+        tensor([21., 42.])
+    """
     return dispatch(X.add, _pair(_t(input), other), (("alpha", alpha),) if alpha != 1 else ())
 
 
 def sub(input, other, *, alpha=1):
-    """`input - alpha * other`, broadcasting."""
+    """`input - alpha * other`, broadcasting.
+
+    Example:
+        >>> tp.sub(tp.tensor([5.0, 5.0]), tp.tensor([1.0, 2.0]), alpha=2)
+        tensor([3., 1.])
+    """
     input = _t(input)
     _no_bool_sub(input, other)
     return dispatch(X.sub, _pair(input, other), (("alpha", alpha),) if alpha != 1 else ())
@@ -41,6 +51,12 @@ subtract = sub
 
 
 def rsub(input, other, *, alpha=1):
+    """`other - alpha * input` (the reflected subtraction).
+
+    Example:
+        >>> tp.rsub(tp.tensor([1.0, 2.0]), 10)
+        tensor([9., 8.])
+    """
     input = _t(input)
     if alpha != 1:
         return sub(other, input * alpha)
@@ -49,7 +65,12 @@ def rsub(input, other, *, alpha=1):
 
 
 def mul(input, other):
-    """Elementwise product, broadcasting."""
+    """Elementwise product, broadcasting.
+
+    Example:
+        >>> tp.mul(tp.tensor([1.0, 2.0]), 3)
+        tensor([3., 6.])
+    """
     return dispatch(X.mul, _pair(_t(input), other))
 
 
@@ -57,7 +78,14 @@ multiply = mul
 
 
 def div(input, other, *, rounding_mode=None):
-    """True division (integer inputs give floats); `rounding_mode="trunc"|"floor"` rounds."""
+    """True division (integer inputs give floats); `rounding_mode="trunc"|"floor"` rounds.
+
+    Example:
+        >>> tp.div(tp.tensor([7, -7]), 2)
+        tensor([ 3.5000, -3.5000])
+        >>> tp.div(tp.tensor([7, -7]), 2, rounding_mode="floor")
+        tensor([ 3, -4])
+    """
     input = _t(input)
     if rounding_mode is not None:
         if rounding_mode == "floor":
@@ -92,18 +120,37 @@ def _result_dtype(a, b):
 
 
 def floor_divide(input, other):
+    """Division rounded down (as Python's `//`); integer division by zero raises.
+
+    Example:
+        >>> tp.floor_divide(tp.tensor([7, -7]), 2)
+        tensor([ 3, -4])
+    """
     input = _t(input)
     check_int_divisor(input, other)
     return dispatch(X.floor_divide, _pair(input, other))
 
 
 def rdiv(input, other):
+    """`other / input` (the reflected division).
+
+    Example:
+        >>> tp.rdiv(tp.tensor([1.0, 4.0]), 2)
+        tensor([2.0000, 0.5000])
+    """
     input = _t(input)
     return div(as_tensor(other, dtype=input.dtype if input.dtype.is_floating_point else None), input)
 
 
 def pow(input, exponent):
-    """`input ** exponent`; a Python-number exponent records `PowBackward0`."""
+    """`input ** exponent`; a Python-number exponent records `PowBackward0`.
+
+    Example:
+        >>> tp.pow(tp.tensor([1.0, 2.0, 3.0]), 2)
+        tensor([1., 4., 9.])
+        >>> tp.pow(2, tp.tensor([1.0, 2.0, 3.0]))
+        tensor([2., 4., 8.])
+    """
     if not isinstance(input, Tensor):
         exponent = _t(exponent)
         return dispatch(X.rpow, (exponent, _operand(exponent, input)))
@@ -115,22 +162,46 @@ def pow(input, exponent):
 
 
 def float_power(input, exponent):
+    """`input ** exponent` computed in float64.
+
+    Example:
+        >>> tp.float_power(tp.tensor([2, 3]), 2)
+        tensor([4., 9.], dtype=tapeflow.float64)
+    """
     return pow(_t(input).double(), exponent)
 
 
 def remainder(input, other):
+    """Remainder of division with the sign of `other` (Python's `%`).
+
+    Example:
+        >>> tp.remainder(tp.tensor([-3.0, 3.0]), 2)
+        tensor([1., 1.])
+    """
     input = _t(input)
     check_int_divisor(input, other)
     return dispatch(X.remainder, _pair(input, other))
 
 
 def fmod(input, other):
+    """Remainder of division with the sign of `input` (C's `fmod`).
+
+    Example:
+        >>> tp.fmod(tp.tensor([-3.0, 3.0]), 2)
+        tensor([-1.,  1.])
+    """
     input = _t(input)
     check_int_divisor(input, other)
     return dispatch(X.fmod, _pair(input, other))
 
 
 def atan2(input, other):
+    """Elementwise angle of the point `(other, input)`, in radians (`arctan2` is the same function).
+
+    Example:
+        >>> tp.atan2(tp.tensor([1.0, -1.0]), tp.tensor([1.0, 1.0]))
+        tensor([ 0.7854, -0.7854])
+    """
     return dispatch(X.atan2, (_to_float(_t(input)), _t(other)))
 
 
@@ -138,32 +209,66 @@ arctan2 = atan2
 
 
 def hypot(input, other):
+    """Elementwise `sqrt(input ** 2 + other ** 2)`.
+
+    Example:
+        >>> tp.hypot(tp.tensor([3.0]), tp.tensor([4.0]))
+        tensor([5.])
+    """
     return dispatch(X.hypot, (_t(input), _t(other)))
 
 
 def maximum(input, other):
+    """Elementwise maximum, broadcasting; NaN wins (see `fmax`).
+
+    Example:
+        >>> tp.maximum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0]))
+        tensor([3., 5.])
+    """
     return dispatch(X.maximum, _pair(_t(input), _t(other)))
 
 
 def minimum(input, other):
+    """Elementwise minimum, broadcasting; NaN wins (see `fmin`).
+
+    Example:
+        >>> tp.minimum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0]))
+        tensor([1., 2.])
+    """
     return dispatch(X.minimum, _pair(_t(input), _t(other)))
 
 
 
 
 def fmax(input, other):
-    """`maximum` that ignores NaN: where one side is NaN the other is taken."""
+    """`maximum` that ignores NaN: where one side is NaN the other is taken.
+
+    Example:
+        >>> tp.fmax(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
+        tensor([1., 2.])
+    """
     other = _t(other)
     return where(isnan(other), input, where(isnan(input), other, maximum(input, other)))
 
 
 def fmin(input, other):
-    """`minimum` that ignores NaN: where one side is NaN the other is taken."""
+    """`minimum` that ignores NaN: where one side is NaN the other is taken.
+
+    Example:
+        >>> tp.fmin(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
+        tensor([0., 2.])
+    """
     other = _t(other)
     return where(isnan(other), input, where(isnan(input), other, minimum(input, other)))
 
 
 def neg(input):
+    """Elementwise `-input` (`negative` is the same function).
+
+    Example:
+        >>> tp.neg(tp.tensor([1.0, -2.0]))
+        tensor([-1.,  2.])
+    """
     return dispatch(X.neg, (input,))
 
 
@@ -171,7 +276,12 @@ negative = neg
 
 
 def conj(input):
-    """The complex conjugate; a real tensor is returned as it is (as PyTorch does)."""
+    """The complex conjugate; a real tensor is returned as it is (as PyTorch does).
+
+    Example:
+        >>> tp.conj(tp.tensor([1 + 2j]))
+        tensor([1.-2.j], dtype=tapeflow.complex64)
+    """
     return dispatch(X.conj, (input,)) if input.dtype.is_complex else input
 
 
@@ -179,25 +289,54 @@ conj_physical = conj
 
 
 def resolve_conj(input):
+    """`input` itself: conjugation is never lazy in tapeflow.
+
+    Example:
+        >>> tp.resolve_conj(tp.tensor([1 + 2j]))
+        tensor([1.+2.j], dtype=tapeflow.complex64)
+    """
     return input  # conjugation is never lazy here
 
 
 def positive(input):
+    """`input` itself (for symmetry with `neg`).
+
+    Example:
+        >>> tp.positive(tp.tensor([1.0, -2.0]))
+        tensor([ 1., -2.])
+    """
     return input
 
 
 def lerp(input, end, weight):
-    """`input + weight * (end - input)`; `weight` is a number or a Tensor."""
+    """`input + weight * (end - input)`; `weight` is a number or a Tensor.
+
+    Example:
+        >>> tp.lerp(tp.tensor([0.0, 10.0]), tp.tensor([1.0, 20.0]), 0.25)
+        tensor([ 0.2500, 12.5000])
+    """
     if isinstance(weight, Tensor):
         return dispatch(X.lerp, (input, end, weight))
     return dispatch(X.lerp_scalar, (input, end), (("weight", builtins.float(weight)),))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
+    """`input + value * tensor1 * tensor2`, broadcasting.
+
+    Example:
+        >>> tp.addcmul(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([3., 4.]), value=0.5)
+        tensor([2.5000, 5.0000])
+    """
     return input + value * tensor1 * tensor2
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    """`input + value * tensor1 / tensor2`, broadcasting.
+
+    Example:
+        >>> tp.addcdiv(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([4., 4.]), value=2)
+        tensor([1.5000, 2.0000])
+    """
     return input + value * tensor1 / tensor2
 
 
@@ -210,8 +349,55 @@ def _unary(op, floating: bool, name: str):
         def f(input):
             return dispatch(op, (input,))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Elementwise `{name}`. Example: `tp.{name}(tp.tensor([0.5]))`."
+    summary, example, result = _UNARY_DOCS[name]
+    f.__doc__ = _example_doc(f"Elementwise {summary}.", f"tp.{name}(tp.tensor({example}))", result)
     return f
+
+
+def _example_doc(summary: str, call: str, result: str) -> str:
+    return f"{summary}\n\nExample:\n    >>> {call}\n    {result}\n"
+
+
+# name: (what it computes, an example input, what tapeflow prints for it); the doctests check the last column.
+_UNARY_DOCS = {
+    "exp": ("`e ** input`", "[0.0, 1.0, 2.0]", "tensor([1.0000, 2.7183, 7.3891])"),
+    "exp2": ("`2 ** input`", "[0.0, 1.0, 3.0]", "tensor([1., 2., 8.])"),
+    "expm1": ("`exp(input) - 1`, accurate near 0", "[0.0, 0.5, 1.0]", "tensor([0.0000, 0.6487, 1.7183])"),
+    "log": ("natural logarithm", "[1.0, 2.0, 0.0]", "tensor([0.0000, 0.6931,   -inf])"),
+    "log2": ("base-2 logarithm", "[1.0, 2.0, 8.0]", "tensor([0., 1., 3.])"),
+    "log10": ("base-10 logarithm", "[1.0, 10.0, 1000.0]", "tensor([0., 1., 3.])"),
+    "log1p": ("`log(1 + input)`, accurate near 0", "[0.0, 0.5, 1.0]", "tensor([0.0000, 0.4055, 0.6931])"),
+    "sqrt": ("square root", "[0.0, 4.0, 2.0]", "tensor([0.0000, 2.0000, 1.4142])"),
+    "rsqrt": ("`1 / sqrt(input)`", "[1.0, 4.0, 0.25]", "tensor([1.0000, 0.5000, 2.0000])"),
+    "reciprocal": ("`1 / input`", "[1.0, 4.0, -0.5]", "tensor([ 1.0000,  0.2500, -2.0000])"),
+    "sin": ("sine (radians)", "[0.0, 0.5, 1.0]", "tensor([0.0000, 0.4794, 0.8415])"),
+    "cos": ("cosine (radians)", "[0.0, 0.5, 1.0]", "tensor([1.0000, 0.8776, 0.5403])"),
+    "tan": ("tangent (radians)", "[0.0, 0.7854, -0.7854]", "tensor([ 0.0000,  1.0000, -1.0000])"),
+    "tanh": ("hyperbolic tangent", "[-1.0, 0.0, 1.0]", "tensor([-0.7616,  0.0000,  0.7616])"),
+    "sigmoid": ("logistic sigmoid `1 / (1 + exp(-input))`", "[-1.0, 0.0, 1.0]", "tensor([0.2689, 0.5000, 0.7311])"),
+    "asin": ("inverse sine (`arcsin` is the same function)", "[-1.0, 0.0, 0.5]", "tensor([-1.5708,  0.0000,  0.5236])"),
+    "acos": ("inverse cosine (`arccos` is the same function)", "[-1.0, 0.0, 0.5]", "tensor([3.1416, 1.5708, 1.0472])"),
+    "atan": ("inverse tangent (`arctan` is the same function)", "[-1.0, 0.0, 1.0]", "tensor([-0.7854,  0.0000,  0.7854])"),
+    "sinh": ("hyperbolic sine", "[-1.0, 0.0, 1.0]", "tensor([-1.1752,  0.0000,  1.1752])"),
+    "cosh": ("hyperbolic cosine", "[-1.0, 0.0, 1.0]", "tensor([1.5431, 1.0000, 1.5431])"),
+    "asinh": ("inverse hyperbolic sine (`arcsinh` is the same function)", "[-1.0, 0.0, 1.0]", "tensor([-0.8814,  0.0000,  0.8814])"),
+    "acosh": ("inverse hyperbolic cosine, for `input >= 1` (`arccosh` is the same function)", "[1.0, 2.0, 10.0]", "tensor([0.0000, 1.3170, 2.9932])"),
+    "atanh": ("inverse hyperbolic tangent (`arctanh` is the same function)", "[-0.5, 0.0, 0.5]", "tensor([-0.5493,  0.0000,  0.5493])"),
+    "erf": ("error function", "[-1.0, 0.0, 1.0]", "tensor([-0.8427,  0.0000,  0.8427])"),
+    "erfc": ("complementary error function `1 - erf(input)`", "[-1.0, 0.0, 1.0]", "tensor([1.8427, 1.0000, 0.1573])"),
+    "erfinv": ("inverse error function, for `-1 < input < 1`", "[-0.5, 0.0, 0.5]", "tensor([-0.4769,  0.0000,  0.4769])"),
+    "lgamma": ("logarithm of the absolute value of the gamma function", "[0.5, 3.0, 5.0]", "tensor([0.5724, 0.6931, 3.1781])"),
+    "digamma": ("derivative of `lgamma`", "[0.5, 1.0, 5.0]", "tensor([-1.9635, -0.5772,  1.5061])"),
+    "logit": ("`log(input / (1 - input))`, the inverse of `sigmoid`", "[0.25, 0.5, 0.75]", "tensor([-1.0986,  0.0000,  1.0986])"),
+    "abs": ("absolute value (`absolute` is the same function)", "[-1.5, 0.0, 2.0]", "tensor([1.5000, 0.0000, 2.0000])"),
+    "sign": ("-1, 0 or 1 by the sign of each element", "[-1.5, 0.0, 2.0]", "tensor([-1.,  0.,  1.])"),
+    "floor": ("largest integer not above each element", "[-1.5, 0.5, 2.0]", "tensor([-2.,  0.,  2.])"),
+    "ceil": ("smallest integer not below each element", "[-1.5, 0.5, 2.0]", "tensor([-1.,  1.,  2.])"),
+    "trunc": ("rounding towards zero (`fix` is the same function)", "[-1.5, 0.5, 2.7]", "tensor([-1.,  0.,  2.])"),
+    "frac": ("fractional part, `input - trunc(input)`", "[-1.5, 0.25, 2.0]", "tensor([-0.5000,  0.2500,  0.0000])"),
+    "relu": ("`max(input, 0)`; the gradient at 0 is 0", "[-1.0, 0.0, 2.0]", "tensor([0., 0., 2.])"),
+    "square": ("`input * input`", "[-1.5, 0.0, 2.0]", "tensor([2.2500, 0.0000, 4.0000])"),
+}
 
 
 _FLOATING = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos",
@@ -226,15 +412,34 @@ fix = trunc  # noqa: F821
 
 
 def round(input, *, decimals: int = 0):
+    """Round half to even; `decimals` rounds to that many decimal places.
+
+    Example:
+        >>> tp.round(tp.tensor([0.5, 1.5, 2.567]))
+        tensor([0., 2., 3.])
+        >>> tp.round(tp.tensor([2.567]), decimals=2)
+        tensor([2.5700])
+    """
     return dispatch(X.round, (input,), (("decimals", decimals),) if decimals else ())
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN with `nan`, and infinities with `posinf`/`neginf` (default: the dtype's largest and smallest values).
+
+    Example:
+        >>> tp.nan_to_num(tp.tensor([float("nan"), 1.0, float("inf")]), nan=0.0, posinf=9.0)
+        tensor([0., 1., 9.])
+    """
     return dispatch(X.nan_to_num, (input,), (("nan", nan), ("posinf", posinf), ("neginf", neginf)))
 
 
 def clamp(input, min=None, max=None):
-    """Clamp into [min, max]; bounds may be numbers or tensors. The gradient passes where min <= x <= max."""
+    """Clamp into [min, max]; bounds may be numbers or tensors. The gradient passes where min <= x <= max.
+
+    Example:
+        >>> tp.clamp(tp.tensor([-2.0, 0.5, 3.0]), min=-1.0, max=1.0)
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     tensor_bounds = isinstance(min, Tensor) or isinstance(max, Tensor)
@@ -245,21 +450,37 @@ clip = clamp
 
 
 def clamp_min(input, min):
-    """`max(input, min)` elementwise; the gradient passes where `input >= min`."""
+    """`max(input, min)` elementwise; the gradient passes where `input >= min`.
+
+    Example:
+        >>> tp.clamp_min(tp.tensor([-2.0, 0.5, 3.0]), 0.0)
+        tensor([0.0000, 0.5000, 3.0000])
+    """
     if isinstance(min, Tensor) or not input.dtype.is_floating_point:
         return clamp(input, min=min)
     return dispatch(X.clamp_min, (input, _operand(input, min)))
 
 
 def clamp_max(input, max):
-    """`min(input, max)` elementwise; the gradient passes where `input <= max`."""
+    """`min(input, max)` elementwise; the gradient passes where `input <= max`.
+
+    Example:
+        >>> tp.clamp_max(tp.tensor([-2.0, 0.5, 3.0]), 1.0)
+        tensor([-2.0000,  0.5000,  1.0000])
+    """
     if isinstance(max, Tensor) or not input.dtype.is_floating_point:
         return clamp(input, max=max)
     return dispatch(X.clamp_max, (input, _operand(input, max)))
 
 
 def where(condition, input=None, other=None):
-    """`input` where `condition` holds, else `other` (broadcasting). One argument: `nonzero(as_tuple=True)`."""
+    """`input` where `condition` holds, else `other` (broadcasting). One argument: `nonzero(as_tuple=True)`.
+
+    Example:
+        >>> x = tp.tensor([-1.0, 2.0, -3.0])
+        >>> tp.where(x > 0, x, tp.zeros(3))
+        tensor([0., 2., 0.])
+    """
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     cond = _t(condition)
@@ -273,7 +494,12 @@ def where(condition, input=None, other=None):
 
 
 def masked_fill(input, mask, value):
-    """`value` where `mask` is true."""
+    """`value` where `mask` is true.
+
+    Example:
+        >>> tp.masked_fill(tp.zeros(3), tp.tensor([True, False, True]), 5.0)
+        tensor([5., 0., 5.])
+    """
     return dispatch(X.masked_fill, (input, _t(mask), value))
 
 
@@ -282,8 +508,26 @@ def _cmp(op, name):
     def f(input, other):
         return dispatch(op, _pair(_t(input), other))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Elementwise `{name}`, a bool tensor."
+    summary, example, other, result = _COMPARISON_DOCS[name]
+    f.__doc__ = _example_doc(f"Elementwise {summary}, broadcasting.", f"tp.{name}(tp.tensor({example}), {other})", result)
     return f
+
+
+# name: (what it computes, an example input, the other operand, what tapeflow prints).
+_COMPARISON_DOCS = {
+    "eq": ("`input == other`", "[1, 2, 3]", "2", "tensor([False,  True, False])"),
+    "ne": ("`input != other` (`not_equal` is the same function)", "[1, 2, 3]", "2", "tensor([ True, False,  True])"),
+    "lt": ("`input < other` (`less` is the same function)", "[1, 2, 3]", "2", "tensor([ True, False, False])"),
+    "le": ("`input <= other` (`less_equal` is the same function)", "[1, 2, 3]", "2", "tensor([ True,  True, False])"),
+    "gt": ("`input > other` (`greater` is the same function)", "[1, 2, 3]", "2", "tensor([False, False,  True])"),
+    "ge": ("`input >= other` (`greater_equal` is the same function)", "[1, 2, 3]", "2", "tensor([False,  True,  True])"),
+    "logical_and": ("logical AND; nonzero counts as true", "[True, True, False]", "tp.tensor([True, False, False])", "tensor([ True, False, False])"),
+    "logical_or": ("logical OR; nonzero counts as true", "[True, True, False]", "tp.tensor([True, False, False])", "tensor([ True,  True, False])"),
+    "logical_xor": ("logical exclusive OR; nonzero counts as true", "[True, True, False]", "tp.tensor([True, False, False])", "tensor([False,  True, False])"),
+    "bitwise_and": ("bitwise AND of integer or bool tensors (`&`)", "[12, 10]", "tp.tensor([10, 6])", "tensor([8, 2])"),
+    "bitwise_or": ("bitwise OR of integer or bool tensors (`|`)", "[12, 10]", "tp.tensor([10, 6])", "tensor([14, 14])"),
+    "bitwise_xor": ("bitwise exclusive OR of integer or bool tensors (`^`)", "[12, 10]", "tp.tensor([10, 6])", "tensor([ 6, 12])"),
+}
 
 
 _COMPARISONS = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and",
@@ -297,44 +541,104 @@ __all__ += [*_FLOATING, *_KEEP, *_COMPARISONS,  # the functions made in the loop
 
 
 def logical_not(input):
+    """Elementwise logical NOT; nonzero counts as true.
+
+    Example:
+        >>> tp.logical_not(tp.tensor([0, 1, 2]))
+        tensor([ True, False, False])
+    """
     return dispatch(X.logical_not, (input,))
 
 
 def bitwise_not(input):
+    """Elementwise bitwise NOT of an integer or bool tensor.
+
+    Example:
+        >>> tp.bitwise_not(tp.tensor([0, 5, -1]))
+        tensor([-1, -6,  0])
+    """
     return dispatch(X.bitwise_not, (input,))
 
 
 def isnan(input):
+    """Elementwise test for NaN.
+
+    Example:
+        >>> tp.isnan(tp.tensor([1.0, float("nan")]))
+        tensor([False,  True])
+    """
     return dispatch(X.isnan, (input,))
 
 
 def isinf(input):
+    """Elementwise test for positive or negative infinity.
+
+    Example:
+        >>> tp.isinf(tp.tensor([1.0, float("-inf"), float("nan")]))
+        tensor([False,  True, False])
+    """
     return dispatch(X.isinf, (input,))
 
 
 def isfinite(input):
+    """Elementwise test for finite values (not NaN, not infinite).
+
+    Example:
+        >>> tp.isfinite(tp.tensor([1.0, float("inf"), float("nan")]))
+        tensor([ True, False, False])
+    """
     return dispatch(X.isfinite, (input,))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise `|input - other| <= atol + rtol * |other|`, a bool tensor.
+
+    Example:
+        >>> tp.isclose(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 2.1]))
+        tensor([ True, False])
+    """
     return dispatch(X.isclose, (input, _t(other)), (("rtol", rtol), ("atol", atol), ("equal_nan", equal_nan)))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> builtins.bool:
+    """Whether every element satisfies `|input - other| <= atol + rtol * |other|` (a Python bool).
+
+    Example:
+        >>> tp.allclose(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 2.0 + 1e-7]))
+        True
+    """
     return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def equal(input, other) -> builtins.bool:
+    """Whether both tensors have the same shape and elements (a Python bool).
+
+    Example:
+        >>> tp.equal(tp.tensor([1, 2]), tp.tensor([1, 2]))
+        True
+    """
     return tuple(input.shape) == tuple(other.shape) and builtins.bool((input == other).all())
 
 
 # -- dtype and copies ------------------------------------------------------------------------------
 def clone(input, *, memory_format=None):
-    """A copy with its own storage; gradients flow back to `input`."""
+    """A copy with its own storage; gradients flow back to `input`.
+
+    Example:
+        >>> x = tp.tensor([1.0, 2.0], requires_grad=True)
+        >>> tp.clone(x)
+        tensor([1., 2.], grad_fn=<CloneBackward0>)
+    """
     return dispatch(X.clone, (input,))
 
 
 def to_dtype(input, dtype):
+    """`input` converted to `dtype` (itself when it already has that dtype).
+
+    Example:
+        >>> tp.to_dtype(tp.tensor([1.7, -1.7]), tp.int64)
+        tensor([ 1, -1])
+    """
     jd = _dtype.to_jax_dtype(dtype)
     if input._data.dtype == jd:
         return input

@@ -36,18 +36,37 @@ def _along(input, dim: int, index, kind: str = "runtime") -> int:
 
 
 def gather(input, dim, index):
-    """`out[i][j] = input[i][index[i][j]]` for `dim=1` (and likewise for other dims)."""
+    """`out[i][j] = input[i][index[i][j]]` for `dim=1` (and likewise for other dims).
+
+    Example:
+        >>> tp.gather(tp.tensor([[1, 2], [3, 4]]), 1, tp.tensor([[1], [0]]))
+        tensor([[2],
+                [3]])
+    """
     return dispatch(X.gather, (input, index), (("dim", _along(input, dim, index)),))
 
 
 def take_along_dim(input, indices, dim=None):
+    """Elements picked along `dim` by `indices` (as `numpy.take_along_axis`).
+
+    Example:
+        >>> x = tp.tensor([[10, 30, 20]])
+        >>> tp.take_along_dim(x, tp.argsort(x, dim=1), dim=1)
+        tensor([[10, 20, 30]])
+    """
     if dim is None:
         return take(input, indices)
     return gather(input, dim, indices)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """A copy of `input` with `src` (or `value`) written at `index` along `dim`."""
+    """A copy of `input` with `src` (or `value`) written at `index` along `dim`.
+
+    Example:
+        >>> tp.scatter(tp.zeros(2, 3), 1, tp.tensor([[2], [0]]), 1.0)
+        tensor([[0., 0., 1.],
+                [1., 0., 0.]])
+    """
     if src is None:
         src = value
     if reduce == "add":
@@ -58,18 +77,43 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_add(input, dim, index, src):
+    """`input` with `src` added at `index` along `dim` (repeated indices add up).
+
+    Example:
+        >>> tp.scatter_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
+        tensor([3., 0., 3.])
+    """
     return dispatch(X.scatter_add, (input, index, src), (("dim", _along(input, dim, index)),))
 
 
 def index_select(input, dim, index):
+    """The entries at `index` along `dim`.
+
+    Example:
+        >>> tp.index_select(tp.tensor([[1, 2], [3, 4], [5, 6]]), 0, tp.tensor([2, 0]))
+        tensor([[5, 6],
+                [1, 2]])
+    """
     return dispatch(X.index_select, (input, index), (("dim", _along(input, dim, index, "index")),))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
+    """`input` with `alpha * source` added at `index` along `dim` (repeated indices add up).
+
+    Example:
+        >>> tp.index_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
+        tensor([3., 0., 3.])
+    """
     return dispatch(X.index_add, (input, index, source), (("dim", _along(input, dim, index, "index")), ("alpha", alpha)))
 
 
 def take(input, index):
+    """Elements of the flattened `input` at `index`, in `index`'s shape.
+
+    Example:
+        >>> tp.take(tp.tensor([[1, 2], [3, 4]]), tp.tensor([0, 3]))
+        tensor([1, 4])
+    """
     n = input.numel()
     check_indices(index, n, lambda v: IndexError(f"out of range: tried to access index {v} on a tensor of {n} "
                                                  "elements."))
@@ -77,11 +121,24 @@ def take(input, index):
 
 
 def masked_select(input, mask):
+    """The elements where `mask` is true, as a 1-D tensor.
+
+    Example:
+        >>> x = tp.tensor([1.0, -2.0, 3.0])
+        >>> tp.masked_select(x, x > 0)
+        tensor([1., 3.])
+    """
     return input[mask.expand_as(input) if tuple(mask.shape) != tuple(input.shape) else mask]
 
 
 def nonzero(input, *, as_tuple=False):
-    """Indices of non-zero elements (needs concrete data: a host sync, as in PyTorch)."""
+    """Indices of non-zero elements (needs concrete data: a host sync, as in PyTorch).
+
+    Example:
+        >>> tp.nonzero(tp.tensor([[0, 1], [2, 0]]))
+        tensor([[0, 1],
+                [1, 0]])
+    """
     arr = np.asarray(input._concrete("nonzero()"))
     idx = np.nonzero(arr)
     if as_tuple:
@@ -90,10 +147,23 @@ def nonzero(input, *, as_tuple=False):
 
 
 def argwhere(input):
+    """Indices of the nonzero elements, one row per element.
+
+    Example:
+        >>> tp.argwhere(tp.tensor([[0, 1], [2, 0]]))
+        tensor([[0, 1],
+                [1, 0]])
+    """
     return nonzero(input)
 
 
 def index_put(input, indices, values, accumulate=False):
+    """`input` with `values` written at the positions named by the tuple `indices` (`accumulate=True` adds).
+
+    Example:
+        >>> tp.index_put(tp.zeros(3), (tp.tensor([0, 2]),), tp.tensor([5.0, 6.0]))
+        tensor([5., 0., 6.])
+    """
     spec, arrays = _parse_index(input, tuple(indices))
     return dispatch(X.index_put, (input, _operand(input, values), *arrays),
                     (("spec", spec), ("accumulate", accumulate)))
@@ -166,29 +236,65 @@ def _setitem(self, index, value):
 
 # -- misc ---------------------------------------------------------------------------------------------------------
 def numel(input) -> int:
+    """The number of elements.
+
+    Example:
+        >>> tp.numel(tp.zeros(2, 3))
+        6
+    """
     return input.numel()
 
 
 def is_floating_point(input) -> builtins.bool:
+    """Whether `input`'s dtype is a floating-point type.
+
+    Example:
+        >>> tp.is_floating_point(tp.tensor([1.0])), tp.is_floating_point(tp.tensor([1]))
+        (True, False)
+    """
     return input.dtype.is_floating_point
 
 
 def is_nonzero(input) -> builtins.bool:
+    """Whether a one-element tensor is nonzero (a Python bool; more elements raise).
+
+    Example:
+        >>> tp.is_nonzero(tp.tensor([0.5]))
+        True
+    """
     return builtins.bool(input)
 
 
 def detach(input):
+    """A tensor sharing `input`'s data, cut from the tape (it does not require grad).
+
+    Example:
+        >>> x = tp.ones(2, requires_grad=True)
+        >>> tp.detach(x * 2)
+        tensor([2., 2.])
+    """
     return input.detach()
 
 
 def cdist(x1, x2, p=2.0):
+    """Pairwise `p`-norm distances between the rows of `x1` and of `x2`.
+
+    Example:
+        >>> tp.cdist(tp.tensor([[0.0, 0.0]]), tp.tensor([[3.0, 4.0], [1.0, 0.0]]))
+        tensor([[5., 1.]])
+    """
     return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
 
 
 def cross(input, other, dim=None):
     """Cross product along `dim` (the batch dimensions broadcast), as `tp.linalg.cross`.
 
-    Without `dim`, PyTorch's deprecated default: the first dimension of size 3 (with a warning)."""
+    Without `dim`, PyTorch's deprecated default: the first dimension of size 3 (with a warning).
+
+    Example:
+        >>> tp.cross(tp.tensor([1.0, 0.0, 0.0]), tp.tensor([0.0, 1.0, 0.0]), dim=0)
+        tensor([0., 0., 1.])
+    """
     if dim is None:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, n in enumerate(shape) if n == 3), None)

@@ -17,7 +17,12 @@ __all__ = [
 
 # -- matrix products ---------------------------------------------------------------------------------------
 def matmul(input, other):
-    """Matrix product with NumPy's rules (vectors, batches, broadcasting)."""
+    """Matrix product with NumPy's rules (vectors, batches, broadcasting).
+
+    Example:
+        >>> tp.matmul(tp.ones(5, 2, 3), tp.ones(3, 4)).shape
+        tapeflow.Size([5, 2, 4])
+    """
     a, b = input._data.ndim, other._data.ndim
     if a and b:
         _check_inner(input._data.shape, other._data.shape)
@@ -52,6 +57,12 @@ def _check_inner(sa: tuple, sb: tuple) -> None:
 
 
 def mm(input, mat2):
+    """Matrix product of two 2-D tensors.
+
+    Example:
+        >>> tp.mm(tp.tensor([[1.0, 2.0]]), tp.tensor([[3.0], [4.0]]))
+        tensor([[11.]])
+    """
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
     if input.shape[1] != mat2.shape[0]:
@@ -61,16 +72,34 @@ def mm(input, mat2):
 
 
 def bmm(input, mat2):
+    """Batched matrix product of `(b, n, m)` and `(b, m, p)` tensors.
+
+    Example:
+        >>> tp.bmm(tp.ones(4, 2, 3), tp.ones(4, 3, 5)).shape
+        tapeflow.Size([4, 2, 5])
+    """
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
     return dispatch(X.bmm, (input, mat2))
 
 
 def mv(input, vec):
+    """Product of a 2-D matrix and a 1-D vector.
+
+    Example:
+        >>> tp.mv(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), tp.tensor([1.0, 1.0]))
+        tensor([3., 7.])
+    """
     return dispatch(X.mv, (input, vec))
 
 
 def dot(input, other):
+    """Inner product of two 1-D tensors.
+
+    Example:
+        >>> tp.dot(tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
     return dispatch(X.dot, (input, other))
 
 
@@ -78,6 +107,13 @@ inner = dot
 
 
 def outer(input, vec2):
+    """Outer product of two 1-D tensors (the same as `outer`).
+
+    Example:
+        >>> tp.ger(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 10.0]))
+        tensor([[ 1., 10.],
+                [ 2., 20.]])
+    """
     return dispatch(X.outer, (input, vec2))
 
 
@@ -85,13 +121,25 @@ ger = outer
 
 
 def einsum(equation: str, *operands):
-    """Einstein summation, e.g. `tp.einsum("ij,jk->ik", a, b)`."""
+    """Einstein summation, e.g. `tp.einsum("ij,jk->ik", a, b)`.
+
+    Example:
+        >>> tp.einsum("ij,j->i", tp.tensor([[1.0, 2.0], [3.0, 4.0]]), tp.tensor([1.0, 1.0]))
+        tensor([3., 7.])
+    """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     return dispatch(X.einsum, tuple(operands), (("equation", equation),))
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """`beta * input + alpha * (mat1 @ mat2)` for 2-D `mat1` and `mat2`.
+
+    Example:
+        >>> tp.addmm(tp.ones(2, 2), tp.eye(2), tp.full((2, 2), 3.0), beta=0.5)
+        tensor([[3.5000, 3.5000],
+                [3.5000, 3.5000]])
+    """
     out = mm(mat1, mat2)
     if alpha != 1:
         out = out * alpha
@@ -99,6 +147,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """`beta * input + alpha * (batch1 @ batch2)` for batches of matrices.
+
+    Example:
+        >>> tp.baddbmm(tp.zeros(1, 2, 2), tp.ones(1, 2, 3), tp.ones(1, 3, 2)).shape
+        tapeflow.Size([1, 2, 2])
+    """
     out = bmm(batch1, batch2)
     if alpha != 1:
         out = out * alpha
@@ -106,6 +160,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def tensordot(a, b, dims=2):
+    """Sum of products over the given dimensions: the last `dims` of `a` against the first `dims` of `b`, or two lists of dims.
+
+    Example:
+        >>> tp.tensordot(tp.ones(2, 3, 4), tp.ones(4, 5), dims=1).shape
+        tapeflow.Size([2, 3, 5])
+    """
     if isinstance(dims, int):
         la = "".join(chr(97 + i) for i in range(a.ndim))
         lb = la[a.ndim - dims:] + "".join(chr(97 + a.ndim + i) for i in range(b.ndim - dims))
@@ -115,13 +175,25 @@ def tensordot(a, b, dims=2):
 
 
 def trace(input):
+    """Sum of the main diagonal of a 2-D tensor.
+
+    Example:
+        >>> tp.trace(tp.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor(5.)
+    """
     return diagonal(input).sum()
 
 
 # -- decompositions (tp.linalg imports this package, so it is imported on first use) ------------------------
 def svd(input, some: bool = True, compute_uv: bool = True):
     """`tp.svd` / `Tensor.svd`, the older spelling: `(U, S, V)` with `V` (not `Vh`) and `some=True` (reduced)
-    by default. With `compute_uv=False`, `U` and `V` are zero-filled `(m, m)` and `(n, n)` matrices."""
+    by default. With `compute_uv=False`, `U` and `V` are zero-filled `(m, m)` and `(n, n)` matrices.
+
+    Example:
+        >>> U, S, V = tp.svd(tp.tensor([[3.0, 0.0], [0.0, 4.0]]))
+        >>> S
+        tensor([4., 3.])
+    """
     from .. import linalg
 
     if not compute_uv:
@@ -135,28 +207,52 @@ def svd(input, some: bool = True, compute_uv: bool = True):
 
 
 def qr(input, some: bool = True):
-    """`tp.qr` / `Tensor.qr`, the older spelling of `tp.linalg.qr(input, "reduced" if some else "complete")`."""
+    """`tp.qr` / `Tensor.qr`, the older spelling of `tp.linalg.qr(input, "reduced" if some else "complete")`.
+
+    Example:
+        >>> Q, R = tp.qr(tp.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> tp.allclose(Q @ R, tp.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        True
+    """
     from .. import linalg
 
     return linalg.qr(input, "reduced" if some else "complete")
 
 
 def matrix_exp(input):
-    """`tp.linalg.matrix_exp` as a function and Tensor method."""
+    """`tp.linalg.matrix_exp` as a function and Tensor method.
+
+    Example:
+        >>> tp.matrix_exp(tp.zeros(2, 2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     from .. import linalg
 
     return linalg.matrix_exp(input)
 
 
 def matrix_power(input, n: int):
-    """`tp.linalg.matrix_power` as a function and Tensor method."""
+    """`tp.linalg.matrix_power` as a function and Tensor method.
+
+    Example:
+        >>> tp.matrix_power(tp.tensor([[1.0, 1.0], [0.0, 1.0]]), 3)
+        tensor([[1., 3.],
+                [0., 1.]])
+    """
     from .. import linalg
 
     return linalg.matrix_power(input, n)
 
 
 def pinverse(input, rcond: float = 1e-15):
-    """`tp.linalg.pinv(input, rtol=rcond)`, the older spelling."""
+    """`tp.linalg.pinv(input, rtol=rcond)`, the older spelling.
+
+    Example:
+        >>> tp.pinverse(tp.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.2500]])
+    """
     from .. import linalg
 
     return linalg.pinv(input, rtol=rcond)

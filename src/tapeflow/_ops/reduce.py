@@ -24,7 +24,12 @@ __all__ = [
 
 # -- reductions ---------------------------------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum of all elements, or over `dim` (int or tuple)."""
+    """Sum of all elements, or over `dim` (int or tuple).
+
+    Example:
+        >>> tp.sum(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=1)
+        tensor([3., 7.])
+    """
     d = _dims(dim, input._data.ndim)
     jd = _dtype.to_jax_dtype(dtype)
     if d is None:
@@ -39,7 +44,12 @@ def _check_floating(input, name):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean of all elements, or over `dim`."""
+    """Mean of all elements, or over `dim`.
+
+    Example:
+        >>> tp.mean(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=0)
+        tensor([2., 3.])
+    """
     if dtype is None:
         _check_floating(input, "mean")
     d = _dims(dim, input._data.ndim)
@@ -50,15 +60,33 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def nansum(input, dim=None, keepdim=False):
+    """Sum that treats NaN as zero.
+
+    Example:
+        >>> tp.nansum(tp.tensor([1.0, float("nan"), 3.0]))
+        tensor(4.)
+    """
     return dispatch(X.nansum, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
 def nanmean(input, dim=None, keepdim=False):
+    """Mean that skips NaN elements.
+
+    Example:
+        >>> tp.nanmean(tp.tensor([1.0, float("nan"), 3.0]))
+        tensor(2.)
+    """
     mask = ~isnan(input)
     return nansum(input, dim, keepdim) / sum(mask, dim, keepdim)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of the elements, overall or along `dim`.
+
+    Example:
+        >>> tp.prod(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=1)
+        tensor([ 2., 12.])
+    """
     if dtype is not None:
         input = input.to(dtype)
     d = _dims(dim, input.ndim)
@@ -74,7 +102,12 @@ def _correction(unbiased, correction):
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance (Bessel-corrected by default, `correction=0` for the population variance)."""
+    """Variance (Bessel-corrected by default, `correction=0` for the population variance).
+
+    Example:
+        >>> tp.var(tp.tensor([1.0, 2.0, 3.0, 4.0]))
+        tensor(1.6667)
+    """
     if isinstance(dim, builtins.bool):
         unbiased, dim = dim, None
     return dispatch(X.var, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
@@ -82,7 +115,12 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation (Bessel-corrected by default)."""
+    """Standard deviation (Bessel-corrected by default).
+
+    Example:
+        >>> tp.std(tp.tensor([1.0, 2.0, 3.0, 4.0]))
+        tensor(1.2910)
+    """
     if isinstance(dim, builtins.bool):
         unbiased, dim = dim, None
     return dispatch(X.std, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
@@ -90,10 +128,22 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance and mean in one call, as a tuple `(var, mean)`.
+
+    Example:
+        >>> tp.var_mean(tp.tensor([1.0, 2.0, 3.0, 4.0]))
+        (tensor(1.6667), tensor(2.5000))
+    """
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation and mean in one call, as a tuple `(std, mean)`.
+
+    Example:
+        >>> tp.std_mean(tp.tensor([1.0, 2.0, 3.0, 4.0]))
+        (tensor(1.2910), tensor(2.5000))
+    """
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -103,7 +153,15 @@ for _n in ["max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax",
 
 
 def max(input, dim=None, keepdim=False, *, out=None):
-    """Largest element; `max(x, dim)` gives `(values, indices)`; `max(x, other)` is `maximum`."""
+    """Largest element; `max(x, dim)` gives `(values, indices)`; `max(x, other)` is `maximum`.
+
+    Example:
+        >>> x = tp.tensor([[1.0, 5.0], [3.0, 2.0]])
+        >>> tp.max(x)
+        tensor(5.)
+        >>> tp.max(x, dim=1)
+        max(values=tensor([5., 3.]), indices=tensor([1, 0]))
+    """
     if isinstance(dim, Tensor):
         return maximum(input, dim)
     if dim is None:
@@ -113,7 +171,15 @@ def max(input, dim=None, keepdim=False, *, out=None):
 
 
 def min(input, dim=None, keepdim=False, *, out=None):
-    """Smallest element; `min(x, dim)` gives `(values, indices)`; `min(x, other)` is `minimum`."""
+    """Smallest element; `min(x, dim)` gives `(values, indices)`; `min(x, other)` is `minimum`.
+
+    Example:
+        >>> x = tp.tensor([[1.0, 5.0], [3.0, 2.0]])
+        >>> tp.min(x)
+        tensor(1.)
+        >>> tp.min(x, dim=1)
+        min(values=tensor([1., 2.]), indices=tensor([0, 1]))
+    """
     if isinstance(dim, Tensor):
         return minimum(input, dim)
     if dim is None:
@@ -123,20 +189,43 @@ def min(input, dim=None, keepdim=False, *, out=None):
 
 
 def amax(input, dim=(), keepdim=False):
-    """Largest values over `dim` (all dims by default); ties share the gradient evenly."""
+    """Largest values over `dim` (all dims by default); ties share the gradient evenly.
+
+    Example:
+        >>> tp.amax(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0)
+        tensor([3., 5.])
+    """
     return dispatch(X.amax, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
 def amin(input, dim=(), keepdim=False):
+    """Smallest element, overall or along `dim`.
+
+    Example:
+        >>> tp.amin(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0)
+        tensor([1., 2.])
+    """
     return dispatch(X.amin, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    """Smallest and largest element, overall or along `dim`, as the named tuple `(min, max)`.
+
+    Example:
+        >>> tp.aminmax(tp.tensor([3.0, 1.0, 2.0]))
+        aminmax(min=tensor(1.), max=tensor(3.))
+    """
     return namedtuple("aminmax", ["min", "max"])(amin(input, dim if dim is not None else (), keepdim),
                                                  amax(input, dim if dim is not None else (), keepdim))
 
 
 def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element, of the flattened tensor or along `dim` (the first one among ties).
+
+    Example:
+        >>> tp.argmax(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1)
+        tensor([1, 0])
+    """
     d = None if dim is None else _dim(dim, input.ndim)
     if d is None:
         return dispatch(X.argmax, (input.reshape(-1),), (("dim", 0),))
@@ -144,6 +233,12 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element, of the flattened tensor or along `dim` (the first one among ties).
+
+    Example:
+        >>> tp.argmin(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1)
+        tensor([0, 1])
+    """
     d = None if dim is None else _dim(dim, input.ndim)
     if d is None:
         return dispatch(X.argmin, (input.reshape(-1),), (("dim", 0),))
@@ -151,24 +246,52 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def all(input, dim=None, keepdim=False):
+    """Whether every element is true (nonzero), overall or along `dim`.
+
+    Example:
+        >>> tp.all(tp.tensor([[True, False], [True, True]]), dim=1)
+        tensor([False,  True])
+    """
     return dispatch(X.all, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
 def any(input, dim=None, keepdim=False):
+    """Whether any element is true (nonzero), overall or along `dim`.
+
+    Example:
+        >>> tp.any(tp.tensor([[True, False], [False, False]]), dim=1)
+        tensor([ True, False])
+    """
     return dispatch(X.any, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
 def count_nonzero(input, dim=None):
+    """Number of nonzero elements, overall or along `dim`.
+
+    Example:
+        >>> tp.count_nonzero(tp.tensor([[0, 1], [2, 3]]), dim=0)
+        tensor([1, 2])
+    """
     return dispatch(X.count_nonzero, (input,), (("dim", _dims(dim, input.ndim)),))
 
 
 def logsumexp(input, dim, keepdim=False):
-    """`log(sum(exp(input), dim))`, computed stably."""
+    """`log(sum(exp(input), dim))`, computed stably.
+
+    Example:
+        >>> tp.logsumexp(tp.tensor([[0.0, 0.0], [1.0, 2.0]]), dim=1)
+        tensor([0.6931, 2.3133])
+    """
     return dispatch(X.logsumexp, (_to_float(input),), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over `dim` (all elements by default); `p="fro"` is the 2-norm."""
+    """Vector p-norm over `dim` (all elements by default); `p="fro"` is the 2-norm.
+
+    Example:
+        >>> tp.norm(tp.tensor([3.0, 4.0]))
+        tensor(5.)
+    """
     if p in ("fro", None):
         p = 2.0
     if p == "nuc":
@@ -180,10 +303,22 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def dist(input, other, p=2):
+    """The `p`-norm of `input - other`.
+
+    Example:
+        >>> tp.dist(tp.tensor([0.0, 0.0]), tp.tensor([3.0, 4.0]))
+        tensor(5.)
+    """
     return norm(input - other, p)
 
 
 def cumsum(input, dim, *, dtype=None):
+    """Running sum along `dim`.
+
+    Example:
+        >>> tp.cumsum(tp.tensor([1.0, 2.0, 3.0, 4.0]), dim=0)
+        tensor([ 1.,  3.,  6., 10.])
+    """
     if dtype is not None:
         input = input.to(dtype)
     elif input._data.dtype.kind in "biu" and input._data.dtype != jnp.int64:
@@ -192,6 +327,12 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def cumprod(input, dim, *, dtype=None):
+    """Running product along `dim`.
+
+    Example:
+        >>> tp.cumprod(tp.tensor([1.0, 2.0, 3.0, 4.0]), dim=0)
+        tensor([ 1.,  2.,  6., 24.])
+    """
     if dtype is not None:
         input = input.to(dtype)
     elif input._data.dtype.kind in "biu" and input._data.dtype != jnp.int64:
@@ -200,28 +341,54 @@ def cumprod(input, dim, *, dtype=None):
 
 
 def cummax(input, dim):
-    """Running maximum along `dim`: `(values, indices)`, each index naming the last element equal to its value."""
+    """Running maximum along `dim`: `(values, indices)`, each index naming the last element equal to its value.
+
+    Example:
+        >>> tp.cummax(tp.tensor([1.0, 3.0, 2.0, 4.0]), dim=0)
+        cummax(values=tensor([1., 3., 3., 4.]), indices=tensor([0, 1, 1, 3]))
+    """
     return return_types.cummax(*dispatch(X.cummax, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 
 def cummin(input, dim):
-    """Running minimum along `dim`: `(values, indices)`, like `cummax`."""
+    """Running minimum along `dim`: `(values, indices)`, like `cummax`.
+
+    Example:
+        >>> tp.cummin(tp.tensor([3.0, 1.0, 2.0, 0.0]), dim=0)
+        cummin(values=tensor([3., 1., 1., 0.]), indices=tensor([0, 1, 1, 3]))
+    """
     return return_types.cummin(*dispatch(X.cummin, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 
 def logcumsumexp(input, dim):
+    """Running `log(sum(exp(input)))` along `dim`, computed stably.
+
+    Example:
+        >>> tp.logcumsumexp(tp.tensor([0.0, 0.0, 0.0]), dim=0)
+        tensor([0.0000, 0.6931, 1.0986])
+    """
     return dispatch(X.logcumsumexp, (input,), (("dim", _dim(dim, input.ndim)),))
 
 
 def softmax(input, dim, dtype=None):
-    """`exp(x) / sum(exp(x), dim)`, computed stably."""
+    """`exp(x) / sum(exp(x), dim)`, computed stably.
+
+    Example:
+        >>> tp.softmax(tp.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.0900, 0.2447, 0.6652])
+    """
     if dtype is not None:
         input = input.to(dtype)
     return dispatch(X.softmax, (_to_float(input),), (("dim", _dim(dim, input.ndim)),))
 
 
 def log_softmax(input, dim, dtype=None):
-    """`log(softmax(x, dim))`, computed stably."""
+    """`log(softmax(x, dim))`, computed stably.
+
+    Example:
+        >>> tp.log_softmax(tp.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([-2.4076, -1.4076, -0.4076])
+    """
     if dtype is not None:
         input = input.to(dtype)
     return dispatch(X.log_softmax, (_to_float(input),), (("dim", _dim(dim, input.ndim)),))
@@ -229,14 +396,32 @@ def log_softmax(input, dim, dtype=None):
 
 # -- sorting -------------------------------------------------------------------------------------------
 def sort(input, dim=-1, descending=False, stable=False):
+    """Sort along `dim` (the last by default); the named tuple `(values, indices)`.
+
+    Example:
+        >>> tp.sort(tp.tensor([3.0, 1.0, 2.0]), descending=True)
+        sort(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+    """
     return return_types.sort(*dispatch(X.sort, (input,), (("dim", _dim(dim, input.ndim)), ("descending", descending))))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices that sort `input` along `dim`; `stable=True` keeps the order of equal elements.
+
+    Example:
+        >>> tp.argsort(tp.tensor([3.0, 1.0, 2.0]))
+        tensor([1, 2, 0])
+    """
     return dispatch(X.argsort, (input,), (("dim", _dim(dim, input.ndim)), ("descending", descending)))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The `k` largest (or, with `largest=False`, smallest) elements along `dim`, as the named tuple `(values, indices)`.
+
+    Example:
+        >>> tp.topk(tp.tensor([1.0, 5.0, 3.0, 4.0]), 2)
+        topk(values=tensor([5., 4.]), indices=tensor([1, 3]))
+    """
     return return_types.topk(*dispatch(X.topk, (input,), (("k", int(k)), ("dim", _dim(dim, input.ndim)),
                                                           ("largest", largest))))
 
@@ -247,6 +432,10 @@ def median(input, dim=None, keepdim=False):
     Example:
         >>> import tapeflow as tp
         >>> tp.tensor([1.0, 3.0, 2.0, 4.0]).median()
+        tensor(2.)
+
+    Example:
+        >>> tp.median(tp.tensor([3.0, 1.0, 4.0, 2.0]))
         tensor(2.)
     """
     if dim is None:
@@ -262,6 +451,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         >>> import tapeflow as tp
         >>> tp.tensor([3.0, 1.0, 2.0]).kthvalue(2)
         kthvalue(values=tensor(2.), indices=tensor(2))
+
+    Example:
+        >>> tp.kthvalue(tp.tensor([3.0, 1.0, 4.0, 2.0]), 2)
+        kthvalue(values=tensor(2.), indices=tensor(3))
     """
     d = _dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
@@ -271,6 +464,13 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def msort(input):
+    """`input` sorted along its first dimension.
+
+    Example:
+        >>> tp.msort(tp.tensor([[3.0, 1.0], [2.0, 4.0]]))
+        tensor([[2., 1.],
+                [3., 4.]])
+    """
     return sort(input, 0).values
 
 

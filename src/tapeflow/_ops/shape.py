@@ -39,16 +39,35 @@ def _infer_shape(shape, numel):
 
 
 def reshape(input, *shape):
-    """The same data with a new shape (a view); one dimension may be -1."""
+    """The same data with a new shape (a view); one dimension may be -1.
+
+    Example:
+        >>> tp.reshape(tp.arange(6), (2, -1))
+        tensor([[0, 1, 2],
+                [3, 4, 5]])
+    """
     s = _infer_shape(shape, input._data.size)
     return view(input, X.reshape, (("shape", s),))
 
 
 def view_as(input, other):
+    """`input` viewed with the shape of `other`.
+
+    Example:
+        >>> tp.view_as(tp.arange(4), tp.zeros(2, 2))
+        tensor([[0, 1],
+                [2, 3]])
+    """
     return reshape(input, tuple(other.shape))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    """Dimensions `start_dim` to `end_dim` merged into one.
+
+    Example:
+        >>> tp.flatten(tp.zeros(2, 3, 4), start_dim=1).shape
+        tapeflow.Size([2, 12])
+    """
     nd = input.ndim
     if nd == 0:
         return reshape(input, 1)
@@ -60,16 +79,34 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def unflatten(input, dim, sizes):
+    """Dimension `dim` split into `sizes`.
+
+    Example:
+        >>> tp.unflatten(tp.zeros(2, 12), 1, (3, 4)).shape
+        tapeflow.Size([2, 3, 4])
+    """
     d = _dim(dim, input.ndim)
     shp = input._data.shape
     return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
 
 
 def ravel(input):
+    """`input` flattened to one dimension.
+
+    Example:
+        >>> tp.ravel(tp.tensor([[1, 2], [3, 4]]))
+        tensor([1, 2, 3, 4])
+    """
     return reshape(input, -1)
 
 
 def permute(input, *dims):
+    """Dimensions reordered as `dims` (a view).
+
+    Example:
+        >>> tp.permute(tp.zeros(2, 3, 4), (2, 0, 1)).shape
+        tapeflow.Size([4, 2, 3])
+    """
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     nd = input.ndim
@@ -82,6 +119,12 @@ def permute(input, *dims):
 
 
 def transpose(input, dim0, dim1):
+    """Two dimensions exchanged (also `swapdims`, `transpose`).
+
+    Example:
+        >>> tp.swapaxes(tp.zeros(2, 3, 4), 0, 2).shape
+        tapeflow.Size([4, 3, 2])
+    """
     nd = input.ndim
     return view(input, X.transpose, (("dim0", _dim(dim0, nd)), ("dim1", _dim(dim1, nd))))
 
@@ -90,16 +133,43 @@ swapaxes = swapdims = transpose
 
 
 def t(input):
+    """The transpose of a tensor with at most 2 dimensions (a view).
+
+    Example:
+        >>> tp.t(tp.tensor([[1, 2, 3]]))
+        tensor([[1],
+                [2],
+                [3]])
+    """
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return view(input, X.t)
 
 
 def adjoint(input):
+    """The conjugate transpose of the last two dimensions (a view).
+
+    Example:
+        >>> tp.adjoint(tp.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([[1., 3.],
+                [2., 4.]])
+    """
     return transpose(input, -2, -1)
 
 
 def movedim(input, source, destination):
+    """Dimensions `source` moved to positions `destination`, the others keeping their order (a view).
+
+    Example:
+        >>> tp.movedim(tp.zeros(2, 3, 4), 0, -1).shape
+        tapeflow.Size([3, 4, 2])
+    """
+    """`movedim` under NumPy's name.
+
+    Example:
+        >>> tp.moveaxis(tp.zeros(2, 3, 4), 0, -1).shape
+        tapeflow.Size([3, 4, 2])
+    """
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     nd = input.ndim
@@ -113,7 +183,13 @@ moveaxis = movedim
 
 
 def expand(input, *sizes):
-    """Broadcast to `sizes` (a view; -1 keeps a dimension)."""
+    """Broadcast to `sizes` (a view; -1 keeps a dimension).
+
+    Example:
+        >>> tp.expand(tp.tensor([[1.0], [2.0]]), 2, 3)
+        tensor([[1., 1., 1.],
+                [2., 2., 2.]])
+    """
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     shp = input._data.shape
@@ -131,19 +207,47 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    """`input` expanded to the shape of `other` (a view).
+
+    Example:
+        >>> tp.expand_as(tp.tensor([1.0, 2.0]), tp.zeros(3, 2)).shape
+        tapeflow.Size([3, 2])
+    """
     return expand(input, tuple(other.shape))
 
 
 def broadcast_to(input, shape):
+    """`input` expanded to `shape` by broadcasting (a view).
+
+    Example:
+        >>> tp.broadcast_to(tp.tensor([1.0, 2.0]), (2, 2))
+        tensor([[1., 2.],
+                [1., 2.]])
+    """
     return expand(input, tuple(shape))
 
 
 def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape.
+
+    Example:
+        >>> a, b = tp.broadcast_tensors(tp.ones(2, 1), tp.ones(3))
+        >>> a.shape, b.shape
+        (tapeflow.Size([2, 3]), tapeflow.Size([2, 3]))
+    """
     shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
 
 def squeeze(input, dim=None):
+    """Dimensions of size 1 removed (all of them, or those in `dim`).
+
+    Example:
+        >>> tp.squeeze(tp.zeros(1, 3, 1)).shape
+        tapeflow.Size([3])
+        >>> tp.squeeze(tp.zeros(1, 3, 1), 0).shape
+        tapeflow.Size([3, 1])
+    """
     if dim is None:
         return view(input, X.squeeze, ())
     dims = _dims(dim, input.ndim)
@@ -154,10 +258,23 @@ def squeeze(input, dim=None):
 
 
 def unsqueeze(input, dim):
+    """A new dimension of size 1 inserted at `dim` (a view).
+
+    Example:
+        >>> tp.unsqueeze(tp.tensor([1, 2]), 1)
+        tensor([[1],
+                [2]])
+    """
     return view(input, X.unsqueeze, (("dim", _dim(dim, input.ndim + 1)),))
 
 
 def narrow(input, dim, start, length):
+    """The slice `start:start + length` along `dim` (a view).
+
+    Example:
+        >>> tp.narrow(tp.arange(6), 0, 2, 3)
+        tensor([2, 3, 4])
+    """
     d = _dim(dim, input.ndim)
     start, n = int(start), input._data.shape[d]
     if not -n <= start <= n:
@@ -170,6 +287,12 @@ def narrow(input, dim, start, length):
 
 
 def select(input, dim, index):
+    """The slice at `index` along `dim`, with that dimension removed (a view).
+
+    Example:
+        >>> tp.select(tp.tensor([[1, 2], [3, 4]]), 1, 0)
+        tensor([1, 3])
+    """
     d = _dim(dim, input.ndim)
     n = input._data.shape[d]
     if not -n <= index < n:
@@ -178,11 +301,26 @@ def select(input, dim, index):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal (offset by `offset`) of the `dim1`, `dim2` planes, as the last dimension (a view).
+
+    Example:
+        >>> tp.diagonal(tp.arange(9.0).reshape(3, 3), offset=1)
+        tensor([1., 5.])
+    """
     nd = input.ndim
     return view(input, X.diagonal, (("offset", offset), ("dim1", _dim(dim1, nd)), ("dim2", _dim(dim2, nd))))
 
 
 def diag(input, diagonal=0):
+    """A 1-D tensor gives a square matrix with it on the `diagonal`-th diagonal; a 2-D tensor gives that diagonal.
+
+    Example:
+        >>> tp.diag(tp.tensor([1.0, 2.0]))
+        tensor([[1., 0.],
+                [0., 2.]])
+        >>> tp.diag(tp.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        tensor([1., 4.])
+    """
     if input.ndim == 1:
         n = input.shape[0] + builtins.abs(diagonal)
         idx = np.arange(input.shape[0])
@@ -195,7 +333,12 @@ def diag(input, diagonal=0):
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    """Split into chunks of `split_size` (or the given section sizes) along `dim` (views)."""
+    """Split into chunks of `split_size` (or the given section sizes) along `dim` (views).
+
+    Example:
+        >>> tp.split(tp.arange(5), [2, 3])
+        (tensor([0, 1]), tensor([2, 3, 4]))
+    """
     d = _dim(dim, tensor.ndim)
     n = tensor._data.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -210,6 +353,12 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    """Split into `chunks` pieces of (nearly) equal size along `dim`; views.
+
+    Example:
+        >>> tp.chunk(tp.arange(5), 2)
+        (tensor([0, 1, 2]), tensor([3, 4]))
+    """
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input._data.shape[_dim(dim, input.ndim)]
@@ -218,17 +367,36 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, sections, dim=0):
+    """Split into `indices_or_sections` pieces along `dim`: a count (the first pieces one larger) or split points.
+
+    Example:
+        >>> tp.tensor_split(tp.arange(7), 3)
+        (tensor([0, 1, 2]), tensor([3, 4]), tensor([5, 6]))
+    """
     n = input._data.shape[_dim(dim, input.ndim)]
     q, r = divmod(n, sections)
     return split(input, [q + 1] * r + [q] * (sections - r), dim)
 
 
 def unbind(input, dim=0):
+    """The slices along `dim`, as a tuple of views.
+
+    Example:
+        >>> tp.unbind(tp.tensor([[1, 2], [3, 4]]))
+        (tensor([1, 2]), tensor([3, 4]))
+    """
     return view(input, X.unbind, (("dim", _dim(dim, input.ndim)),))
 
 
 def cat(tensors, dim=0):
-    """Concatenate along an existing dimension."""
+    """Concatenate along an existing dimension.
+
+    Example:
+        >>> tp.cat([tp.ones(1, 2), tp.zeros(2, 2)], dim=0)
+        tensor([[1., 1.],
+                [0., 0.],
+                [0., 0.]])
+    """
     tensors = [_t(x) for x in tensors]
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
@@ -246,7 +414,13 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    """Stack along a new dimension."""
+    """Stack along a new dimension.
+
+    Example:
+        >>> tp.stack([tp.tensor([1, 2]), tp.tensor([3, 4])], dim=1)
+        tensor([[1, 3],
+                [2, 4]])
+    """
     tensors = [_t(x) for x in tensors]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -258,27 +432,67 @@ def stack(tensors, dim=0):
 
 
 def hstack(tensors):
+    """Concatenation along the second dimension (the first for 1-D tensors).
+
+    Example:
+        >>> tp.hstack([tp.tensor([1, 2]), tp.tensor([3])])
+        tensor([1, 2, 3])
+    """
     return cat(tensors, 1 if tensors[0].ndim > 1 else 0)
 
 
 def vstack(tensors):
+    """Concatenation along the first dimension (1-D tensors become rows).
+
+    Example:
+        >>> tp.vstack([tp.tensor([1, 2]), tp.tensor([3, 4])])
+        tensor([[1, 2],
+                [3, 4]])
+    """
     return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
 
 
 def flip(input, dims):
+    """Elements reversed along each of `dims`.
+
+    Example:
+        >>> tp.flip(tp.tensor([[1, 2], [3, 4]]), dims=(1,))
+        tensor([[2, 1],
+                [4, 3]])
+    """
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return dispatch(X.flip, (input,), (("dims", tuple(_dim(d, input.ndim) for d in dims)),))
 
 
 def fliplr(input):
+    """Columns reversed (`flip` along dimension 1).
+
+    Example:
+        >>> tp.fliplr(tp.tensor([[1, 2], [3, 4]]))
+        tensor([[2, 1],
+                [4, 3]])
+    """
     return flip(input, 1)
 
 
 def flipud(input):
+    """Rows reversed (`flip` along dimension 0).
+
+    Example:
+        >>> tp.flipud(tp.tensor([[1, 2], [3, 4]]))
+        tensor([[3, 4],
+                [1, 2]])
+    """
     return flip(input, 0)
 
 
 def roll(input, shifts, dims=None):
+    """Elements shifted by `shifts` along `dims`, wrapping around.
+
+    Example:
+        >>> tp.roll(tp.tensor([1, 2, 3, 4]), 1)
+        tensor([4, 1, 2, 3])
+    """
     if dims is None:
         return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
@@ -287,6 +501,13 @@ def roll(input, shifts, dims=None):
 
 
 def repeat(input, *sizes):
+    """`input` tiled `repeats` times along each dimension (as `Tensor.repeat`).
+
+    Example:
+        >>> tp.repeat(tp.tensor([1, 2]), 2, 2)
+        tensor([[1, 2, 1, 2],
+                [1, 2, 1, 2]])
+    """
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
     if len(sizes) < input.ndim:
@@ -296,6 +517,12 @@ def repeat(input, *sizes):
 
 
 def tile(input, dims):
+    """`input` repeated along each dimension as `dims` says (leading 1s added to the shorter one).
+
+    Example:
+        >>> tp.tile(tp.tensor([1, 2]), (2,))
+        tensor([1, 2, 1, 2])
+    """
     dims = tuple(dims)
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
@@ -303,6 +530,12 @@ def tile(input, dims):
 
 
 def repeat_interleave(input, repeats, dim=None):
+    """Each element repeated `repeats` times along `dim` (flattened when `dim` is None).
+
+    Example:
+        >>> tp.repeat_interleave(tp.tensor([1, 2]), 2)
+        tensor([1, 1, 2, 2])
+    """
     if isinstance(repeats, Tensor):
         repeats = tuple(repeats.tolist()) if repeats.ndim else int(repeats.item())
     return dispatch(X.repeat_interleave, (input,),
@@ -310,15 +543,37 @@ def repeat_interleave(input, repeats, dim=None):
 
 
 def tril(input, diagonal=0):
+    """The lower triangle (`diagonal=0`: on and below the main diagonal), zeros elsewhere.
+
+    Example:
+        >>> tp.tril(tp.ones(3, 3))
+        tensor([[1., 0., 0.],
+                [1., 1., 0.],
+                [1., 1., 1.]])
+    """
     return dispatch(X.tril, (input,), (("diagonal", diagonal),))
 
 
 def triu(input, diagonal=0):
+    """The upper triangle (`diagonal=0`: on and above the main diagonal), zeros elsewhere.
+
+    Example:
+        >>> tp.triu(tp.ones(3, 3), diagonal=1)
+        tensor([[0., 1., 1.],
+                [0., 0., 1.],
+                [0., 0., 0.]])
+    """
     return dispatch(X.triu, (input,), (("diagonal", diagonal),))
 
 
 def contiguous(input, memory_format=None):
-    """Tensors are always contiguous here: returns `input`."""
+    """Tensors are always contiguous here: returns `input`.
+
+    Example:
+        >>> x = tp.ones(2, 3).t()
+        >>> tp.contiguous(x) is x
+        True
+    """
     return input
 
 
