@@ -8,15 +8,15 @@ import types
 __all__ = ["surface_markdown"]
 
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
-              "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.autograd", "torch.autograd.functional",
-              "torch.autograd.forward_ad", "torch.func", "torch.linalg", "torch.cuda", "torch.backends",
-              "torch.accelerator", "torch.testing"]
+              "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.utils.checkpoint",
+              "torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.func", "torch.linalg",
+              "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's area mode and antialias, Fold/Unfold, Conv3d, ConvTranspose1d/3d, LocalResponseNorm",
-           "torch.utils.checkpoint", "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
+           "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 

@@ -1,5 +1,6 @@
-"""`tapeflow.utils`: data loading (`tapeflow.utils.data`), as `torch.utils`."""
+"""`tapeflow.utils`: data loading (`tapeflow.utils.data`) and activation checkpointing
+(`tapeflow.utils.checkpoint`), as `torch.utils`."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
