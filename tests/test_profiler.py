@@ -2,6 +2,8 @@
 
 import json
 
+import jax
+
 import tapeflow as tp
 from tapeflow.autograd import profiler
 
@@ -27,7 +29,12 @@ def test_events_and_table(tmp_path):
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
     events = json.load(open(path))["traceEvents"]
-    assert events and all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
+    ranges = [e for e in events if e["ph"] == "X"]
+    assert ranges and all(e["dur"] >= 0 for e in ranges)
+    meta = {(e["name"], e.get("tid")): e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert meta[("process_name", None)].startswith("tapeflow (")
+    assert {tid for _, tid in meta if tid is not None} == {e["tid"] for e in ranges}
+    assert meta[("thread_name", ranges[0]["tid"])] == "main thread"
     assert prof.total_average().count == len(prof.events())
     shaped = prof.key_averages(group_by_input_shape=True)
     assert any(a.input_shapes == [[4, 3], [3, 2]] for a in shaped)
@@ -42,12 +49,31 @@ def test_sync_device_time_and_decorator():
     with profiler.profile(sync=True) as prof:
         f(tp.ones(3))
     avg = {a.key: a for a in prof.key_averages()}
-    assert avg["f"].count == 1 and avg["aten::mul"].device_time_total > 0
-    assert "Device total" in prof.table()
+    assert avg["f"].count == 1
+    if jax.default_backend() == "cpu":  # host and device are one: no device columns repeating the CPU times
+        assert avg["aten::mul"].device_time_total == 0 and "Device" not in prof.table()
+    else:
+        assert avg["aten::mul"].device_time_total > 0 and "Device total" in prof.table()
+
+
+def test_compile_time_is_its_own_row():
+    x, w, b = tp.randn(5, 23), tp.randn(19, 23), tp.randn(19)  # shapes no other test uses, so linear compiles here
+    with profiler.profile() as first:
+        tp.nn.functional.linear(x, w, b)
+    compile_ev = next(e for e in first.events() if e.name == "XLA compile: aten::linear")
+    op = compile_ev.cpu_parent
+    assert op.name == "aten::linear" and op.cpu_children == [compile_ev]
+    assert 0 < compile_ev.cpu_time_total <= op.cpu_time_total
+    assert op.self_cpu_time_total == op.cpu_time_total - compile_ev.cpu_time_total
+    table = first.table()
+    assert "XLA compile: aten::linear" in table and "XLA compile time total:" in table
+    with profiler.profile() as second:  # compiled once: the second call has no compile row
+        tp.nn.functional.linear(x, w, b)
+    assert [e.name for e in second.events()] == ["aten::linear"]
+    assert "XLA compile" not in second.table()
 
 
 def test_jax_trace(tmp_path):
-    import jax
     with jax.profiler.trace(str(tmp_path)):
         with profiler.profile():
             step(tp.randn(2, 2), tp.randn(2, 2, requires_grad=True))

@@ -4,8 +4,14 @@ Device time: JAX dispatches asynchronously, so by default an op's range measures
 its host (dispatch) time and device execution shows up wherever the host next
 waits. With `profile(sync=True)` (or `use_device` / `use_cuda`), every op's and
 node's outputs are `block_until_ready`'d inside its range, so each range includes
-its device execution and is also reported as device time. Every range is also a
+its device execution and is also reported as device time (on a GPU or TPU; on the CPU
+host and device time are the same, so no device columns are shown). Every range is also a
 `jax.profiler.TraceAnnotation`, so it appears in traces taken with `jax.profiler.trace`.
+
+XLA compilation: the first call of an op with new shapes traces, lowers and compiles it.
+JAX reports those phases through `jax.monitoring`; the profiler records their sum as a child
+range "XLA compile: <op>" of the op that triggered it, so compilation is a row of its own and
+is not counted in the op's self time.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ from .._state import state
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
 _active: list = []  # profiles currently recording
+
+COMPILE_PREFIX = "XLA compile: "
+# The phases of a JAX compilation that jax.monitoring reports as durations, in seconds.
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
 
 
 class FunctionEvent:
@@ -127,15 +138,27 @@ class EventList(list):
             vals.append(str(r.count))
             out.append(r.key[:namew].ljust(namew) + "  " + "  ".join(v.rjust(width) for v in vals))
         out += [line, f"Self CPU time total: {_fmt(self_total)}"]
+        compile_total = sum(r.self_cpu_time_total for r in self if r.key.startswith(COMPILE_PREFIX))
+        if compile_total:
+            out.append(f"XLA compile time total: {_fmt(compile_total)} (first calls with new shapes; "
+                       "later calls reuse the compiled programs)")
         if device:
             out.append(f"Self Device time total: {_fmt(sum(r.self_device_time_total for r in self))}")
         return "\n".join(out) + "\n"
 
     def export_chrome_trace(self, path: str) -> None:
-        events = [{"name": e.name, "ph": "X", "cat": "cpu_op", "ts": e.time_range_start,
-                   "dur": e.cpu_time_total, "pid": 0, "tid": e.thread,
+        ranges = [e for e in self if isinstance(e, FunctionEvent)]
+        events = [{"name": e.name, "ph": "X", "cat": "xla_compile" if e.name.startswith(COMPILE_PREFIX) else "cpu_op",
+                   "ts": e.time_range_start, "dur": e.cpu_time_total, "pid": 0, "tid": e.thread,
                    "args": {"Input Dims": e.input_shapes} if e.input_shapes else {}}
-                  for e in self if isinstance(e, FunctionEvent)]
+                  for e in ranges]
+        # Metadata events name the process and each thread in trace viewers.
+        meta = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": f"tapeflow ({jax.default_backend()})"}}]
+        main = threading.main_thread().ident % 100000
+        for tid in sorted({e.thread for e in ranges}):
+            name = "main thread" if tid == main else f"thread {tid}"
+            meta.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": name}})
+        events = meta + events
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
 
@@ -182,6 +205,7 @@ class profile:
         self.function_events = EventList()
         self._stack: list = []
         self._t0 = 0.0
+        self._has_device = jax.default_backend() != "cpu"
 
     def _now(self):
         return (time.perf_counter() - self._t0) * 1e6
@@ -200,10 +224,26 @@ class profile:
         finally:
             self._stack.pop()
             ev.time_range_end = self._now()
-            if self.sync:
+            if self.sync and self._has_device:
                 ev.device_time_total = ev.cpu_time_total
             self.function_events.append(ev)
         return out
+
+    def _compiled(self, seconds: float, fun_name: str) -> None:
+        """Record `seconds` of XLA compilation, just finished, under the innermost open range."""
+        end = self._now()
+        parent = self._stack[-1] if self._stack else None
+        last = parent.cpu_children[-1] if parent is not None and parent.cpu_children else None
+        if last is not None and last.name.startswith(COMPILE_PREFIX):  # one row per op for all its phases
+            last.time_range_start = end - last.cpu_time_total - seconds * 1e6
+            last.time_range_end = end
+            return
+        name = COMPILE_PREFIX + (parent.name if parent is not None else fun_name)
+        ev = FunctionEvent(name, end - seconds * 1e6, threading.get_ident() % 100000, [], parent)
+        ev.time_range_end = end
+        if parent is not None:
+            parent.cpu_children.append(ev)
+        self.function_events.append(ev)
 
     def _op(self, op, args, params, proceed):
         return self._range("aten::" + op.name, _shapes(args) if self.record_shapes else [],
@@ -218,6 +258,8 @@ class profile:
             self._t0 = time.perf_counter()
             state.interceptors.append(self._op)
             state.node_interceptors.append(self._node)
+            if not _active:
+                jax.monitoring.register_event_duration_secs_listener(_on_jax_duration)
             _active.append(self)
         return self
 
@@ -226,6 +268,8 @@ class profile:
             state.interceptors.remove(self._op)
             state.node_interceptors.remove(self._node)
             _active.remove(self)
+            if not _active:
+                jax.monitoring.unregister_event_duration_listener(_on_jax_duration)
         return False
 
     def events(self) -> EventList:
@@ -242,6 +286,12 @@ class profile:
 
     def export_chrome_trace(self, path: str) -> None:
         self.function_events.export_chrome_trace(path)
+
+
+def _on_jax_duration(event: str, duration: float, **kwargs) -> None:
+    if event in _COMPILE_EVENTS:
+        for p in _active:
+            p._compiled(duration, str(kwargs.get("fun_name", "jit")))
 
 
 class record_function:
