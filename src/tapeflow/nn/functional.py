@@ -16,6 +16,7 @@ from .._ops._checks import check_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._functional_attention import scaled_dot_product_attention
+from ._functional_fold import fold, local_response_norm, unfold
 from ._functional_losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -32,7 +33,8 @@ from ._functional_resample import instance_norm, interpolate, pixel_shuffle, pix
 from ._functional_utils import _check, _tuple, normalize, one_hot, pad
 
 __all__ = [
-    "linear", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d",
+    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d",
     "avg_pool2d", "adaptive_avg_pool2d",
     "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "relu", "gelu", "silu", "elu",
     "leaky_relu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "one_hot", "pad", "normalize",
@@ -40,7 +42,7 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss",
     "hardtanh", "relu6", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold", "celu", "selu",
     "mish", "softsign", "tanhshrink", "logsigmoid", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
-    "instance_norm",
+    "instance_norm", "fold", "unfold", "local_response_norm",
 ]
 
 
@@ -147,6 +149,48 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     return _convnd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-d convolution (cross-correlation) over `(N, C_in, D, H, W)`; arguments as `conv2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.conv3d(tp.ones(1, 1, 4, 4, 4), tp.ones(2, 1, 3, 3, 3)).shape
+        tapeflow.Size([1, 2, 2, 2, 2])
+    """
+    return _convnd(3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    _check(input, f"conv_transpose{n}d")
+    unbatched = input.ndim == n + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.ndim != n + 2:
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to conv_transpose{n}d, but "
+                           f"got input of size: {list(input.shape)}")
+    if input.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[0]} channels, but got {input.shape[1]} "
+                           "channels instead")
+    params = (("stride", _tuple(stride, n, "stride")), ("padding", _tuple(padding, n, "padding")),
+              ("output_padding", _tuple(output_padding, n, "output_padding")),
+              ("dilation", _tuple(dilation, n, "dilation")), ("groups", int(groups)))
+    out = dispatch(X.nn.conv_transpose, (input, weight, bias), params)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """Transposed 1-d convolution over `(N, C_in, L)`; arguments as `conv_transpose2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.conv_transpose1d(tp.ones(1, 2, 3), tp.ones(2, 1, 2), stride=2).shape
+        tapeflow.Size([1, 1, 6])
+    """
+    return _conv_transposend(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
     """Transposed 2-d convolution (the gradient of `conv2d` with respect to its input).
@@ -165,19 +209,19 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         >>> tp.nn.functional.conv_transpose2d(tp.ones(1, 2, 3, 3), tp.ones(2, 1, 2, 2), stride=2).shape
         tapeflow.Size([1, 1, 6, 6])
     """
-    _check(input, "conv_transpose2d")
-    unbatched = input.ndim == 3
-    if unbatched:
-        input = input.unsqueeze(0)
-    if input.shape[1] != weight.shape[0]:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
-                           f"{list(input.shape)} to have {weight.shape[0]} channels, but got {input.shape[1]} "
-                           "channels instead")
-    params = (("stride", _tuple(stride, 2, "stride")), ("padding", _tuple(padding, 2, "padding")),
-              ("output_padding", _tuple(output_padding, 2, "output_padding")),
-              ("dilation", _tuple(dilation, 2, "dilation")), ("groups", int(groups)))
-    out = dispatch(X.nn.conv_transpose, (input, weight, bias), params)
-    return out.squeeze(0) if unbatched else out
+    return _conv_transposend(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Tensor:
+    """Transposed 3-d convolution over `(N, C_in, D, H, W)`; arguments as `conv_transpose2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.conv_transpose3d(tp.ones(1, 2, 2, 2, 2), tp.ones(2, 1, 2, 2, 2), stride=2).shape
+        tapeflow.Size([1, 1, 4, 4, 4])
+    """
+    return _conv_transposend(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 # -- normalisation ---------------------------------------------------------------------------------------

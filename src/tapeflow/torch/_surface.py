@@ -15,7 +15,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
-           "F.interpolate's area mode and antialias, Fold/Unfold, Conv3d, ConvTranspose1d/3d, LocalResponseNorm",
+           "F.interpolate's area mode and antialias",
            "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 

@@ -1,4 +1,4 @@
-"""Convolutions: `Conv1d`, `Conv2d`, `ConvTranspose2d`."""
+"""Convolutions: `Conv1d`, `Conv2d`, `Conv3d`, `ConvTranspose1d`, `ConvTranspose2d`, `ConvTranspose3d`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..parameter import Parameter
 from .linear import reset_weight_and_bias
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(v, n):
@@ -141,7 +141,61 @@ class Conv2d(_Conv):
     _conv = staticmethod(F.conv2d)
 
 
-class ConvTranspose2d(_ConvNd):
+class Conv3d(_Conv):
+    """3-d convolution over `(N, C_in, D, H, W)`; arguments as `Conv2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Conv3d(1, 4, 3, padding=1)(tp.ones(2, 1, 4, 4, 4)).shape
+        tapeflow.Size([2, 4, 4, 4, 4])
+    """
+
+    _n = 3
+    _conv = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Transposed convolutions: weight `(C_in, C_out / groups, *kernel)`; `output_size=` picks the
+    `output_padding` that reaches it."""
+
+    _transposed = True
+    _conv_t = None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__} takes integer padding, not a string")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device=device, dtype=dtype)
+
+    def forward(self, input, output_size=None):
+        n, output_padding = self._n, self.output_padding
+        if output_size is not None:
+            size = tuple(output_size)[-n:]
+            output_padding = tuple(
+                size[i] - ((input.shape[-n + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                           + self.dilation[i] * (self.kernel_size[i] - 1) + 1) for i in range(n))
+            if any(p < 0 or p >= max(self.stride[i], self.dilation[i]) for i, p in enumerate(output_padding)):
+                raise ValueError(f"requested an output size of {list(size)}, which is not reachable with this "
+                                 "stride/padding")
+        return self._conv_t(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                            self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-d convolution over `(N, C_in, L)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.ConvTranspose1d(4, 2, 3, stride=2)(tp.ones(1, 4, 5)).shape
+        tapeflow.Size([1, 2, 11])
+    """
+
+    _n = 1
+    _conv_t = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     """Transposed 2-d convolution (fractionally strided), weight `(C_in, C_out / groups, kH, kW)`.
 
     Arguments:
@@ -154,24 +208,18 @@ class ConvTranspose2d(_ConvNd):
         tapeflow.Size([1, 2, 6, 6])
     """
 
-    _transposed = True
+    _n = 2
+    _conv_t = staticmethod(F.conv_transpose2d)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        if isinstance(padding, str):
-            raise ValueError("ConvTranspose2d takes integer padding, not a string")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, device=device, dtype=dtype)
 
-    def forward(self, input, output_size=None):
-        output_padding = self.output_padding
-        if output_size is not None:
-            size = tuple(output_size)[-2:]
-            output_padding = tuple(
-                size[i] - ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
-                           + self.dilation[i] * (self.kernel_size[i] - 1) + 1) for i in range(2))
-            if any(p < 0 or p >= max(self.stride[i], self.dilation[i]) for i, p in enumerate(output_padding)):
-                raise ValueError(f"requested an output size of {list(size)}, which is not reachable with this "
-                                 "stride/padding")
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                  self.groups, self.dilation)
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-d convolution over `(N, C_in, D, H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.ConvTranspose3d(2, 3, 2, stride=2)(tp.ones(1, 2, 2, 3, 3)).shape
+        tapeflow.Size([1, 3, 4, 6, 6])
+    """
+
+    _n = 3
+    _conv_t = staticmethod(F.conv_transpose3d)
