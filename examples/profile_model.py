@@ -3,6 +3,8 @@
 Run: python examples/profile_model.py
 """
 
+from _outputs import output_path
+
 import tapeflow as tp
 from tapeflow import nn
 from tapeflow.autograd import profiler
@@ -32,5 +34,6 @@ step()  # compile every op once, outside the profile
 with profiler.profile(record_shapes=True, sync=True) as prof:
     step()
 print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=15))
-prof.export_chrome_trace("profile_model.trace.json")
-print("Chrome trace written to profile_model.trace.json (open in https://ui.perfetto.dev)")
+trace = output_path("profile_model.trace.json")
+prof.export_chrome_trace(trace)
+print(f"Chrome trace written to {trace} (open in https://ui.perfetto.dev)")

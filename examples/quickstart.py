@@ -1,7 +1,9 @@
 """tapeflow quickstart: eager tensors, the backward graph, gradients and hooks.
 
-Run: python examples/quickstart.py
+Run: python examples/quickstart.py   (the picture of the tape goes to outputs/)
 """
+
+from _outputs import output_path
 
 import tapeflow as tp
 
@@ -72,3 +74,17 @@ d = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
 with tp.no_grad():
     z = d * 2
 print("dtype kept:", (d * d).dtype, " under no_grad requires_grad =", z.requires_grad)
+
+print("\n== 9. A picture of the tape ==")
+w1 = tp.randn(3, 2, requires_grad=True)
+b1 = tp.zeros(2, requires_grad=True)
+loss = ((tp.randn(4, 3) @ w1 + b1).tanh() ** 2).mean()
+dot_path = output_path("quickstart_tape.dot")
+with open(dot_path, "w") as f:
+    f.write(tp.autograd.graph.to_dot(loss, params={"weight": w1, "bias": b1}))
+print("Graphviz DOT text of the backward graph written to", dot_path)
+try:
+    picture = tp.autograd.graph.render(loss, output_path("quickstart_tape"), params={"weight": w1, "bias": b1})
+    print("and rendered to", picture)
+except (ImportError, RuntimeError) as err:  # the graphviz package or the `dot` program is missing
+    print("no picture rendered:", err)

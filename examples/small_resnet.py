@@ -9,9 +9,11 @@ Run: python examples/small_resnet.py
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
+from _outputs import save_curves
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
@@ -71,6 +73,7 @@ def main() -> float:
     sched = tp.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.3)
     n, batches = x_tr.shape[0], x_tr.shape[0] // BATCH
     start = time.perf_counter()
+    losses, accs = [], []
     for epoch in range(1, EPOCHS + 1):
         model.train()
         order = tp.randperm(n)
@@ -82,13 +85,21 @@ def main() -> float:
             loss.backward()
             opt.step()
             total += loss.item()
+            sys.stdout.write(f"\repoch {epoch}/{EPOCHS}  batch {b + 1:2d}/{batches}  loss {total / (b + 1):.4f}  "
+                             f"elapsed {time.perf_counter() - start:5.1f}s")
+            sys.stdout.flush()
         sched.step()
         model.eval()
         with tp.no_grad():
             acc = (model(x_te).argmax(1) == y_te).float().mean().item()
-        print(f"epoch {epoch}/{EPOCHS}  train loss {total / batches:.4f}  test acc {acc:6.2%}  "
-              f"({time.perf_counter() - start:.1f}s)")
+        losses.append(total / batches)
+        accs.append(acc)
+        print(f"\repoch {epoch}/{EPOCHS}  train loss {total / batches:.4f}  test acc {acc:6.2%}  "
+              f"elapsed {time.perf_counter() - start:5.1f}s")
     print(f"final test accuracy: {acc:.2%}")
+    path = save_curves("small_resnet_curves.png", {"train loss": losses, "test accuracy": accs}, "epoch")
+    if path:
+        print(f"loss and accuracy curves saved to {path}")
     return acc
 
 

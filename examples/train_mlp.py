@@ -16,6 +16,7 @@ import tempfile
 import time
 
 import numpy as np
+from _outputs import save_curves
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
@@ -69,6 +70,7 @@ def main() -> float:
     n = x_tr.shape[0]
     batches = n // BATCH  # full batches only: one compiled shape per op
     start = time.perf_counter()
+    losses, accs = [], []
     for epoch in range(1, EPOCHS + 1):
         order = tp.randperm(n)
         seen = correct = 0
@@ -86,7 +88,9 @@ def main() -> float:
             seen += BATCH
             progress(epoch, b + 1, batches, total_loss / seen, correct / seen)
         sched.step()
-        print(f"  test acc {evaluate(model, x_te, y_te):6.2%}  lr {sched.get_last_lr()[0]:.5f}")
+        losses.append(total_loss / seen)
+        accs.append(evaluate(model, x_te, y_te))
+        print(f"  test acc {accs[-1]:6.2%}  lr {sched.get_last_lr()[0]:.5f}")
     elapsed = time.perf_counter() - start
 
     # Save the weights, load them into a fresh model, and check it predicts the same.
@@ -99,6 +103,9 @@ def main() -> float:
     assert acc == acc_restored, "the reloaded model must predict exactly like the trained one"
     print(f"trained in {elapsed:.1f}s; state_dict saved to {path} and reloaded (same accuracy)")
     print(f"final test accuracy: {acc:.2%}")
+    curves = save_curves("train_mlp_curves.png", {"train loss": losses, "test accuracy": accs}, "epoch")
+    if curves:
+        print(f"loss and accuracy curves saved to {curves}")
     return acc
 
 
