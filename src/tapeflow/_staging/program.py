@@ -281,13 +281,14 @@ class Staged:
             if (rec.call_spec == call_spec and tuple(map(id, lifted)) == rec.lifted_ids
                     and _tensor_specs(lifted) == rec.specs):
                 return rec, lifted
-        snapshot = _st.Snapshot()
-        found, modules, optimizers = self._lifted_state(roots, snapshot)
+        snapshot, atoms = _st.Snapshot(), []
+        found, modules, optimizers = self._lifted_state(roots, snapshot, atoms)
         lifted = [t for t in found if id(t) not in arg_ids]
         specs = _tensor_specs(lifted)
         key = (("arguments", call_spec[:2]), ("random key", call_spec[2]), ("grad mode", call_spec[3:]),
                ("lifted state", tuple(map(id, lifted))), ("shape, dtype or grad of lifted state", specs),
-               ("training flag or optimizer setting", _st.hyperparameters(modules, optimizers)))
+               ("training flag or optimizer setting", _st.hyperparameters(modules, optimizers)),
+               ("Python value the function reads", tuple(atoms)))
         slot = self.programs.slot(key, count=False)
         rec = self._record = _Record(snapshot, found, optimizers, lifted, call_spec, specs, key, slot)
         return rec, lifted
@@ -296,15 +297,14 @@ class Staged:
         """Where the state walk starts: what the function reaches, and arguments that may hold state."""
         return [*self._static_roots(), *(x for x in leaves if not isinstance(x, _NOT_ROOTS))]
 
-    def _lifted_state(self, roots, snapshot=None):
+    def _lifted_state(self, roots, snapshot, atoms):
         """Tensors to lift, arguments included (in a stable order), and the modules and optimizers met."""
         found: dict = {}
         modules: list = []
         optimizers: list = []
-        _st.collect(roots, found, modules, optimizers, snapshot=snapshot)
+        _st.collect(roots, found, modules, optimizers, snapshot=snapshot, atoms=atoms)
         extra = [t for k, t in list(self._extra.items()) if found.setdefault(k, t) is t]
-        if snapshot is not None:
-            snapshot.watch(extra)  # a snapshot holding tensors found while tracing stops matching when one goes
+        snapshot.watch(extra)  # a snapshot holding tensors found while tracing stops matching when one goes
         return list(found.values()), modules, optimizers
 
     def _rate_inputs(self, groups) -> list:

@@ -5,7 +5,9 @@ globals its code names, `self` of a bound method, the `__dict__` of a callable
 object, its arguments) and descends into lists, tuples, dicts, modules
 (parameters and buffers), optimizers (parameters and per-parameter state) and
 plain objects reached through `self`. Tensors it cannot reach are caught while
-tracing (see `program.py`).
+tracing (see `program.py`). Python values (numbers, strings) in closure cells,
+globals and attributes of `self` are part of a program's key: a trace bakes
+them in.
 """
 
 from __future__ import annotations
@@ -14,16 +16,16 @@ import functools
 import sys
 import types
 import weakref
-from itertools import chain
-from operator import attrgetter, itemgetter
 
 from .._tensor import Tensor
 
-__all__ = ["roots_of", "collect", "Snapshot", "hyperparameters", "rate_groups"]
+__all__ = ["roots_of", "collect", "Snapshot", "hyperparameters", "rate_groups", "module_base", "optimizer_base",
+           "optimizer_params"]
 
 _MAX_DEPTH = 4
-_SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, str, bytes, int, float, complex,
-         bool, type(None))
+_ATOMS = (str, bytes, int, float, complex, bool, type(None))
+_SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, *_ATOMS)
+_CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
 def module_base():
@@ -60,17 +62,16 @@ def roots_of(fn) -> list:
             if hasattr(f, "__dict__") and not isinstance(f, _SKIP):
                 roots.append(f)  # a callable object: its attributes are its state
             continue
+        values = []
         for cell in f.__closure__ or ():
             try:
-                value = cell.cell_contents
+                values.append(cell.cell_contents)
             except ValueError:  # an empty cell
-                continue
-            (stack if isinstance(value, types.FunctionType) else roots).append(value)
+                pass
         g = getattr(f, "__globals__", {})
-        for name in _names(code):
-            if name in g:
-                value = g[name]
-                (stack if isinstance(value, types.FunctionType) else roots).append(value)
+        values += [g[name] for name in _names(code) if name in g]
+        for value in values:
+            (stack if isinstance(value, types.FunctionType) else roots).append(value)
     return roots
 
 
@@ -87,46 +88,38 @@ def _names(code) -> frozenset:
 
 
 def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | None = None,
-            snapshot: Snapshot | None = None) -> None:
+            snapshot: Snapshot | None = None, atoms: list | None = None) -> None:
     """Add every Tensor reachable from `roots` to `out` (id -> tensor), in discovery order.
 
-    Modules and optimizers met on the way are appended to `modules` / `optimizers`.
-    With `slots`, also record where each tensor is stored (id -> [(container, key), ...]):
-    the parameter/buffer dicts of modules, optimizer state dicts, and plain dicts
-    and lists, so that code which *replaces* a stored tensor can be written back.
-    With `snapshot` (a new `Snapshot`), also record what the walk looked at, so that
-    `snapshot.matches(roots)` can later tell cheaply whether a new walk would find the same.
+    Modules and optimizers met on the way are appended to `modules` / `optimizers`, plain Python
+    values to `atoms`. With `slots`, also record where each tensor is stored (id -> [(container, key)]):
+    module parameter/buffer dicts, optimizer state dicts, plain dicts and lists, so that code which
+    *replaces* a stored tensor can be written back. With `snapshot`, record what the walk looked at.
     """
     module_cls, optimizer_cls = module_base(), optimizer_base()
-    seen: dict = {}  # id -> the snapshot probe of that object (None if it has none)
-    rec = snapshot
-    if rec is not None:
-        rec.roots = rec.fingerprint(roots)
+    seen: set = set()
+    if snapshot is not None:
+        snapshot.roots = snapshot.fingerprint(roots)
 
     def add(t, container, key):
         out.setdefault(id(t), t)
         if slots is not None and container is not None:
             slots.setdefault(id(t), []).append((container, key))
 
-    def descend(values, keys, container, depth, probe):
-        if rec is not None:
-            rec.probes[probe][3] = rec.fingerprint(values)
-        entries = [(v, depth + 1, container, k, (probe, i)) for i, (k, v) in enumerate(zip(keys, values))]
-        stack.extend(reversed(entries))
-
-    # Each entry: the object, its depth, where it is stored (container, key) and, for the snapshot,
-    # where it sits among the values of an earlier probe (-1: the roots).
-    stack = [(r, 0, None, None, (-1, i)) for i, r in reversed(list(enumerate(roots)))]
+    # Each entry: the object, its depth, where it is stored, and whether it is a Python value that is part of
+    # a program's key (a closure cell, a global, an attribute of `self`; not the contents of lists and dicts).
+    stack = [(r, 0, None, None, True) for r in reversed(roots)]
     while stack:
-        obj, depth, container, key, where = stack.pop()
+        obj, depth, container, key, keyed = stack.pop()
         if isinstance(obj, Tensor):
             add(obj, container, key)
             continue
-        if id(obj) in seen:
-            if rec is not None and seen[id(obj)] is not None:
-                rec.same_as(where, seen[id(obj)])  # must stay the object met first
+        if isinstance(obj, _ATOMS):
+            if atoms is not None and keyed:
+                atoms.append((type(obj), repr(obj)))
             continue
-        seen[id(obj)] = None
+        if id(obj) in seen:
+            continue
         if module_cls is not None and isinstance(obj, module_cls):
             modules.append(obj)
             for sub in obj.modules():
@@ -134,65 +127,80 @@ def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | Non
                     for k, t in d.items():
                         if isinstance(t, Tensor):
                             add(t, d, k)
-            if rec is not None:
-                rec.add(where, _MODULE, _module_record(rec, obj))
         elif optimizer_cls is not None and isinstance(obj, optimizer_cls):
             optimizers.append(obj)
             for p in optimizer_params(obj):
                 add(p, None, None)
-                st = obj.state.get(p)
-                for k, v in (st or {}).items():
+                st = obj.state.get(p) or {}
+                for k, v in st.items():
                     if isinstance(v, Tensor):
                         add(v, st, k)
-            if rec is not None:
-                rec.add(where, _OPTIMIZER, _optimizer_record(rec, obj))
-        elif isinstance(obj, _SKIP):
+        elif isinstance(obj, _SKIP) or depth >= _MAX_DEPTH:
             continue
         elif isinstance(obj, _CONTAINERS) or (depth == 0 and isinstance(getattr(obj, "__dict__", None), dict)):
-            probe = seen[id(obj)] = rec.add(where, _PASS, None) if rec is not None else None
-            if depth >= _MAX_DEPTH:
-                continue
-            if rec is not None:
-                rec.probes[probe][2] = _VALUES
-            if isinstance(obj, dict):
-                descend(list(obj.values()), list(obj), obj, depth, probe)
-            elif isinstance(obj, list):
-                descend(obj, range(len(obj)), obj, depth, probe)
-            elif isinstance(obj, (tuple, set, frozenset)):
-                values = list(obj)
-                descend(values, [None] * len(values), None, depth, probe)
-            else:
-                # `self` of a bound method, or a callable object: look one level into its attributes.
-                d = vars(obj)
-                descend(list(d.values()), list(d), d, depth, probe)
+            d, items = _items(obj)
+            attrs = not isinstance(obj, _CONTAINERS)
+            stack.extend(reversed([(v, depth + 1, d, k, attrs) for k, v in items]))
+        else:
+            continue
+        seen.add(id(obj))
+        if snapshot is not None:
+            snapshot.probe(obj)
+    if snapshot is not None:
+        snapshot.watch(out.values())
 
 
-# -- snapshots: is the state a function reaches still what the last walk found? ---------------------------------
-_VALUES, _PASS, _MODULE, _OPTIMIZER = range(4)
-_CONTAINERS = (dict, list, tuple, set, frozenset)
-_ATOMS = (bool, int, float, complex, str, bytes, type(None))
-_EMPTY: dict = {}
-_training, _params_of = attrgetter("training"), itemgetter("params")
-_module_dicts = (attrgetter("_parameters"), attrgetter("_buffers"), attrgetter("_modules"))
+def _items(obj) -> tuple:
+    """Where the values of a container live (the dict or list itself, or an object's `__dict__`: None for
+    tuples and sets, which cannot be written) and its `(key, value)` pairs."""
+    if isinstance(obj, dict):
+        return obj, list(obj.items())
+    if isinstance(obj, list):
+        return obj, list(enumerate(obj))
+    if isinstance(obj, _CONTAINERS):
+        return None, [(None, v) for v in obj]
+    d = vars(obj)  # `self` of a bound method, or a callable object: one level into its attributes
+    return d, list(d.items())
+
+
+def _values(obj) -> list:
+    if isinstance(obj, dict):
+        return list(obj.values())
+    return list(obj) if isinstance(obj, _CONTAINERS) else list(vars(obj).values())
+
+
+def _fingerprint(values) -> tuple:
+    return tuple(map(id, values)), tuple(map(type, values))
+
+
+def _values_fingerprint(obj) -> tuple:
+    return _fingerprint(_values(obj))
+
+
+def _module_fingerprint(m) -> tuple:
+    """Training flags and the identities of every parameter, buffer and child of `m` and its children."""
+    return tuple((s.training, *map(id, s._parameters.values()), None, *map(id, s._buffers.values()), None,
+                  *map(id, s._modules.values())) for s in m.modules())
+
+
+def _optimizer_fingerprint(opt) -> tuple:
+    """The identities of the parameters and of the state of `opt`, and its settings."""
+    return (tuple(map(id, optimizer_params(opt))), tuple((id(p), *map(id, st.values())) for p, st in opt.state.items()),
+            _optimizer_settings(opt))
 
 
 class Snapshot:
-    """What one walk of `collect` looked at, checked again by `matches` in a fraction of a walk's time.
+    """What one walk of `collect` looked at: `matches(roots)` tells, in a fraction of a walk's time, whether a
+    new walk would find the same tensors, modules, optimizers, Python values, training flags and optimizer
+    settings (learning rates aside). Each object the walk descended into is kept with the fingerprint of
+    what it held; every object met is watched (weakly where it can be) so that no identity is reused while
+    the snapshot can match, and the snapshot keeps no tensor, module or object alive."""
 
-    Each probe (`[parent probe (-1: the roots), position among the parent's values, kind, data]`)
-    fetches a container, module or optimizer again from where the walk found it and compares the
-    identities and types of what it holds. Identities stay meaningful because every object they
-    name is either watched through a weak reference (if one is collected the snapshot no longer
-    matches), held (numbers, strings, objects that cannot be weakly referenced), or a container
-    compared by its own probe. The snapshot keeps no tensor, module or container alive.
-    """
-
-    __slots__ = ("roots", "probes", "same", "_watched", "_alive", "_on_collected")
+    __slots__ = ("roots", "probes", "_watched", "_alive", "_on_collected")
 
     def __init__(self):
         self.roots = None
         self.probes: list = []
-        self.same: list = []  # (parent, position, probe): a container met again must be the same object
         self._watched: dict = {}
         alive = self._alive = [True]
         self._on_collected = lambda _ref: alive.__setitem__(0, False)  # holds no reference to the snapshot
@@ -202,155 +210,60 @@ class Snapshot:
         """False once an object the walk met has been garbage collected."""
         return self._alive[0]
 
-    def add(self, where, kind, data) -> int:
-        self.probes.append([where[0], where[1], kind, data])
-        return len(self.probes) - 1
-
-    def same_as(self, where, probe) -> None:
-        self.same.append((where[0], where[1], probe))
-
     def watch(self, values) -> None:
         """Keep the ids of `values` theirs for as long as the snapshot can match."""
         watched = self._watched
         for v in values:
-            if id(v) not in watched and not isinstance(v, _CONTAINERS):
+            if id(v) not in watched:
                 try:
-                    watched[id(v)] = weakref.ref(v, self._on_collected)
+                    watched[id(v)] = (weakref.ref(v, self._on_collected), True)
                 except TypeError:
-                    watched[id(v)] = v
+                    watched[id(v)] = (v, False)
 
     def fingerprint(self, values) -> tuple:
         """The identities and types of `values`, watched from now on."""
+        values = list(values)
         self.watch(values)
         return _fingerprint(values)
 
+    def probe(self, obj) -> None:
+        """Remember what `obj` (a container, object, module or optimizer the walk met) holds now."""
+        optimizer_cls = optimizer_base()
+        fp = (_module_fingerprint if isinstance(obj, module_base() or ()) else
+              _optimizer_fingerprint if optimizer_cls is not None and isinstance(obj, optimizer_cls) else
+              _values_fingerprint)
+        self.watch((obj,))
+        value = fp(obj)
+        if fp is _module_fingerprint:
+            self.watch(obj.modules())
+        self.probes.append((self._watched[id(obj)], fp, value))
+
     def matches(self, roots) -> bool:
-        """Whether `collect(roots, ...)` would find the same tensors, modules, optimizers, training
-        flags and optimizer hyperparameters (learning rates aside) as the walk that made this snapshot."""
+        """Whether `collect(roots, ...)` would find what the walk that made this snapshot found."""
+        if not self._alive[0] or _fingerprint(roots) != self.roots:
+            return False
         try:
-            return self._alive[0] and self._matches(roots)
+            return all(fp(ref() if weak else ref) == value for (ref, weak), fp, value in self.probes)
         except Exception:  # noqa: BLE001 - the structure changed under a probe: walk again
             return False
 
-    def _matches(self, roots) -> bool:
-        if _fingerprint(roots) != self.roots:
-            return False
-        n = len(self.probes)
-        objects, values = [None] * n, [None] * n
-        for i, (parent, pos, kind, data) in enumerate(self.probes):
-            obj = objects[i] = (roots if parent < 0 else values[parent])[pos]
-            if kind == _VALUES:
-                vals = values[i] = _values_of(obj)
-                if _fingerprint(vals) != data:
-                    return False
-            elif kind == _MODULE:
-                refs, fingerprint = data
-                mods = [r() for r in refs]
-                if mods[0] is not obj or _module_fingerprint(mods) != fingerprint:
-                    return False
-            elif kind == _OPTIMIZER and not _optimizer_matches(obj, data):
-                return False
-        return all((roots if parent < 0 else values[parent])[pos] is objects[probe]
-                   for parent, pos, probe in self.same)
-
-
-def _fingerprint(values) -> tuple:
-    return tuple(map(id, values)), tuple(map(type, values))
-
-
-def _values_of(obj) -> list:
-    if isinstance(obj, dict):
-        return list(obj.values())
-    if isinstance(obj, _CONTAINERS):
-        return obj if isinstance(obj, list) else list(obj)
-    return list(vars(obj).values())
-
-
-def _module_record(snapshot, module) -> tuple:
-    mods = list(module.modules())
-    snapshot.watch(mods)
-    for d in _module_dict_list(mods):
-        snapshot.watch(d.values())
-    return [weakref.ref(m) for m in mods], _module_fingerprint(mods)
-
-
-def _module_dict_list(mods) -> list:
-    return [d for get in _module_dicts for d in map(get, mods)]
-
-
-def _module_fingerprint(mods) -> tuple:
-    """Training flags and the identities of every parameter, buffer and child of `mods`."""
-    dicts = _module_dict_list(mods)
-    return (tuple(map(_training, mods)), tuple(map(len, dicts)),
-            tuple(map(id, chain.from_iterable(map(dict.values, dicts)))))
-
-
-def _optimizer_record(snapshot, opt) -> tuple:
-    groups = opt.param_groups
-    snapshot.watch([opt])
-    snapshot.watch(chain.from_iterable(map(dict.values, groups)))
-    snapshot.watch(optimizer_params(opt))
-    snapshot.watch(opt.state)
-    states = list(opt.state.values())
-    snapshot.watch(chain.from_iterable(states))
-    snapshot.watch(chain.from_iterable(map(dict.values, states)))
-    # Settings other than atoms (lists, objects) may change in place: compare them by value every time.
-    mutable = not all(map(_frozen, [v for g in groups for k, v in g.items() if k not in ("params", "lr")]
-                          + [v for st in states for v in st.values() if not isinstance(v, Tensor)]))
-    return (weakref.ref(opt), _optimizer_fingerprint(opt), _group_ids(groups), _optimizer_settings(opt), mutable)
-
-
-def _optimizer_fingerprint(opt) -> tuple:
-    """The identities of the parameters of `opt`, and of the keys and values of all its state."""
-    params = list(map(_params_of, opt.param_groups))
-    state = opt.state
-    states = list(state.values())
-    return (tuple(map(len, params)), tuple(map(id, chain.from_iterable(params))), tuple(map(id, state)),
-            tuple(map(len, states)), tuple(map(id, chain.from_iterable(states))),
-            tuple(map(id, chain.from_iterable(map(dict.values, states)))))
-
-
-def _group_ids(groups) -> tuple:
-    return tuple(map(id, chain.from_iterable(map(dict.values, groups))))
-
 
 def _optimizer_settings(opt) -> tuple:
-    """What `hyperparameters` reads from `opt`."""
+    """The optimizer's settings a trace bakes in: group settings (a Python learning rate is an input) and
+    non-tensor per-parameter state."""
     return (tuple(_group_signature(g) for g in opt.param_groups),
-            tuple((k, _hashable(v)) for p in optimizer_params(opt) for k, v in opt.state.get(p, _EMPTY).items()
+            tuple((k, _hashable(v)) for p in optimizer_params(opt) for k, v in opt.state.get(p, {}).items()
                   if not isinstance(v, Tensor)))
 
 
-def _optimizer_matches(opt, record) -> bool:
-    ref, fingerprint, group_ids, settings, mutable = record
-    if ref() is not opt or _optimizer_fingerprint(opt) != fingerprint:
-        return False
-    # A changed learning rate changes the groups' ids but not their settings (it is a program input).
-    return (not mutable and _group_ids(opt.param_groups) == group_ids) or _optimizer_settings(opt) == settings
-
-
-def _frozen(v) -> bool:
-    return isinstance(v, _ATOMS) or (isinstance(v, (tuple, frozenset)) and all(map(_frozen, v)))
-
-
 def _group_signature(group) -> tuple:
-    """A parameter group's settings as a trace bakes them in (a Python learning rate is an input)."""
     return tuple((k, "traced") if k == "lr" and _is_rate(v) else (k, _hashable(v))
                  for k, v in group.items() if k != "params")
 
 
 def hyperparameters(modules: list, optimizers: list) -> tuple:
-    """The Python-level settings a trace bakes in: training flags and optimizer hyperparameters."""
-    flags = tuple(m.training for root in modules for m in root.modules())
-    hp = []
-    for opt in optimizers:
-        for group in opt.param_groups:
-            hp.extend(_group_signature(group))
-        for p in optimizer_params(opt):
-            for k, v in opt.state.get(p, {}).items():
-                if not isinstance(v, Tensor):
-                    hp.append((k, _hashable(v)))
-    return flags, tuple(hp)
+    """The Python-level settings a trace bakes in: training flags and optimizer settings."""
+    return tuple(m.training for root in modules for m in root.modules()), tuple(map(_optimizer_settings, optimizers))
 
 
 def _is_rate(v) -> bool:

@@ -1,0 +1,132 @@
+"""The staging layer's policy, the same on every path that turns eager code into a program."""
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+import tapeflow.autograd.functional as AF
+import tapeflow.func as F
+
+
+def t(x):
+    return tp.tensor(x, dtype=tp.float64)
+
+
+def _paths(f):
+    """Ways to run `f(x) -> scalar` as a staged program, each returning the gradient at `x`."""
+    def compiled(x):
+        x = x.detach().requires_grad_()
+        return _compiled_grad(x)
+
+    _compiled_grad = tp.compile(lambda x: tp.autograd.grad(f(x), x)[0])
+    return {"tp.func.grad": F.grad(f), "functional.vjp": lambda x: AF.vjp(f, x)[1], "tp.compile": compiled}
+
+
+@pytest.mark.parametrize("path", ["tp.func.grad", "functional.vjp", "tp.compile"])
+def test_python_values_the_function_reads_are_part_of_the_key(path):
+    scale = 2.0
+
+    def f(x):
+        return (x * scale).sum()
+
+    run = _paths(f)[path]
+    x = t([1.0, 2.0])
+    for _ in range(3):
+        assert run(x).tolist() == [2.0, 2.0]
+    scale = 3.0  # rebinding the closure cell: a trace would have baked 2.0 in
+    for _ in range(3):
+        assert run(x).tolist() == [3.0, 3.0]
+
+
+def test_attributes_of_self_are_part_of_the_key():
+    class Scaled:
+        def __init__(self):
+            self.factor = 2.0
+            self.w = t([1.0, 1.0])
+
+        @tp.compile
+        def forward(self, x):
+            return (self.w * x * self.factor).sum()
+
+    m = Scaled()
+    x = t([1.0, 2.0])
+    assert m.forward(x).item() == 6.0
+    m.factor = 0.5
+    assert m.forward(x).item() == 1.5
+
+
+@pytest.mark.parametrize("path", ["tp.func.grad", "functional.vjp", "tp.compile"])
+def test_state_out_of_the_walks_reach_is_never_served_stale(path):
+    w = t([1.0, 2.0])
+    holder = types.SimpleNamespace(inner=types.SimpleNamespace(deeper=types.SimpleNamespace(w=w)))
+
+    def f(x):
+        return (x * holder.inner.deeper.w).sum()  # too deep for the walk over the closure
+
+    run = _paths(f)[path]
+    x = t([1.0, 1.0])
+    for k in range(1, 5):
+        with tp.no_grad():
+            w.copy_(t([k, -k]))
+        assert run(x).tolist() == [k, -k]
+
+
+def test_repeated_retraces_warn_and_name_what_changed():
+    f = tp.compile(lambda x, n: x * n)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(20):
+            f(tp.ones(2), n)  # a new static value every call: a new trace every call
+    messages = [str(w.message) for w in caught if "traced" in str(w.message)]
+    assert len(messages) == 1 and "16 times" in messages[0] and "arguments" in messages[0]
+    assert f.traces == 20
+
+
+def test_cache_is_bounded():
+    f = tp.compile(lambda x, n: x * n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in range(100):
+            f(tp.ones(1), n)
+    assert len(f.programs) <= f.programs.size
+    assert f(tp.ones(1), 99).item() == 99.0
+
+
+def test_every_path_threads_random_draws_like_eager_code():
+    nn = tp.nn
+    tp.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.Linear(4, 1)).double()
+    x = tp.randn(4, dtype=tp.float64)
+
+    def loss(x):
+        return model(x).sum()
+
+    def eager(x):
+        x = x.detach().requires_grad_()
+        return tp.autograd.grad(loss(x), x)[0]
+
+    runs = {"eager": eager, **_paths(loss)}
+    results = {}
+    for name, run in runs.items():
+        tp.manual_seed(1)
+        results[name] = np.stack([run(x).numpy() for _ in range(4)])
+    for name, r in results.items():
+        np.testing.assert_allclose(r, results["eager"], rtol=1e-12, err_msg=name)
+    assert len({tuple(row) for row in results["eager"]}) > 1  # dropout masks differ from call to call
+
+
+def test_compiled_backward_is_the_engines_pass():
+    from tapeflow._staging import backward
+
+    w = t([[0.5, -1.0], [2.0, 0.25]]).requires_grad_()
+    before = backward._programs.traces
+    for step in range(4):
+        x = t([[1.0 + step, 2.0], [3.0, -1.0]])
+        w.grad = None
+        ((x @ w).relu() * 3).sum().backward()
+        expected = (x.T @ ((x @ w) > 0).double() * 3)
+        np.testing.assert_allclose(w.grad.numpy(), expected.numpy(), rtol=1e-12)
+    assert backward._programs.traces == before + 1  # compiled on the second sighting, reused after
