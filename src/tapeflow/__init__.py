@@ -18,6 +18,7 @@ from . import (
     backends,
     cuda,
     distributed,
+    distributions,
     func,
     interop,
     linalg,

@@ -10,10 +10,11 @@ __all__ = ["surface_markdown"]
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
               "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.utils.checkpoint",
               "torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.func", "torch.linalg",
-              "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
+              "torch.distributions", "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
-NOT_YET = ["torch.distributions",
+NOT_YET = ["torch.distributions beyond Normal, Uniform, Bernoulli, Categorical and Independent (MultivariateNormal, "
+           "Beta, Gamma, Dirichlet, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's area mode and antialias",
            "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
