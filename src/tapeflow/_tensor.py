@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import from_jax_device, to_jax_device
+from ._tensor_str import format_array
 
 __all__ = ["Tensor", "as_tensor", "is_tensor", "Size"]
 
@@ -443,7 +444,8 @@ def _format(t: Tensor) -> str:
         body = f"tensor({a}"
     else:
         arr = np.asarray(a)
-        body = "tensor(" + _format_array(arr).replace("\n", "\n       ")
+        text = _format_complex(arr).replace("\n", "\n       ") if arr.dtype.kind == "c" else format_array(arr, indent=7)
+        body = "tensor(" + text
         if arr.size == 0 and arr.ndim != 1:
             extras.append(f"size={tuple(arr.shape)}")
         dt = t.dtype
@@ -456,19 +458,6 @@ def _format(t: Tensor) -> str:
     return body + "".join(", " + e for e in extras) + ")"
 
 
-def _format_array(arr: np.ndarray) -> str:
-    """NumPy's printing with PyTorch's choices: 4 decimals unless every value is
-    integral, scientific notation when magnitudes span too far."""
+def _format_complex(arr: np.ndarray) -> str:
     opts = dict(separator=", ", threshold=1000, edgeitems=3, max_line_width=80)
-    if arr.dtype == jnp.bfloat16 or arr.dtype.kind == "f":
-        arr = arr.astype(np.float64) if arr.dtype == jnp.bfloat16 else arr
-        finite = np.abs(arr[np.isfinite(arr)])
-        if finite.size == 0 or np.all(finite == np.round(finite)):
-            if finite.size and finite.max() >= 1e8:
-                return np.array2string(arr, formatter={"float_kind": "{:.4e}".format}, **opts)
-            return np.array2string(arr, **opts)
-        nonzero = finite[finite != 0]
-        if nonzero.size and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4 or nonzero.max() / nonzero.min() > 1000):
-            return np.array2string(arr, formatter={"float_kind": "{:.4e}".format}, **opts)
-        return np.array2string(arr, precision=4, floatmode="fixed", **opts)
     return np.array2string(arr, **opts)
