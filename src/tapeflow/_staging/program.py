@@ -1,26 +1,13 @@
 """`Staged`: an eager tapeflow function as cached XLA programs, with eager semantics kept.
 
-The function runs under `jax.jit` with every Tensor it touches holding a
-tracer; the tape, `.backward()`, optimizer updates and JAX transforms it
-applies run on those tracers and JAX records the whole. The policy, the same
-for `tp.compile`, `tp.func` and `autograd.functional`:
-
-- state the function reads without taking it as an argument (parameters,
-  buffers, `.grad`s, optimizer state, learning rates, the global RNG key) is
-  lifted: its current arrays are inputs of the program;
-- what the function writes to that state (in place, by `.grad`, or by storing
-  a new tensor where the state lives) comes back as outputs written into the
-  same Tensor objects; state it leaves untouched is not an output (XLA would
-  copy it);
-- random draws thread the lifted key, so every call draws anew;
-- the key of a program holds the arguments' tree, shapes, dtypes and static
-  values, the grad mode, and the lifted state's identities, shapes, dtypes,
-  grad presence, training flags and optimizer settings (see `cache.py`).
-
-Per call, the state found by the last call is reused while a snapshot of what
-its walk looked at (`state.Snapshot`) still matches. Without donation the
-program even starts before that check, which then overlaps its execution; a
-run whose check fails is dropped and the call starts over.
+The function runs under `jax.jit` with every Tensor it touches holding a tracer, so the tape,
+`.backward()`, optimizer steps and JAX transforms inside it become one program. One policy for
+`tp.compile`, `tp.func` and `autograd.functional`: state the function reads without taking it as
+an argument (parameters, buffers, `.grad`s, optimizer state, learning rates, the RNG key) is an
+input; what it writes to that state comes back as outputs written into the same Tensor objects
+(state left untouched is not an output: XLA would copy it); random draws thread the key. The key
+of a program is built in `_discover`; the last call's state discovery is reused while a snapshot
+of what its walk looked at (`state.Snapshot`) still matches.
 """
 
 from __future__ import annotations
@@ -55,10 +42,6 @@ except ImportError:  # pragma: no cover - a JAX without it: staged functions the
 
 class Unkeyable(TypeError):
     """An argument that is neither traced nor hashable, so it cannot be part of a program's key."""
-
-
-class _Retrace(Exception):
-    """Raised instead of tracing during a speculative run (see `Staged._speculate`)."""
 
 
 class _NewState(Exception):
@@ -162,11 +145,6 @@ class Staged:
         gen = _factories.default_generator
         call_spec = (in_tree, spec, _array_spec(gen.key), _mode.grad_enabled, _mode.anomaly)
         call = (leaves, in_tree, arg_tensors, arg_arrays, allow_new_state)
-        rec = self._record
-        if rec is not None and rec.call_spec == call_spec and rec.slot.program is not None and not self.donate_state:
-            done = self._speculate(rec, call)
-            if done is not None:
-                return done[0]
         rec, lifted = self._discover(leaves, arg_tensors, call_spec)
         slot, fresh = rec.slot, rec.slot.program is None
         if fresh:
@@ -191,54 +169,21 @@ class Staged:
             self._lift_constants(slot.program)
         return out
 
-    def _speculate(self, rec, call):
-        """Run the last call's program on the tensors it lifted, then check that the state is still what
-        that call found: the check overlaps the program's execution instead of delaying it. The results of
-        a run whose check fails are dropped (nothing was donated or written).
-
-        Returns `(output,)`, or None when the call must discover its state first.
-        """
-        leaves, _, arg_tensors, _, _ = call
-        if not rec.snapshot.alive:
-            return None
-        found = rec.found_tensors()
-        if arg_tensors:
-            arg_ids = {id(t) for t in arg_tensors}
-            found = [t for t in found if id(t) not in arg_ids]
-        if tuple(map(id, found)) != rec.lifted_ids:
-            return None
-        tensors = arg_tensors + found
-        try:
-            outputs = self._run(rec, tensors, call, speculative=True)
-        except _Retrace:  # the arrays are not of the shapes and types the program was traced for
-            return None
-        except Exception:
-            if self._still_matches(rec, leaves, found):
-                raise
-            return None
-        if not self._still_matches(rec, leaves, found):
-            return None
-        return (self._finish(rec.slot.program, tensors, outputs),)
-
-    def _still_matches(self, rec, leaves, lifted) -> bool:
-        return rec.snapshot.matches(self._roots(leaves)) and _tensor_specs(lifted) == rec.specs
-
-    def _run(self, rec, tensors, call, speculative=False):
-        """Call the program of `rec` (tracing it first if it is new, unless `speculative`)."""
+    def _run(self, rec, tensors, call):
+        """Call the program of `rec` (tracing it first if it is new)."""
         leaves, in_tree, arg_tensors, arg_arrays, allow_new_state = call
         slot, gen = rec.slot, _factories.default_generator
         entry = slot.program
         groups = _st.rate_groups(rec.optimizers())
-        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, speculative)
+        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state)
         inputs = ([t._data for t in tensors], [None if t.grad is None else t.grad._data for t in tensors],
                   arg_arrays, gen.key, self._rate_inputs(groups))
         try:
             return entry.jitted(*inputs), groups
         except BaseException:
-            if not speculative:
-                self._record = None
-                if entry.out_spec is None:  # the trace did not complete: forget it
-                    slot.program = None
+            self._record = None
+            if entry.out_spec is None:  # the trace did not complete: forget it
+                slot.program = None
             raise
         finally:
             self._ctx = None
@@ -325,9 +270,7 @@ class Staged:
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
     def _traced(self, datas, grads, arrays, rng, rates):
-        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state, speculative = self._ctx
-        if speculative:
-            raise _Retrace()
+        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state = self._ctx
         slots: dict = {}  # where each tensor is stored, for code that replaces a stored tensor
         _st.collect(self._roots(leaves), {}, [], [], slots)
         placed = [(c, k, t) for t in tensors for c, k in slots.get(id(t), ())]
@@ -360,7 +303,7 @@ class Staged:
 
     def _call_traced(self, tensors, datas, grads, arrays, rng, rates, seen):
         """Put the traced inputs in place and call the function, watching for tensors it reads as constants."""
-        leaves, in_tree, _, n_args, groups, _, allow_new_state, _ = self._ctx
+        leaves, in_tree, _, n_args, groups, _, allow_new_state = self._ctx
         for t, d, g in zip(tensors, datas, grads):
             t._data = d
             if g is not None:

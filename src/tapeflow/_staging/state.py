@@ -122,19 +122,12 @@ def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | Non
             continue
         if module_cls is not None and isinstance(obj, module_cls):
             modules.append(obj)
-            for sub in obj.modules():
-                for d in (sub._parameters, sub._buffers):
-                    for k, t in d.items():
-                        if isinstance(t, Tensor):
-                            add(t, d, k)
+            for t, d, k in _module_tensors(obj):
+                add(t, d, k)
         elif optimizer_cls is not None and isinstance(obj, optimizer_cls):
             optimizers.append(obj)
-            for p in optimizer_params(obj):
-                add(p, None, None)
-                st = obj.state.get(p) or {}
-                for k, v in st.items():
-                    if isinstance(v, Tensor):
-                        add(v, st, k)
+            for t, d, k in _optimizer_tensors(obj):
+                add(t, d, k)
         elif isinstance(obj, _SKIP) or depth >= _MAX_DEPTH:
             continue
         elif isinstance(obj, _CONTAINERS) or (depth == 0 and isinstance(getattr(obj, "__dict__", None), dict)):
@@ -148,6 +141,21 @@ def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | Non
             snapshot.probe(obj)
     if snapshot is not None:
         snapshot.watch(out.values())
+
+
+def _module_tensors(m):
+    """`(tensor, dict, key)` for every parameter and buffer of `m` and its children."""
+    for sub in m.modules():
+        for d in (sub._parameters, sub._buffers):
+            yield from ((t, d, k) for k, t in d.items() if isinstance(t, Tensor))
+
+
+def _optimizer_tensors(opt):
+    """`(tensor, dict, key)` for every parameter of `opt` (stored nowhere it could be replaced) and its state."""
+    for p in optimizer_params(opt):
+        yield p, None, None
+        st = opt.state.get(p) or {}
+        yield from ((v, st, k) for k, v in st.items() if isinstance(v, Tensor))
 
 
 def _items(obj) -> tuple:
