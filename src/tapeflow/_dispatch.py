@@ -110,8 +110,7 @@ def _op_error(op, args, e) -> RuntimeError:
         if first is not None:
             (a, b, dim) = first
             return RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
-                                f"dimension {dim}. ({op.name} of shapes {', '.join(str(list(s)) for s in shapes)}: "
-                                "sizes broadcast when, from the last dimension back, they are equal or one is 1.)")
+                                f"dimension {dim} ({op.name} of shapes {' and '.join(str(list(s)) for s in shapes)})")
     listed = ", ".join(str(list(a.shape)) if isinstance(a, Tensor) else repr(a) for a in args)
     return RuntimeError(f"{op.name} failed on inputs of shapes ({listed}): {msg}")
 

@@ -58,6 +58,9 @@ def _check_targets(input, target, ignore_index) -> None:
                   ignore=int(ignore_index))
 
 
+_TORCH_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0) -> Tensor:
     """Cross-entropy between logits and class indices or class probabilities (one fused op).
@@ -82,8 +85,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction(reduction, size_average, reduce)
     probs = _class_checks(input, target, weight, "cross_entropy")
     if probs and tuple(target.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected input batch_size and target batch_size to match: input {list(input.shape)}, "
-                           f"probability target {list(target.shape)}")
+        got = _TORCH_TYPE_NAMES.get(repr(target.dtype).split(".")[-1], repr(target.dtype))
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {got}: a float target is read as class "
+                           f"probabilities of the input's shape {list(input.shape)}, but this one has shape "
+                           f"{list(target.shape)}; for class indices pass `target.long()`")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not probs:
