@@ -67,8 +67,6 @@ CASES = {
     "LSTM bidirectional, initial state": ("LSTM", dict(input_size=2, hidden_size=3, bidirectional=True), True),
     "GRU 2-layer, batch_first (ignored when packed)": ("GRU", dict(input_size=2, hidden_size=3, num_layers=2,
                                                                    batch_first=True), False),
-    "RNN relu bidirectional, initial state": ("RNN", dict(input_size=2, hidden_size=3, nonlinearity="relu",
-                                                          bidirectional=True), True),
 }
 
 
