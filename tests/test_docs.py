@@ -3,6 +3,8 @@
 import doctest
 import importlib
 import pkgutil
+import re
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +66,22 @@ def test_a_wrong_example_fails():
     runner = doctest.DocTestRunner()
     runner.run(test, out=lambda s: None)
     assert runner.summarize(verbose=False).failed == 1
+
+
+def _python_blocks(page: str) -> list[str]:
+    text = (Path(__file__).resolve().parent.parent / "docs" / page).read_text()
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("page", ["getting_started.md", "from_jax.md"])
+def test_tutorial_pages_run(page, capsys):
+    """The pages' code blocks run in order in one namespace (training loops shortened to 3 steps)."""
+    blocks = _python_blocks(page)
+    assert blocks
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block.replace("range(201)", "range(3)"), page, "exec"), namespace)
+    if page == "getting_started.md":
+        assert "step   0  loss" in capsys.readouterr().out
+        assert namespace["grads"]["0.weight"].shape == (32, 2)
+        assert tuple(namespace["z"].grad.shape) == (3,)
