@@ -11,6 +11,11 @@ Example:
 
 import xla_ops as _xla_ops  # noqa: F401  (enables float64/int64 in JAX)
 
+from ._compilation_cache import get_compilation_cache_dir, set_compilation_cache_dir
+from ._compilation_cache import install_default as _install_cache
+
+_install_cache()  # before anything compiles: a program's second run compiles nothing
+
 from . import (
     _methods,  # noqa: F401  (attaches Tensor methods)
     accelerator,

@@ -1,0 +1,75 @@
+"""The persistent compilation cache: an XLA program compiled once is kept on disk, so that a
+program's second run (a new process) compiles nothing it compiled before.
+
+On by default, in `$XDG_CACHE_HOME/tapeflow/xla` (`~/.cache/tapeflow/xla`), in a subdirectory named
+after the JAX and jaxlib versions; JAX's own key also holds the backend, the device and the XLA
+flags, so an upgrade never loads a stale program. The environment variable `TAPEFLOW_CACHE_DIR`
+moves it (`0`, `off` or an empty value turn it off), and so does `set_compilation_cache_dir` at any
+time. A cache directory the user configured in JAX itself is left as it is. The cache is bounded
+(least recently used programs are evicted beyond 2 GiB) and safe to share between processes.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import jaxlib
+
+__all__ = ["set_compilation_cache_dir", "get_compilation_cache_dir"]
+
+ENV = "TAPEFLOW_CACHE_DIR"
+MAX_BYTES = 2 << 30
+_OFF = ("", "0", "off", "none", "false")
+_current: list = [None]
+
+
+def _default_dir() -> str | None:
+    env = os.environ.get(ENV)
+    if env is not None:
+        return None if env.strip().lower() in _OFF else os.path.expanduser(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tapeflow", "xla")
+
+
+def set_compilation_cache_dir(path: str | os.PathLike | None) -> None:
+    """Keep compiled XLA programs in `path` from now on (None: keep none).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> old = tp.get_compilation_cache_dir()
+        >>> tp.set_compilation_cache_dir(None)
+        >>> tp.get_compilation_cache_dir() is None
+        True
+        >>> tp.set_compilation_cache_dir(old)
+    """
+    from jax.experimental.compilation_cache import compilation_cache
+
+    where = None
+    if path is not None:
+        where = os.path.join(os.fspath(path), f"jax-{jax.__version__}-jaxlib-{jaxlib.__version__}")
+        os.makedirs(where, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", where)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # every program: most are small
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    jax.config.update("jax_compilation_cache_max_size", MAX_BYTES if where is not None else -1)
+    compilation_cache.reset_cache()  # the next compilation opens the new directory
+    _current[0] = None if path is None else os.fspath(path)
+
+
+def get_compilation_cache_dir() -> str | None:
+    """Where compiled XLA programs are kept (None when the cache is off or JAX's own setting is used)."""
+    return _current[0]
+
+
+def install_default() -> None:
+    """Turn the cache on at import, unless the environment turns it off or JAX already has a directory."""
+    if jax.config.jax_compilation_cache_dir:
+        return
+    path = _default_dir()
+    if path is None:
+        return
+    try:
+        set_compilation_cache_dir(path)
+    except OSError:  # a read-only home: run without a cache
+        _current[0] = None

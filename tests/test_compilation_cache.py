@@ -1,0 +1,55 @@
+"""The persistent compilation cache: a program's second run compiles nothing it compiled before."""
+
+import os
+import subprocess
+import sys
+
+import jax
+
+import tapeflow as tp
+
+_PROGRAM = """
+import jax, tapeflow as tp
+events = []
+jax.monitoring.register_event_listener(lambda e, **kw: events.append(e))
+m = tp.nn.Linear(8, 2)
+x = tp.randn(4, 8)
+for _ in range(3):
+    m.zero_grad()
+    m(x).relu().sum().backward()
+hits = sum(e.endswith("cache_hits") for e in events)
+misses = sum(e.endswith("cache_misses") for e in events)
+print(tp.get_compilation_cache_dir(), hits, misses)
+"""
+
+
+def _run(env_value):
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=env_value)
+    out = subprocess.run([sys.executable, "-c", _PROGRAM], env=env, capture_output=True, text=True, check=True)
+    where, hits, misses = out.stdout.split()
+    return where, int(hits), int(misses)
+
+
+def test_second_process_compiles_nothing(tmp_path):
+    where, hits, misses = _run(str(tmp_path))
+    assert where == str(tmp_path) and misses > 0 and hits == 0
+    (versioned,) = tmp_path.iterdir()  # one directory per JAX/jaxlib version
+    assert jax.__version__ in versioned.name and any(versioned.iterdir())
+    assert _run(str(tmp_path)) == (str(tmp_path), misses, 0)
+
+
+def test_the_environment_turns_it_off(tmp_path):
+    where, hits, misses = _run("0")
+    assert where == "None" and hits == 0 and misses == 0
+
+
+def test_moved_and_turned_off_at_run_time(tmp_path):
+    old = tp.get_compilation_cache_dir()
+    try:
+        tp.set_compilation_cache_dir(tmp_path)
+        assert tp.get_compilation_cache_dir() == str(tmp_path)
+        assert jax.config.jax_compilation_cache_dir.startswith(str(tmp_path))
+        tp.set_compilation_cache_dir(None)
+        assert tp.get_compilation_cache_dir() is None and not jax.config.jax_compilation_cache_dir
+    finally:
+        tp.set_compilation_cache_dir(old)
