@@ -33,3 +33,12 @@ def test_transformer_seq2seq_gives_pytorchs_numbers():
     assert mine["pred"] == theirs["pred"]
     for k, v in theirs["weights"].items():
         np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=2e-5, err_msg=k)
+
+
+def test_lbfgs_curve_fit_gives_pytorchs_numbers():
+    mine, theirs = _both("lbfgs_fit.py")
+    assert (mine["func_evals"], mine["n_iter"]) == (theirs["func_evals"], theirs["n_iter"])
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(mine["sigma"], theirs["sigma"], rtol=1e-6)
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-6, atol=1e-8, err_msg=k)
