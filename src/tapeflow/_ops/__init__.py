@@ -5,11 +5,11 @@ method (see `_methods.py`). Functions here normalise arguments (dims,
 scalars, dtypes) into static parameters and call the dispatcher; the maths
 is in `xla_ops`.
 
-One module per concept, mirroring `xla_ops`: elementwise, reduce, linalg,
-shape and index.
+One module per concept, mirroring `xla_ops`: elementwise (with unary maths in
+`unary`), reduce, linalg, shape and index.
 """
 
-from . import elementwise, index, linalg, reduce, shape
+from . import elementwise, index, linalg, reduce, shape, unary
 from ._args import _to_float  # noqa: F401  (used by nn and tp.linalg)
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
@@ -17,5 +17,6 @@ from .index import _getitem, _setitem  # noqa: F401  (Tensor.__getitem__ / __set
 from .linalg import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .unary import *  # noqa: F403
 
-__all__ = [*elementwise.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__]
+__all__ = [*elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__]
