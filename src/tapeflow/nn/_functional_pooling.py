@@ -1,6 +1,7 @@
-"""Pooling functions of `tapeflow.nn.functional`: max (with indices), max-unpooling, average, adaptive average.
+"""Pooling functions of `tapeflow.nn.functional`: max (with indices), max-unpooling, average, adaptive average and
+adaptive max, in 1, 2 and 3 dimensions.
 
-The 1-d forms run the 2-d op on a unit-height plane, as PyTorch does (so
+The 1-d max-pooling forms run the 2-d op on a unit-height plane, as PyTorch does (so
 their `grad_fn` is the final squeeze, `SqueezeBackward1`).
 """
 
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 import xla_ops as X
 
-from .. import _dtype
+from .. import _dtype, _ops
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._functional_utils import _check, _tuple
 
-__all__ = ["max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d"]
 
 
 def _batched(input, n, name):
@@ -97,6 +100,22 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x, unbatched = _batched(input, 2, "max_pool2d")
     k = _tuple(kernel_size, 2, "kernel_size")
     res = _max_pool(x, k, _stride(stride, k, 2), _tuple(padding, 2, "padding"), _tuple(dilation, 2, "dilation"),
+                    ceil_mode, return_indices)
+    return _unbatch(res, None, unbatched)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False) -> Tensor | tuple[Tensor, Tensor]:
+    """3-d max pooling over `(N, C, D, H, W)`; arguments as `max_pool2d` (indices are flat over `D * H * W`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.max_pool3d(tp.ones(1, 2, 4, 4, 4), 2).shape
+        tapeflow.Size([1, 2, 2, 2, 2])
+    """
+    x, unbatched = _batched(input, 3, "max_pool3d")
+    k = _tuple(kernel_size, 3, "kernel_size")
+    res = _max_pool(x, k, _stride(stride, k, 3), _tuple(padding, 3, "padding"), _tuple(dilation, 3, "dilation"),
                     ceil_mode, return_indices)
     return _unbatch(res, None, unbatched)
 
@@ -206,10 +225,37 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         >>> tp.nn.functional.avg_pool2d(tp.ones(1, 1, 4, 4), 2).shape
         tapeflow.Size([1, 1, 2, 2])
     """
-    x, unbatched = _batched(input, 2, "avg_pool2d")
-    k = _tuple(kernel_size, 2, "kernel_size")
-    s = _stride(stride, k, 2)
-    p = _tuple(padding, 2, "padding")
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True) -> Tensor:
+    """1-d average pooling over `(N, C, L)`; arguments as `avg_pool2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.avg_pool1d(tp.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        tensor([[[2., 1.]]])
+    """
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None) -> Tensor:
+    """3-d average pooling over `(N, C, D, H, W)`; arguments as `avg_pool2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.avg_pool3d(tp.ones(1, 2, 4, 4, 4), 2).shape
+        tapeflow.Size([1, 2, 2, 2, 2])
+    """
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x, unbatched = _batched(input, n, f"avg_pool{n}d")
+    k = _tuple(kernel_size, n, "kernel_size")
+    s = _stride(stride, k, n)
+    p = _tuple(padding, n, "padding")
     if any(pp * 2 > kk for pp, kk in zip(p, k)):
         raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}")
     out = dispatch(X.nn.avg_pool, (x,), (("kernel", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
@@ -233,8 +279,74 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
         >>> tp.nn.functional.adaptive_avg_pool2d(tp.ones(2, 3, 5, 7), 1).shape
         tapeflow.Size([2, 3, 1, 1])
     """
-    x, unbatched = _batched(input, 2, "adaptive_avg_pool2d")
-    size = (output_size, output_size) if isinstance(output_size, int) or output_size is None else tuple(output_size)
-    size = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(size))
-    out = dispatch(X.nn.adaptive_avg_pool, (x,), (("output_size", size),))
+    return _adaptive_avg_pool(2, input, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """1-d adaptive average pooling to `output_size` positions.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.adaptive_avg_pool1d(tp.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
+        tensor([[[2.0000, 4.0000]]])
+    """
+    return _adaptive_avg_pool(1, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size) -> Tensor:
+    """3-d adaptive average pooling to `output_size` `(D, H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.adaptive_avg_pool3d(tp.ones(1, 2, 5, 4, 3), 1).shape
+        tapeflow.Size([1, 2, 1, 1, 1])
+    """
+    return _adaptive_avg_pool(3, input, output_size)
+
+
+def _output_size(x, n, output_size) -> tuple:
+    size = (output_size,) * n if isinstance(output_size, int) or output_size is None else tuple(output_size)
+    if len(size) != n:
+        raise ValueError(f"adaptive pool: output_size must be an int or {n} values, got {output_size}")
+    return tuple(x.shape[x.ndim - n + i] if v is None else int(v) for i, v in enumerate(size))
+
+
+def _adaptive_avg_pool(n, input, output_size):
+    x, unbatched = _batched(input, n, f"adaptive_avg_pool{n}d")
+    out = dispatch(X.nn.adaptive_avg_pool, (x,), (("output_size", _output_size(x, n, output_size)),))
     return out.squeeze(0) if unbatched else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False) -> Tensor:
+    """1-d adaptive max pooling: the maximum of each of `output_size` bins (PyTorch's bin edges).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.adaptive_max_pool1d(tp.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0]]]), 2)
+        tensor([[[5., 4.]]])
+    """
+    return _adaptive_max_pool(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Tensor:
+    """2-d adaptive max pooling to `output_size` `(H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.adaptive_max_pool2d(tp.arange(16.0).reshape(1, 1, 4, 4), 1)
+        tensor([[[[15.]]]])
+    """
+    return _adaptive_max_pool(2, input, output_size, return_indices)
+
+
+def _adaptive_max_pool(n, input, output_size, return_indices):
+    if return_indices:
+        raise NotImplementedError(f"adaptive_max_pool{n}d: return_indices=True is not supported yet")
+    x, unbatched = _batched(input, n, f"adaptive_max_pool{n}d")
+    # A maximum over a box is the maximum over each axis in turn: per axis, one max per bin.
+    # NOTE: tied maxima share the gradient (amax's rule); PyTorch gives it to one of them.
+    for axis, out in enumerate(_output_size(x, n, output_size)):
+        dim, size = x.ndim - n + axis, x.shape[x.ndim - n + axis]
+        bins = [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
+        x = _ops.cat([x.narrow(dim, lo, hi - lo).amax(dim, keepdim=True) for lo, hi in bins], dim)
+    return x.squeeze(0) if unbatched else x

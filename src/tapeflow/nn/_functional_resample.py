@@ -81,10 +81,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                          f"nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
     if mode in _LINEAR and _LINEAR[mode] != spatial and not (mode == "bicubic" and spatial == 2):
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR[mode] + 2}D input")
-    if mode not in ("nearest", "nearest-exact") and mode not in _LINEAR:
+    if mode not in ("nearest", "nearest-exact", "area") and mode not in _LINEAR:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported yet (nearest, nearest-exact, linear, "
-                                  "bilinear, bicubic, trilinear are)")
-    if mode in ("nearest", "nearest-exact") and align_corners is not None:
+                                  "bilinear, bicubic, trilinear, area are)")
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
     if antialias:
@@ -101,6 +101,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if len(sizes) != spatial:
         raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
                          f"spatial dimensions of {list(input.shape[2:])} and output size of {sizes}.")
+    if mode == "area":  # each output cell averages its bin: adaptive average pooling
+        from ._functional_pooling import _adaptive_avg_pool
+
+        return _adaptive_avg_pool(spatial, input, sizes)
     out = input
     for k in range(spatial):
         out = _along(out, 2 + k, _taps(sizes[k], input.shape[2 + k], scales[k], mode, bool(align_corners)))

@@ -28,14 +28,28 @@ from ._functional_losses import (
     nll_loss,
     smooth_l1_loss,
 )
-from ._functional_pooling import adaptive_avg_pool2d, avg_pool2d, max_pool1d, max_pool2d, max_unpool1d, max_unpool2d
+from ._functional_pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+)
 from ._functional_resample import instance_norm, interpolate, pixel_shuffle, pixel_unshuffle, upsample
 from ._functional_utils import _check, _tuple, normalize, one_hot, pad
 
 __all__ = [
     "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d",
-    "avg_pool2d", "adaptive_avg_pool2d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "relu", "gelu", "silu", "elu",
     "leaky_relu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "one_hot", "pad", "normalize",
     "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",

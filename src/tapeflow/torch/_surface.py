@@ -16,7 +16,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 NOT_YET = ["torch.distributions beyond Normal, Uniform, Bernoulli, Categorical and Independent (MultivariateNormal, "
            "Beta, Gamma, Dirichlet, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
-           "F.interpolate's area mode and antialias",
+           "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
            "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 

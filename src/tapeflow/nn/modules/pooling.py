@@ -1,4 +1,4 @@
-"""Pooling layers: `MaxPool1d`, `MaxPool2d`, `MaxUnpool1d`, `MaxUnpool2d`, `AvgPool2d`, `AdaptiveAvgPool2d`."""
+"""Pooling layers: max (1-3 d), max-unpooling, average (1-3 d), adaptive average (1-3 d), adaptive max (1-2 d)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from .. import functional as F
 from .._functional_utils import _tuple
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -60,6 +61,20 @@ class MaxPool2d(_MaxPoolNd):
                             self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """3-d max pooling over `(N, C, D, H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.MaxPool3d(2)(tp.ones(1, 3, 4, 4, 4)).shape
+        tapeflow.Size([1, 3, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
 class _MaxUnpoolNd(Module):
     _n = 2
 
@@ -104,6 +119,28 @@ class MaxUnpool2d(_MaxUnpoolNd):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
+class AvgPool1d(Module):
+    """1-d average pooling over `(N, C, L)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AvgPool1d(2)(tp.ones(1, 3, 8)).shape
+        tapeflow.Size([1, 3, 4])
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
 class AvgPool2d(Module):
     """2-d average pooling.
 
@@ -124,11 +161,25 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
+
+    _pool = staticmethod(F.avg_pool2d)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """3-d average pooling over `(N, C, D, H, W)`; arguments as `AvgPool2d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AvgPool3d(2)(tp.ones(1, 3, 4, 4, 4)).shape
+        tapeflow.Size([1, 3, 2, 2, 2])
+    """
+
+    _pool = staticmethod(F.avg_pool3d)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -147,8 +198,68 @@ class AdaptiveAvgPool2d(Module):
         super().__init__()
         self.output_size = output_size
 
+    _pool = staticmethod(F.adaptive_avg_pool2d)
+
     def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self._pool(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """1-d average pooling to `output_size` positions.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AdaptiveAvgPool1d(3)(tp.ones(2, 4, 7)).shape
+        tapeflow.Size([2, 4, 3])
+    """
+
+    _pool = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """3-d average pooling to `output_size` `(D, H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AdaptiveAvgPool3d(1)(tp.ones(2, 4, 3, 5, 5)).shape
+        tapeflow.Size([2, 4, 1, 1, 1])
+    """
+
+    _pool = staticmethod(F.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool2d(Module):
+    """2-d max pooling to `output_size` `(H, W)` (PyTorch's bins).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AdaptiveMaxPool2d((2, 1))(tp.ones(2, 4, 5, 5)).shape
+        tapeflow.Size([2, 4, 2, 1])
+    """
+
+    _pool = staticmethod(F.adaptive_max_pool2d)
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return self._pool(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """1-d max pooling to `output_size` positions.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AdaptiveMaxPool1d(1)(tp.ones(2, 4, 7)).shape
+        tapeflow.Size([2, 4, 1])
+    """
+
+    _pool = staticmethod(F.adaptive_max_pool1d)
