@@ -11,10 +11,13 @@
 
 Also checks that the three tapeflow/JAX variants produce the same losses.
 
-Run: python benchmarks/compile_step.py
+Run: python benchmarks/compile_step.py [--plain]   (--plain: SGD without momentum, the step with the
+least XLA work, where tp.compile's fixed per-call cost shows most)
 """
 
 from __future__ import annotations
+
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +29,7 @@ from tapeflow import nn
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
-LR, MOMENTUM = 0.05, 0.9
+LR, MOMENTUM = 0.05, 0.0 if "--plain" in sys.argv else 0.9
 
 
 def make_model():
@@ -58,8 +61,9 @@ def jax_step_fn(with_grads=False):
     @jax.jit
     def step(params, bufs, x, y):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-        bufs = jax.tree.map(lambda b, g: MOMENTUM * b + g, bufs, grads)
-        params = jax.tree.map(lambda p, b: p - LR * b, params, bufs)
+        if MOMENTUM:
+            bufs = jax.tree.map(lambda b, g: MOMENTUM * b + g, bufs, grads)
+        params = jax.tree.map(lambda p, b: p - LR * b, params, bufs if MOMENTUM else grads)
         return (params, bufs, loss, grads) if with_grads else (params, bufs, loss)
 
     return step
@@ -85,7 +89,7 @@ def main() -> None:
 
     ref_model = make_model()
     state = {"params": [(m.weight._data, m.bias._data) for m in ref_model if isinstance(m, nn.Linear)]}
-    state["bufs"] = jax.tree.map(jnp.zeros_like, state["params"])
+    state["bufs"] = jax.tree.map(jnp.zeros_like, state["params"]) if MOMENTUM else None
     jstep = jax_step_fn()
     gstate = dict(state, grads=None)
     gstep = jax_step_fn(with_grads=True)
@@ -146,7 +150,7 @@ def main() -> None:
     except ImportError:
         pass
     med = interleaved(cases, repeats=80, warmup=5)
-    report(f"MLP {'-'.join(map(str, SIZES))} SGD+momentum step, batch {BATCH} (median per step)",
+    report(f"MLP {'-'.join(map(str, SIZES))} {'plain SGD' if not MOMENTUM else 'SGD+momentum'} step, batch {BATCH} (median per step)",
            med, "jax.jit(value_and_grad)")
     base = med["jax.jit(value_and_grad)"]
     print(f"\ntp.compile / jax.jit = {med['tp.compile'] / base:.2f}x   "

@@ -130,3 +130,29 @@ def test_compiled_backward_is_the_engines_pass():
         expected = (x.T @ ((x @ w) > 0).double() * 3)
         np.testing.assert_allclose(w.grad.numpy(), expected.numpy(), rtol=1e-12)
     assert backward._programs.traces == before + 1  # compiled on the second sighting, reused after
+
+
+def test_a_staged_function_is_not_state_of_itself(monkeypatch):
+    """A global named like an attribute the function uses (`opt.step()`) may be the compiled function
+    itself: its caches must not be walked as state (each call would then walk everything again)."""
+    from tapeflow._staging import state
+
+    m = tp.nn.Linear(3, 1)
+    opt = tp.optim.SGD(m.parameters(), lr=0.1)
+    scope = {"tp": tp, "m": m, "opt": opt}
+    exec("def step(x):\n    opt.zero_grad()\n    m(x).sum().backward()\n    opt.step()\n", scope)
+    scope["step"] = step = tp.compile(scope["step"])
+    x = tp.ones(2, 3)
+    for _ in range(3):
+        step(x)
+    walks = {"n": 0}
+    collect = state.collect
+
+    def counting(*args, **kwargs):
+        walks["n"] += 1
+        return collect(*args, **kwargs)
+
+    monkeypatch.setattr(state, "collect", counting)
+    for _ in range(3):
+        step(x)
+    assert walks["n"] == 0

@@ -336,6 +336,9 @@ class Staged:
         return [final[i] for i in entry.data_out], [new_grads[i] for i in entry.grad_out]
 
 
+_st.skip_type(Staged)
+
+
 def _split_arguments(args, kwargs):
     """Flatten the arguments: Tensors and arrays are traced, modules/optimizers lifted, the rest static."""
     if not kwargs and all(map(isinstance, args, itertools.repeat(Tensor))):  # the common case, no tree walk

@@ -28,6 +28,12 @@ _SKIP = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, 
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 
 
+def skip_type(cls) -> None:
+    """Never walk into instances of `cls` (e.g. staged functions: their caches are not the user's state)."""
+    global _SKIP
+    _SKIP = (*_SKIP, cls)
+
+
 def module_base():
     """`tapeflow.nn.Module`, or None while `tapeflow.nn` is not imported."""
     return getattr(sys.modules.get("tapeflow.nn"), "Module", None)
