@@ -121,3 +121,33 @@ def test_bad_arguments_raise_like_pytorch():
         with pytest.raises(ValueError, match="Expected parameter probs"):
             lib.distributions.Bernoulli(probs=lib.tensor(1.5))
     assert D.Normal(tp.zeros(1), tp.tensor([-1.0]), validate_args=False).scale.item() == -1.0
+
+
+def _mvn(lib):
+    D = lib.distributions
+    r = np.random.default_rng(5)
+    A = r.normal(size=(2, 3, 3))
+    cov = lib.tensor(A @ A.transpose(0, 2, 1) + 3 * np.eye(3), requires_grad=True)
+    loc = lib.tensor(r.normal(size=(3,)), requires_grad=True)
+    tril = lib.tensor(np.tril(r.normal(size=(3, 3))) + 3 * np.eye(3), requires_grad=True)
+    x = lib.tensor(r.normal(size=(4, 2, 3)))
+    d1 = D.MultivariateNormal(loc, covariance_matrix=cov)
+    d2 = D.MultivariateNormal(loc * 2, scale_tril=tril)
+    d3 = D.MultivariateNormal(loc, precision_matrix=cov)
+    out = [d1.log_prob(x), d1.entropy(), d1.variance, d2.log_prob(x[:, 0]), d2.entropy(), d3.log_prob(x),
+           d3.scale_tril, d3.covariance_matrix, d2.precision_matrix, D.kl_divergence(d1, d2), D.kl_divergence(d3, d1)]
+    assert tuple(d1.batch_shape) == (2,) and tuple(d1.event_shape) == (3,) and tuple(d1.rsample((5,)).shape) == (
+        5, 2, 3)
+    sum((o * (i + 1)).sum() for i, o in enumerate(out)).backward()
+    return [o.detach().numpy() for o in out] + [t.grad.numpy() for t in (cov, loc, tril)]
+
+
+def test_multivariate_normal_equals_pytorch():
+    for i, (a, b) in enumerate(zip(_mvn(tp), _mvn(torch))):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11, err_msg=str(i))
+    with pytest.raises(ValueError, match="Exactly one of covariance_matrix or precision_matrix or scale_tril"):
+        tp.distributions.MultivariateNormal(tp.zeros(2))
+    tp.manual_seed(0)
+    L = tp.tensor([[1.0, 0.0], [0.8, 0.6]])
+    z = tp.distributions.MultivariateNormal(tp.tensor([1.0, -1.0]), scale_tril=L).sample((4000,))
+    np.testing.assert_allclose(np.cov(z.numpy().T), [[1.0, 0.8], [0.8, 1.0]], atol=0.08)

@@ -15,8 +15,9 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
 __all__ = ["constraints", "Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "Independent",
-           "kl_divergence", "register_kl"]
+           "MultivariateNormal", "kl_divergence", "register_kl"]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import linalg
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
 from .independent import Independent, _sum_rightmost
+from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
 from .uniform import Uniform
 
@@ -83,3 +87,17 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    n = p.event_shape[0]
+    batch = np.broadcast_shapes(tuple(Lq.shape[:-2]), tuple(Lp.shape[:-2]))
+    # tr(Sq^-1 Sp) = ||Lq^-1 Lp||_F^2
+    term2 = linalg.solve_triangular(Lq.expand(*batch, n, n), Lp.expand(*batch, n, n), upper=False).pow(2).sum((-2, -1))
+    term3 = _mahalanobis(Lq, q.loc - p.loc)
+    return q._half_log_det() - p._half_log_det() + 0.5 * (term2 + term3 - n)

@@ -13,8 +13,8 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
               "torch.distributions", "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
-NOT_YET = ["torch.distributions beyond Normal, Uniform, Bernoulli, Categorical and Independent (MultivariateNormal, "
-           "Beta, Gamma, Dirichlet, transforms, ...)",
+NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bernoulli, Categorical and Independent "
+           "(Beta, Gamma, Dirichlet, Poisson, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
            "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
