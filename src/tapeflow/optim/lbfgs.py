@@ -94,13 +94,10 @@ class LBFGS(Optimizer):
             return self._step(group, _with_grad(closure))
 
     def _step(self, group, closure):
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
-        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
-        history_size, line_search_fn = group["history_size"], group["line_search_fn"]
+        max_iter, tol_grad, tol_change = group["max_iter"], group["tolerance_grad"], group["tolerance_change"]
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
-
         orig_loss = closure()
         loss = float(orig_loss)
         current_evals = 1
@@ -108,66 +105,70 @@ class LBFGS(Optimizer):
         flat_grad = self._gather_flat_grad()
         if float(flat_grad.abs().max()) <= tol_grad:
             return orig_loss
-
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag, prev_flat_grad, prev_loss = state.get("H_diag"), state.get("prev_flat_grad"), state.get("prev_loss")
-
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
             state["n_iter"] += 1
-            if state["n_iter"] == 1:
-                d, old_dirs, old_stps, ro, H_diag = -flat_grad, [], [], [], 1.0
-            else:
-                y, s = flat_grad - prev_flat_grad, d * t
-                ys = float(_ops.dot(y, s))
-                if ys > 1e-10:  # keep the pair only while the curvature condition holds
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / float(_ops.dot(y, y))
-                d = _two_loop(flat_grad, old_dirs, old_stps, ro, H_diag)
-            prev_flat_grad, prev_loss = flat_grad.clone(), loss
-
-            t = min(1.0, 1.0 / float(flat_grad.abs().sum())) * lr if state["n_iter"] == 1 else lr
+            d = _direction(state, flat_grad, group["history_size"])
+            state["prev_flat_grad"], state["prev_loss"] = flat_grad.clone(), loss
+            t = min(1.0, 1.0 / float(flat_grad.abs().sum())) * group["lr"] if state["n_iter"] == 1 else group["lr"]
+            state["t"] = t
             gtd = float(_ops.dot(flat_grad, d))
             if gtd > -tol_change:  # not a descent direction
                 break
-
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
-                    raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_params()
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd)
-                self._add_grad(t, d)
-                opt_cond = float(flat_grad.abs().max()) <= tol_grad
-            else:
-                self._add_grad(t, d)
-                opt_cond = False
-                if n_iter != max_iter:
-                    loss = float(closure())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = float(flat_grad.abs().max()) <= tol_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
-
-            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+            loss, flat_grad, t, evals = self._move(closure, group, d, t, loss, flat_grad, gtd, n_iter == max_iter)
+            state["t"] = t
+            current_evals += evals
+            state["func_evals"] += evals
+            if n_iter == max_iter or current_evals >= group["max_eval"]:
                 break
-            if float((d * t).abs().max()) <= tol_change or abs(loss - prev_loss) < tol_change:
+            if float(flat_grad.abs().max()) <= tol_grad:
                 break
-
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+            if float((d * t).abs().max()) <= tol_change or abs(loss - state["prev_loss"]) < tol_change:
+                break
         return orig_loss
+
+    def _move(self, closure, group, d, t, loss, flat_grad, gtd, last):
+        """Step along `d`: by `t`, or by a strong-Wolfe line search from `t`; returns the new
+        `(loss, flat_grad, t, evaluations)` (no evaluation after a last fixed step, as PyTorch)."""
+        line_search_fn = group["line_search_fn"]
+        if line_search_fn is None:
+            self._add_grad(t, d)
+            if last:
+                return loss, flat_grad, t, 0
+            loss = float(closure())
+            return loss, self._gather_flat_grad(), t, 1
+        if line_search_fn != "strong_wolfe":
+            raise RuntimeError("only 'strong_wolfe' is supported")
+        x_init = self._clone_params()
+
+        def obj_func(x, t, d):
+            return self._directional_evaluate(closure, x, t, d)
+
+        loss, flat_grad, t, evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd)
+        self._add_grad(t, d)
+        return loss, flat_grad, t, evals
+
+
+def _direction(state, flat_grad, history_size):
+    """The search direction: steepest descent first, then L-BFGS from the curvature pairs in `state`, which
+    gains the last step's pair when it keeps the curvature condition."""
+    if state["n_iter"] == 1:
+        state.update(old_dirs=[], old_stps=[], ro=[], H_diag=1.0)
+        state["d"] = -flat_grad
+        return state["d"]
+    y, s = flat_grad - state["prev_flat_grad"], state["d"] * state["t"]
+    ys = float(_ops.dot(y, s))
+    if ys > 1e-10:
+        if len(state["old_dirs"]) == history_size:
+            for k in ("old_dirs", "old_stps", "ro"):
+                state[k].pop(0)
+        state["old_dirs"].append(y)
+        state["old_stps"].append(s)
+        state["ro"].append(1.0 / ys)
+        state["H_diag"] = ys / float(_ops.dot(y, y))
+    state["d"] = _two_loop(flat_grad, state["old_dirs"], state["old_stps"], state["ro"], state["H_diag"])
+    return state["d"]
 
 
 def _with_grad(closure):
@@ -210,61 +211,72 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
 def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """Line search along `d` from step `t` for a point meeting the strong Wolfe conditions: bracket, then zoom
     (Nocedal & Wright, algorithms 3.5 and 3.6). Returns `(f, g, t, evaluations)`."""
-    d_norm = float(d.abs().max())
-    f_new, g_new = obj_func(x, t, d)
-    evals = 1
-    gtd_new = float(_ops.dot(g_new, d))
-    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
-    done, ls_iter = False, 0
-    while ls_iter < max_ls:
-        if f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= f_prev):  # overshot: zoom in between
-            br, br_f, br_g, br_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:  # strong Wolfe conditions hold
-            br, br_f, br_g, br_gtd, done = [t], [f_new], [g_new], [gtd_new], True
-            break
-        if gtd_new >= 0:  # the slope turned: a minimum lies in between
-            br, br_f, br_g, br_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new], [gtd_prev, gtd_new]
-            break
-        # extrapolate: the cubic's minimiser, at least 1% further and at most 10 times the step
-        t_next = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
-                                    bounds=(t + 0.01 * (t - t_prev), t * 10))
-        t_prev, f_prev, g_prev, gtd_prev = t, f_new, g_new, gtd_new
-        t = t_next
-        f_new, g_new = obj_func(x, t, d)
-        evals += 1
-        gtd_new = float(_ops.dot(g_new, d))
-        ls_iter += 1
-    if ls_iter == max_ls:
-        br, br_f, br_g, br_gtd = [0.0, t], [f, f_new], [g, g_new], [gtd, gtd_new]
+    br, done, ls_iter = _bracket(obj_func, x, t, d, f, g, gtd, c1, c2, max_ls)
+    return _zoom(obj_func, x, d, f, gtd, br, done, ls_iter, c1, c2, tolerance_change, max_ls)
 
+
+def _evaluate(obj_func, x, t, d):
+    f_new, g_new = obj_func(x, t, d)
+    return t, f_new, g_new, float(_ops.dot(g_new, d))
+
+
+def _bracket(obj_func, x, t, d, f, g, gtd, c1, c2, max_ls):
+    """Grow the step until an interval must hold a strong-Wolfe point (or the current step is one).
+    Returns the bracket as `[steps, losses, grads, slopes]` lists, whether it is done, and the iterations."""
+    prev, new = (0.0, f, g, gtd), _evaluate(obj_func, x, t, d)
+    ls_iter = 0
+    while ls_iter < max_ls:
+        t, f_new, _, gtd_new = new
+        if f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= prev[1]):  # overshot: zoom in between
+            return [list(v) for v in zip(prev, new)], False, ls_iter
+        if abs(gtd_new) <= -c2 * gtd:  # the strong Wolfe conditions hold
+            return [[v] for v in new], True, ls_iter
+        if gtd_new >= 0:  # the slope turned: a minimum lies in between
+            return [list(v) for v in zip(prev, new)], False, ls_iter
+        # extrapolate: the cubic's minimiser, at least 1% further and at most 10 times the step
+        t_next = _cubic_interpolate(prev[0], prev[1], prev[3], t, f_new, gtd_new,
+                                    bounds=(t + 0.01 * (t - prev[0]), t * 10))
+        prev, new = new, _evaluate(obj_func, x, t_next, d)
+        ls_iter += 1
+    return [list(v) for v in zip((0.0, f, g, gtd), new)], False, ls_iter
+
+
+def _zoom(obj_func, x, d, f, gtd, br, done, ls_iter, c1, c2, tolerance_change, max_ls):
+    """Shrink the bracket `[steps, losses, grads, slopes]` around a strong-Wolfe point by safeguarded cubic
+    interpolation; returns `(f, g, t, evaluations)` of its best end."""
+    steps, losses = br[0], br[1]
+    evals = ls_iter + 1
     insuf_progress = False
-    low, high = (0, 1) if br_f[0] <= br_f[-1] else (1, 0)
+    low, high = (0, 1) if losses[0] <= losses[-1] else (1, 0)
+    d_norm = float(d.abs().max())
     while not done and ls_iter < max_ls:
-        if abs(br[1] - br[0]) * d_norm < tolerance_change:
+        if abs(steps[1] - steps[0]) * d_norm < tolerance_change:
             break
-        t = _cubic_interpolate(br[0], br_f[0], br_gtd[0], br[1], br_f[1], br_gtd[1])
+        t = _cubic_interpolate(steps[0], losses[0], br[3][0], steps[1], losses[1], br[3][1])
         # stay at least 10% of the bracket away from its ends (twice in a row: step back from the end)
-        eps = 0.1 * (max(br) - min(br))
-        if min(max(br) - t, t - min(br)) < eps:
-            if insuf_progress or t >= max(br) or t <= min(br):
-                t = max(br) - eps if abs(t - max(br)) < abs(t - min(br)) else min(br) + eps
+        lo, hi = min(steps), max(steps)
+        eps = 0.1 * (hi - lo)
+        if min(hi - t, t - lo) < eps:
+            if insuf_progress or t >= hi or t <= lo:
+                t = hi - eps if abs(t - hi) < abs(t - lo) else lo + eps
                 insuf_progress = False
             else:
                 insuf_progress = True
         else:
             insuf_progress = False
-        f_new, g_new = obj_func(x, t, d)
+        new = _evaluate(obj_func, x, t, d)
         evals += 1
-        gtd_new = float(_ops.dot(g_new, d))
         ls_iter += 1
-        if f_new > f + c1 * t * gtd or f_new >= br_f[low]:
-            br[high], br_f[high], br_g[high], br_gtd[high] = t, f_new, g_new, gtd_new
-            low, high = (0, 1) if br_f[0] <= br_f[1] else (1, 0)
+        if new[1] > f + c1 * t * gtd or new[1] >= losses[low]:
+            for column, v in zip(br, new):
+                column[high] = v
+            low, high = (0, 1) if losses[0] <= losses[1] else (1, 0)
         else:
-            if abs(gtd_new) <= -c2 * gtd:
+            if abs(new[3]) <= -c2 * gtd:
                 done = True
-            elif gtd_new * (br[high] - br[low]) >= 0:
-                br[high], br_f[high], br_g[high], br_gtd[high] = br[low], br_f[low], br_g[low], br_gtd[low]
-            br[low], br_f[low], br_g[low], br_gtd[low] = t, f_new, g_new, gtd_new
-    return br_f[low], br_g[low], br[low], evals
+            elif new[3] * (steps[high] - steps[low]) >= 0:
+                for column in br:
+                    column[high] = column[low]
+            for column, v in zip(br, new):
+                column[low] = v
+    return losses[low], br[2][low], steps[low], evals
