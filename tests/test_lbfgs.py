@@ -46,7 +46,7 @@ def _fit(lib, problem, opt_kw, steps, dtype="float64"):
     for _ in range(steps):
         loss = opt.step(closure)
         state = opt.state[params[0]]
-        trace.append((float(loss), state["func_evals"], state["n_iter"],
+        trace.append((loss.detach().item(), state["func_evals"], state["n_iter"],
                       np.concatenate([p.detach().numpy().ravel() for p in params])))
     return trace
 
