@@ -17,7 +17,8 @@ NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bern
            "(Beta, Gamma, Dirichlet, Poisson, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
-           "torch.nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal)",
+           "torch.nn.utils.parametrize and parametrizations (weight_norm, spectral_norm, orthogonal; the hook-based "
+           "nn.utils.weight_norm and nn.utils.spectral_norm are there)",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 
