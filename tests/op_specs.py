@@ -913,6 +913,10 @@ spec("cauchy", [C(KEY, shape=(3, 4), dtype=jnp.float64)], None,
      why=f"{_RANDOM}; {_GLOBAL_KEY}")
 spec("permutation", [C(KEY, n=5)], None, jax_ref=lambda key, n: jax.random.permutation(key, n),
      diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("standard_gamma", [C(F((3, 4), POS), KEY), C(F((2,), lambda r, sh: r.uniform(0.2, 0.9, sh)), KEY)], None,
+     jax_ref=lambda alpha, key: jax.random.gamma(key, alpha, alpha.shape, alpha.dtype), fd=False, second=False,
+     f32=False, why=f"{_RANDOM}; the gradient is implicit reparameterisation, not the derivative of the sampler's "
+                    "path, so finite differences do not apply; tests/test_distributions.py checks it statistically")
 spec("dropout", [C(F((3, 4)), KEY, 0.5), C(F(()), KEY, 0.25), C(F((0, 2)), KEY, 0.5)], None,
      jax_ref=lambda x, key, p: jnp.where(jax.random.bernoulli(key, 1.0 - p, x.shape), x / (1.0 - p), 0.0),
      f32=False, why=f"{_RANDOM}; the tapeflow call draws its key from the global generator, so "

@@ -151,3 +151,45 @@ def test_multivariate_normal_equals_pytorch():
     L = tp.tensor([[1.0, 0.0], [0.8, 0.6]])
     z = tp.distributions.MultivariateNormal(tp.tensor([1.0, -1.0]), scale_tril=L).sample((4000,))
     np.testing.assert_allclose(np.cov(z.numpy().T), [[1.0, 0.8], [0.8, 1.0]], atol=0.08)
+
+
+def _gamma_family(lib):
+    D = lib.distributions
+    r = np.random.default_rng(6)
+    conc = lib.tensor(r.uniform(0.5, 3.0, size=(2, 3)), requires_grad=True)
+    rate = lib.tensor(r.uniform(0.5, 2.0, size=(3,)), requires_grad=True)
+    g1, g2 = D.Gamma(conc, rate), D.Gamma(conc * 1.5, rate * 0.5)
+    di1, di2 = D.Dirichlet(conc), D.Dirichlet(conc.flip(-1))
+    b1, b2 = D.Beta(conc[0], rate), D.Beta(rate, conc[1])
+    x = lib.tensor(r.uniform(0.1, 3.0, size=(2, 3)))
+    s = lib.tensor(r.dirichlet([1.0, 2.0, 3.0], size=2))
+    p = lib.tensor(r.uniform(0.05, 0.95, size=(3,)))
+    out = [g1.log_prob(x), g1.entropy(), g1.mean, g1.variance, di1.log_prob(s), di1.entropy(), di1.mean, di1.variance,
+           b1.log_prob(p), b1.entropy(), b1.mean, b1.variance, D.kl_divergence(g1, g2), D.kl_divergence(di1, di2),
+           D.kl_divergence(b1, b2)]
+    sum((o * (i + 1)).sum() for i, o in enumerate(out)).backward()
+    return [o.detach().numpy() for o in out] + [conc.grad.numpy(), rate.grad.numpy()]
+
+
+def test_gamma_dirichlet_beta_equal_pytorch():
+    for i, (a, b) in enumerate(zip(_gamma_family(tp), _gamma_family(torch))):
+        # trigamma (the derivative of digamma) differs between the libraries in the ninth digit
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-10, err_msg=str(i))
+
+
+def test_gamma_family_rsample_gradients_are_unbiased():
+    D = tp.distributions
+    tp.manual_seed(0)
+    alpha = tp.tensor([0.7, 2.5], dtype=tp.float64, requires_grad=True)
+    z = D.Gamma(alpha, 2.0).rsample((20000,))
+    z.mean(0).sum().backward()  # d E[z] / d alpha = 1 / rate
+    np.testing.assert_allclose(alpha.grad.numpy(), [0.5, 0.5], rtol=0.05)
+    np.testing.assert_allclose(z.detach().mean(0).numpy(), [0.35, 1.25], rtol=0.05)
+    a, b = tp.tensor(2.0, dtype=tp.float64, requires_grad=True), tp.tensor(3.0, dtype=tp.float64, requires_grad=True)
+    x = D.Beta(a, b).rsample((20000,))
+    assert float(x.min()) > 0 and float(x.max()) < 1
+    x.mean().backward()  # d/da a/(a+b) = b/(a+b)^2, d/db = -a/(a+b)^2
+    np.testing.assert_allclose([a.grad.item(), b.grad.item()], [3 / 25, -2 / 25], rtol=0.08)
+    s = D.Dirichlet(tp.tensor([1.0, 2.0, 3.0])).sample((5000,))
+    np.testing.assert_allclose(s.sum(-1).numpy(), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(s.mean(0).numpy(), [1 / 6, 2 / 6, 3 / 6], atol=0.02)

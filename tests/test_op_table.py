@@ -349,6 +349,7 @@ DERIVED = [
     # nn
     "adaptive_avg_pool", "avg_pool", "batch_norm", "batch_norm_eval", "conv", "conv_transpose", "dropout", "gelu",
     "group_norm", "layer_norm", "leaky_relu", "max_pool", "max_pool_with_indices", "silu", "softplus", "rnn_layer",
+    "standard_gamma",
     # losses
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "huber_loss", "kl_div", "l1_loss", "mse_loss",
     "nll_loss", "smooth_l1_loss",

@@ -37,3 +37,9 @@ def _dropout(x, key, p):
 
 
 dropout = op("dropout", _dropout, node="NativeDropoutBackward0")
+
+
+# Gamma draws with shape `alpha`; JAX differentiates them in `alpha` by implicit reparameterisation (the
+# derivative of the draw with its CDF value held fixed), which Gamma/Beta/Dirichlet.rsample rely on.
+standard_gamma = op("standard_gamma", lambda alpha, key: jax.random.gamma(key, alpha, alpha.shape, alpha.dtype),
+                    node="StandardGammaBackward0")

@@ -13,6 +13,7 @@ from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
@@ -20,4 +21,4 @@ from .normal import Normal
 from .uniform import Uniform
 
 __all__ = ["constraints", "Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "Independent",
-           "MultivariateNormal", "kl_divergence", "register_kl"]
+           "MultivariateNormal", "Gamma", "Beta", "Dirichlet", "kl_divergence", "register_kl"]

@@ -3,7 +3,7 @@ whether a value satisfies it, which argument validation checks."""
 
 from __future__ import annotations
 
-__all__ = ["Constraint", "real", "positive", "unit_interval", "boolean", "simplex", "integer_interval",
+__all__ = ["Constraint", "real", "positive", "nonnegative", "unit_interval", "boolean", "simplex", "integer_interval",
            "interval", "half_open_interval", "independent"]
 
 
@@ -87,6 +87,7 @@ class _Independent(Constraint):
 
 real = _Real()
 positive = _GreaterThan(0.0)
+nonnegative = _Interval(0.0, float("inf"))
 unit_interval = _Interval(0.0, 1.0)
 boolean = _Boolean()
 simplex = _Simplex()

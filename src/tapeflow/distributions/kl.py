@@ -9,6 +9,7 @@ from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent, _sum_rightmost
 from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
@@ -101,3 +102,27 @@ def _kl_mvn_mvn(p, q):
     term2 = linalg.solve_triangular(Lq.expand(*batch, n, n), Lp.expand(*batch, n, n), upper=False).pow(2).sum((-2, -1))
     term3 = _mahalanobis(Lq, q.loc - p.loc)
     return q._half_log_det() - p._half_log_det() + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = q.concentration.lgamma() - p.concentration.lgamma()
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    a0, b0 = a.sum(-1), b.sum(-1)
+    t1 = a0.lgamma() - b0.lgamma()
+    t2 = (a.lgamma() - b.lgamma()).sum(-1)
+    t4 = a.digamma() - a0.digamma().unsqueeze(-1)
+    return t1 - t2 + ((a - b) * t4).sum(-1)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)

@@ -13,8 +13,8 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
               "torch.distributions", "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
-NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bernoulli, Categorical and Independent "
-           "(Beta, Gamma, Dirichlet, Poisson, transforms, ...)",
+NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bernoulli, Categorical, Gamma, Beta, "
+           "Dirichlet and Independent (Poisson, Binomial, Exponential, Laplace, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
            "torch.nn.utils.parametrize and parametrizations (weight_norm, spectral_norm, orthogonal; the hook-based "
