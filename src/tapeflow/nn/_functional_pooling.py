@@ -288,7 +288,7 @@ def adaptive_avg_pool1d(input, output_size) -> Tensor:
     Example:
         >>> import tapeflow as tp
         >>> tp.nn.functional.adaptive_avg_pool1d(tp.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
-        tensor([[[2.0000, 4.0000]]])
+        tensor([[[2., 4.]]])
     """
     return _adaptive_avg_pool(1, input, output_size)
 

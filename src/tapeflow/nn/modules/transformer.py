@@ -315,8 +315,8 @@ class Transformer(Module):
         Example:
             >>> import tapeflow as tp
             >>> tp.nn.Transformer.generate_square_subsequent_mask(2)
-            tensor([[  0., -inf],
-                    [  0.,   0.]])
+            tensor([[0., -inf],
+                    [0., 0.]])
         """
         mask = causal_mask(sz, sz, dtype or _dtype.get_default_dtype())
         return mask if device is None else mask.to(device)
