@@ -8,6 +8,7 @@ import types
 __all__ = ["surface_markdown"]
 
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
+              "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations",
               "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.utils.checkpoint",
               "torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.func", "torch.linalg",
               "torch.distributions", "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
@@ -17,8 +18,8 @@ NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bern
            "Dirichlet and Independent (Poisson, Binomial, Exponential, Laplace, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
-           "torch.nn.utils.parametrize and parametrizations (weight_norm, spectral_norm, orthogonal; the hook-based "
-           "nn.utils.weight_norm and nn.utils.spectral_norm are there)",
+           "torch.nn.utils.parametrizations.spectral_norm and orthogonal (parametrize, parametrizations.weight_norm "
+           "and the hook-based nn.utils.weight_norm / spectral_norm are there)",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 

@@ -1,0 +1,88 @@
+"""nn.utils.parametrize and parametrizations.weight_norm: names, state dicts, values, gradients, assignment through
+right_inverse and removal equal PyTorch's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+
+def _symmetric(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(0, 1)
+
+        def right_inverse(self, X):
+            return X.triu()
+
+    class Scale(lib.nn.Module):
+        def forward(self, X):
+            return X * 2
+
+        def right_inverse(self, X):
+            return X / 2
+
+    return Symmetric(), Scale()
+
+
+def _modules(lib):
+    wn = lib.nn.utils.parametrizations.weight_norm(lib.nn.Conv2d(2, 3, 2), dim=1).double()
+    sym = lib.nn.Linear(3, 3).double()
+    for p in _symmetric(lib):
+        lib.nn.utils.parametrize.register_parametrization(sym, "weight", p)
+    return wn, sym
+
+
+def _run(lib, state):
+    P = lib.nn.utils.parametrize
+    wn, sym = _modules(lib)
+    wn.load_state_dict({k: lib.tensor(v) for k, v in state["wn"].items()})
+    sym.load_state_dict({k: lib.tensor(v) for k, v in state["sym"].items()})
+    x = lib.tensor(np.random.default_rng(0).normal(size=(1, 2, 4, 4)))
+    y = lib.tensor(np.random.default_rng(1).normal(size=(2, 3)))
+    (wn(x).pow(2).sum() + sym(y).pow(2).sum()).backward()
+    out = [wn.weight.detach().numpy(), sym.weight.detach().numpy()]
+    out += [p.grad.numpy() for _, p in sorted(wn.named_parameters())] + [p.grad.numpy() for _, p in
+                                                                        sorted(sym.named_parameters())]
+    with lib.no_grad():
+        sym.weight = lib.tensor(np.arange(9.0).reshape(3, 3))  # through Scale.right_inverse
+    out.append(sym.parametrizations.weight.original.detach().numpy())
+    keys = [list(wn.state_dict()), list(sym.state_dict()), type(wn).__name__, P.is_parametrized(sym, "bias")]
+    P.remove_parametrizations(wn, "weight")
+    P.remove_parametrizations(sym, "weight", leave_parametrized=False)
+    out += [wn.weight.detach().numpy(), sym.weight.detach().numpy()]
+    keys += [list(wn.state_dict()), type(wn).__name__, P.is_parametrized(sym)]
+    return out, keys
+
+
+def test_parametrizations_equal_pytorch():
+    torch.manual_seed(0)
+    state = {k: {n: v.numpy() for n, v in m.state_dict().items()} for k, m in zip(("wn", "sym"), _modules(torch))}
+    (mine, k1), (theirs, k2) = _run(tp, state), _run(torch, state)
+    assert k1 == k2
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=str(i))
+
+
+def test_errors():
+    P = tp.nn.utils.parametrize
+    m = tp.nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        P.remove_parametrizations(m, "weight")
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element with name"):
+        P.register_parametrization(m, "nope", _symmetric(tp)[0])
+    tp.nn.utils.parametrizations.weight_norm(m)
+    with pytest.raises(ValueError, match="Cannot leave unparametrized"):
+        P.remove_parametrizations(m, "weight", leave_parametrized=False)
+
+    class NoInverse(tp.nn.Module):
+        def forward(self, X):
+            return X * 3
+
+    P.register_parametrization(m, "bias", NoInverse())
+    with pytest.raises(RuntimeError, match="parametrization NoInverse does not implement right_inverse"):
+        m.bias = tp.zeros(2)
