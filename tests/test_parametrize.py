@@ -86,3 +86,31 @@ def test_errors():
     P.register_parametrization(m, "bias", NoInverse())
     with pytest.raises(RuntimeError, match="parametrization NoInverse does not implement right_inverse"):
         m.bias = tp.zeros(2)
+
+
+@pytest.mark.parametrize("kind", ["Linear", "ConvTranspose2d"])
+def test_spectral_norm_parametrization_equals_pytorch(kind):
+    def build(lib):
+        layer = lib.nn.Linear(4, 3) if kind == "Linear" else lib.nn.ConvTranspose2d(2, 3, 2)
+        return lib.nn.utils.parametrizations.spectral_norm(layer.double(), n_power_iterations=2)
+
+    torch.manual_seed(0)
+    state = {k: v.numpy() for k, v in build(torch).state_dict().items()}
+    shape = (2, 4) if kind == "Linear" else (1, 2, 3, 3)
+    results = []
+    for lib in (tp, torch):
+        m = build(lib)
+        m.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        outs = []
+        for train in (True, True, False):
+            m.train(train)
+            x = lib.tensor(np.random.default_rng(len(outs)).normal(size=shape), requires_grad=True)
+            y = m(x)
+            y.pow(2).sum().backward()
+            outs += [y.detach().numpy(), x.grad.numpy()]
+        outs += [p.grad.numpy() for _, p in sorted(m.named_parameters())]
+        outs += [v.numpy() for _, v in sorted(m.state_dict().items())]
+        results.append((outs, list(m.state_dict())))
+    assert results[0][1] == results[1][1]
+    for i, (a, b) in enumerate(zip(results[0][0], results[1][0])):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=str(i))

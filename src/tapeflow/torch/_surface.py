@@ -18,8 +18,7 @@ NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bern
            "Dirichlet and Independent (Poisson, Binomial, Exponential, Laplace, transforms, ...)",
            "torch.optim.SparseAdam; torch.optim.swa_utils",
            "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
-           "torch.nn.utils.parametrizations.spectral_norm and orthogonal (parametrize, parametrizations.weight_norm "
-           "and the hook-based nn.utils.weight_norm / spectral_norm are there)",
+           "torch.nn.utils.parametrizations.orthogonal",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 
