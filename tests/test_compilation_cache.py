@@ -53,3 +53,16 @@ def test_moved_and_turned_off_at_run_time(tmp_path):
         assert tp.get_compilation_cache_dir() is None and not jax.config.jax_compilation_cache_dir
     finally:
         tp.set_compilation_cache_dir(old)
+
+
+def test_a_full_cache_drops_the_least_recently_used_programs(tmp_path):
+    from tapeflow._compilation_cache import _trim
+
+    for i in range(10):
+        p = tmp_path / f"program{i}"
+        p.write_bytes(b"x" * 100)
+        os.utime(p, (1000 + i, 1000 + i))
+    _trim(str(tmp_path), 2000)  # under the bound: nothing goes
+    assert len(list(tmp_path.iterdir())) == 10
+    _trim(str(tmp_path), 500)  # over it: the oldest go, down to three quarters of the bound
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["program7", "program8", "program9"]

@@ -5,8 +5,11 @@ On by default, in `$XDG_CACHE_HOME/tapeflow/xla` (`~/.cache/tapeflow/xla`), in a
 after the JAX and jaxlib versions; JAX's own key also holds the backend, the device and the XLA
 flags, so an upgrade never loads a stale program. The environment variable `TAPEFLOW_CACHE_DIR`
 moves it (`0`, `off` or an empty value turn it off), and so does `set_compilation_cache_dir` at any
-time. A cache directory the user configured in JAX itself is left as it is. The cache is bounded
-(least recently used programs are evicted beyond 2 GiB) and safe to share between processes.
+time. A cache directory the user configured in JAX itself is left as it is. The cache is bounded:
+when a process starts with more than 2 GiB in it, the programs used least recently are deleted down
+to 1.5 GiB (one directory scan per process; JAX's own eviction would scan the directory at every
+compilation). Processes may share it: an entry is written once, and an unreadable one is compiled
+again.
 """
 
 from __future__ import annotations
@@ -52,9 +55,29 @@ def set_compilation_cache_dir(path: str | os.PathLike | None) -> None:
     jax.config.update("jax_compilation_cache_dir", where)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # every program: most are small
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    jax.config.update("jax_compilation_cache_max_size", MAX_BYTES if where is not None else -1)
     compilation_cache.reset_cache()  # the next compilation opens the new directory
+    if where is not None:
+        _trim(where, MAX_BYTES)
     _current[0] = None if path is None else os.fspath(path)
+
+
+def _trim(where: str, max_bytes: int) -> None:
+    """Delete the least recently used programs in `where` when it holds more than `max_bytes`."""
+    try:
+        entries = [(e.stat().st_atime, e.stat().st_size, e.path) for e in os.scandir(where) if e.is_file()]
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= max_bytes:
+        return
+    for _, size, path in sorted(entries):
+        if total <= max_bytes * 3 // 4:
+            break
+        try:
+            os.remove(path)
+            total -= size
+        except OSError:  # removed by another process meanwhile
+            pass
 
 
 def get_compilation_cache_dir() -> str | None:

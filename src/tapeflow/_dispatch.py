@@ -128,6 +128,9 @@ def _broadcast_mismatch(shapes: list) -> tuple | None:
 
 
 _node_classes: dict = {}
+_INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a normal "
+                    "tensor and use it in autograd, or use `tapeflow.no_grad()` instead of `tapeflow.inference_mode()`.")
 
 
 def _record(op, args, arrays, params, out):
@@ -150,6 +153,8 @@ def _record(op, args, arrays, params, out):
                 needs.append(False)
                 edges.append((None, 0))
             if saves is None or i in saves:
+                if a._inference:
+                    raise RuntimeError(_INFERENCE_SAVED)
                 saved.append(a)
                 metas.append(None)
                 st = a._storage
@@ -191,7 +196,7 @@ def _record(op, args, arrays, params, out):
             res.grad_fn = node
             res._output_nr = 0
             res._requires_grad = True
-            res.grad = None
+            res._grad = None
             res._storage = None
         else:
             res = Tensor._wrap(out)
@@ -236,6 +241,10 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     The write goes through to `x`'s base and every alias; the shared version
     counter is bumped; `x` takes over `result`'s history.
     """
+    if x._inference and not state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if x.grad_fn is None and x._requires_grad and state.grad_enabled:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "

@@ -8,6 +8,7 @@ in-place write must refresh.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import jax
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import from_jax_device, to_jax_device
+from ._state import state as _mode
 from ._tensor_str import format_array
 
 __all__ = ["Tensor", "as_tensor", "is_tensor", "Size"]
@@ -57,6 +59,12 @@ def _is_float_array(a) -> bool:
     return a.dtype.kind in _FLOAT_KINDS
 
 
+_NON_LEAF_GRAD = ("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                  "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                  "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
+                  "Tensor by mistake, make sure you access the leaf Tensor instead.")
+
+
 class Tensor:
     """A multi-dimensional array with autograd, backed by a JAX array.
 
@@ -73,7 +81,7 @@ class Tensor:
         tensor([2.7183])
     """
 
-    __slots__ = ("_data", "_requires_grad", "grad", "grad_fn", "_output_nr", "_storage", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_storage", "__weakref__", "__dict__")
     __array_priority__ = 1000
 
     # Rarely set; class defaults keep tensor creation cheap.
@@ -81,7 +89,9 @@ class Tensor:
     _view = ()  # ((op, params, out_index), ...) from `_base` to this tensor
     _acc = None  # weakref to this leaf's AccumulateGrad
     _hooks = None  # {id: fn} gradient hooks of a leaf
+    _post_accumulate_hooks = None  # {id: fn} called with the leaf after its .grad is updated
     _retains_grad = False
+    _inference = False  # made inside `inference_mode`
     _is_param = False
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
@@ -109,7 +119,7 @@ class Tensor:
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._requires_grad = requires_grad
-        t.grad = None
+        t._grad = None
         t._storage = None
         return t
 
@@ -121,11 +131,35 @@ class Tensor:
         t.grad_fn = None
         t._output_nr = 0
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t._storage = None
+        if _mode.inference:
+            t._inference = True
         return t
 
     # -- autograd attributes ---------------------------------------------------
+    @property
+    def grad(self):
+        """The gradient accumulated by backward passes (None until one reaches this leaf)."""
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if tuple(value._data.shape) != tuple(self._data.shape):
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
+                                   f"dtype '{self.dtype}'. The gradient must match the tensor's dtype.")
+        self._grad = value
+
     @property
     def requires_grad(self) -> bool:
         return self._requires_grad
@@ -142,6 +176,8 @@ class Tensor:
                     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
             return self
+        if requires_grad and self._inference and not _mode.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if requires_grad and not _is_float_array(self._data):
             raise RuntimeError(
                 f"Only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
@@ -217,6 +253,34 @@ class Tensor:
         self._hooks[h.id] = hook
         return h
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register `hook(tensor) -> None`, called after a backward pass has accumulated into this leaf's `.grad`.
+
+        Returns a handle whose `.remove()` unregisters it.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> x = tp.ones(2, requires_grad=True)
+            >>> h = x.register_post_accumulate_grad_hook(lambda t: print(t.grad))
+            >>> (x * 3).sum().backward()
+            tensor([3., 3.])
+        """
+        from .autograd.graph import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        h = RemovableHandle(self._post_accumulate_hooks)
+        self._post_accumulate_hooks[h.id] = hook
+        return h
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside `inference_mode` (it can then never join autograd)."""
+        return self._inference
+
     def detach(self) -> Tensor:
         """A new tensor sharing this one's data (and version counter), with no history.
 
@@ -240,8 +304,14 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """This tensor's data as a tensor outside autograd (an alias: writes are seen here)."""
-        return self.detach()
+        """This tensor's data as a tensor outside autograd: an alias (writes through it change this tensor)
+        with a version counter of its own, as in PyTorch, so that autograd does not see writes made
+        through `.data`."""
+        alias = self.detach()
+        own = _Storage()
+        own.views = alias._storage.views  # still refreshed with (and refreshing) every alias
+        alias._storage = own
+        return alias
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -382,11 +452,11 @@ class Tensor:
     def _copy_leaf(cls, t):
         new = _new(cls)
         _init(new, t._data, None, 0, t._requires_grad)
-        if t.grad is not None:
-            new.grad = Tensor._wrap(t.grad._data)
+        if t._grad is not None:
+            new._grad = Tensor._wrap(t._grad._data)
         if t.__dict__:
             for k, v in t.__dict__.items():
-                if k not in ("_acc", "_hooks", "_base", "_view"):
+                if k not in ("_acc", "_hooks", "_post_accumulate_hooks", "_base", "_view"):
                     new.__dict__[k] = v
         return new
 
@@ -396,8 +466,10 @@ def _init(t, data, grad_fn, output_nr, requires_grad):
     t.grad_fn = grad_fn
     t._output_nr = output_nr
     t._requires_grad = requires_grad
-    t.grad = None
+    t._grad = None
     t._storage = None
+    if _mode.inference:
+        t._inference = True
 
 
 def _rebuild(array, requires_grad):

@@ -51,6 +51,7 @@ def add_safe_globals(safe_globals: Iterable[Any]) -> None:
         >>> tp.serialization.add_safe_globals([Fraction])
         >>> Fraction in tp.serialization.get_safe_globals()
         True
+        >>> tp.serialization.clear_safe_globals()  # the allow-list is process-wide
     """
     for g in safe_globals:
         if isinstance(g, tuple):

@@ -38,7 +38,7 @@ def _plan(roots):
 
     def number(n):
         if type(n) is AccumulateGrad:
-            if n.variable._hooks:
+            if n.variable._hooks or n.variable._post_accumulate_hooks:
                 raise _NotPlain
             return -1 - leaves.setdefault(n, len(leaves))
         if n not in index:
@@ -62,7 +62,7 @@ def _plan(roots):
             key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
     except _NotPlain:
         return None
-    grads_present = tuple(leaf.variable.grad is not None for leaf in leaves)
+    grads_present = tuple(leaf.variable._grad is not None for leaf in leaves)
     return nodes, list(leaves), args, (tuple(key), root_key, grads_present)
 
 
@@ -77,20 +77,24 @@ def _plain(node) -> bool:
 
 
 def _traced(root_grads, args, leaf_grads):
-    """The engine's own pass over `_graph.current`, with the saved arrays replaced by the program's inputs."""
+    """The engine's own pass over `_graph.current`, each node's VJP reading the program's inputs in place of
+    the arrays it saved. The nodes are not touched: another thread may run the same graph meanwhile."""
+    from .._state import state
     from ..autograd.engine import run_backward
 
     roots, nodes, leaves, key = _graph.current
-    kept = [(n._ans, n._saved) for n in nodes]
+    inputs = {n: [None if j < 0 else args[j] for j in spec[5]] for n, spec in zip(nodes, key[0])}
+
+    def from_inputs(node, grads, create_graph, proceed):
+        ans, *saved = inputs[node]
+        return node.op.backward(node.params, node.needs, node._metas, len(grads))(*grads, ans, *saved)
+
+    state.node_interceptors.append(from_inputs)
     try:
-        for n, spec in zip(nodes, key[0]):
-            ans, *saved = [None if j < 0 else args[j] for j in spec[5]]
-            n._ans, n._saved = ans, tuple(saved)
         new = run_backward(roots, list(root_grads), retain_graph=True, create_graph=False,
                            inputs=[leaf.variable for leaf in leaves], capture=True, allow_unused=True)
     finally:
-        for n, (ans, saved) in zip(nodes, kept):
-            n._ans, n._saved = ans, saved
+        state.node_interceptors.remove(from_inputs)
     new = [None if g is None else g._data for g in new]
     return [a if old is None or a is None else old + a for old, a in zip(leaf_grads, new)]
 
@@ -109,7 +113,7 @@ def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
         slot.program = jax.jit(lambda root_grads, saved, leaf_grads: _traced(root_grads, saved, leaf_grads))
         _programs.traced(key)
     with grad_lock:  # read the grads, add (in the program, dispatched asynchronously), write back: atomically
-        old = [None if leaf.variable.grad is None else leaf.variable.grad._data for leaf in leaves]
+        old = [None if leaf.variable._grad is None else leaf.variable._grad._data for leaf in leaves]
         _graph.current = (roots, nodes, leaves, key)
         try:
             new = slot.program(list(root_grads), args, old)
@@ -119,11 +123,11 @@ def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
             var = leaf.variable
             if g is None:
                 continue
-            if var.grad is None:
-                var.grad = Tensor._wrap(g)
+            if var._grad is None:
+                var._grad = Tensor._wrap(g)
             else:
-                var.grad._data = g
-                var.grad._st().version += 1
+                var._grad._data = g
+                var._grad._st().version += 1
     if not retain_graph:
         for node in nodes:
             node._release()

@@ -53,14 +53,14 @@ class _NewState(Exception):
 
 
 def _snapshot(t: Tensor) -> tuple:
-    g = t.grad
+    g = t._grad
     return (t, t._data, g, None if g is None else g._data, t.grad_fn, t._output_nr, t._requires_grad)
 
 
 def _restore(snap: tuple) -> None:
     t, data, g, gdata, grad_fn, output_nr, requires_grad = snap
     t._data = data
-    t.grad = g
+    t._grad = g
     if g is not None:
         g._data = gdata
     t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
@@ -176,7 +176,7 @@ class Staged:
         entry = slot.program
         groups = _st.rate_groups(rec.optimizers())
         self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state)
-        inputs = ([t._data for t in tensors], [None if t.grad is None else t.grad._data for t in tensors],
+        inputs = ([t._data for t in tensors], [None if t._grad is None else t._grad._data for t in tensors],
                   arg_arrays, gen.key, self._rate_inputs(groups))
         try:
             return entry.jitted(*inputs), groups
@@ -307,7 +307,7 @@ class Staged:
         for t, d, g in zip(tensors, datas, grads):
             t._data = d
             if g is not None:
-                t.grad._data = g
+                t._grad._data = g
         _factories.default_generator.key = rng
         for g, r in zip(groups, rates):
             g["lr"] = Tensor._wrap(r)  # a traced 0-d tensor: learning-rate schedules reuse the program
@@ -328,7 +328,7 @@ class Staged:
         final = _final_values(tensors, placed)
         keep_all = self.donate_state  # donated inputs must come back, or their buffers are lost
         entry.data_out = tuple(i for i, (d, d_in) in enumerate(zip(final, datas)) if keep_all or d is not d_in)
-        new_grads = [None if t.grad is None else t.grad._data for t in tensors]
+        new_grads = [None if t._grad is None else t._grad._data for t in tensors]
         pairs = list(zip(new_grads, grads))
         entry.grad_out = tuple(i for i, (g, g_in) in enumerate(pairs) if g is not None and (keep_all or g is not g_in))
         entry.grad_cleared = tuple(i for i, (g, g_in) in enumerate(pairs) if g is None and g_in is not None)
@@ -423,7 +423,7 @@ def _tensor_specs(tensors) -> tuple:
     return avals, has_grad, tuple(map(_requires_grad_of, tensors))
 
 
-_aval, _data_of, _grad_of, _requires_grad_of = map(operator.attrgetter, ("aval", "_data", "grad", "_requires_grad"))
+_aval, _data_of, _grad_of, _requires_grad_of = map(operator.attrgetter, ("aval", "_data", "_grad", "_requires_grad"))
 
 
 def _array_spec(a):
@@ -432,7 +432,7 @@ def _array_spec(a):
 
 
 def _grad_spec(t: Tensor):
-    g = t.grad
+    g = t._grad
     return None if g is None else _array_spec(g._data)
 
 
@@ -473,9 +473,9 @@ def _write_back(tensors, datas, grads, entry) -> None:
             _dispatch._refresh_views(st, t if t._base is None else t._base, t)
     for i, g in zip(entry.grad_out, grads):
         t = tensors[i]
-        if t.grad is None:
-            t.grad = Tensor._wrap(g)
+        if t._grad is None:
+            t._grad = Tensor._wrap(g)
         else:
-            t.grad._data = g
+            t._grad._data = g
     for i in entry.grad_cleared:
-        tensors[i].grad = None
+        tensors[i]._grad = None

@@ -30,18 +30,21 @@ def accumulate(var: Tensor, g, create_graph: bool) -> None:
     if create_graph:
         gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
         with grad_lock:
-            old = var.grad
-            var.grad = gt if old is None else old + gt
-        return
-    if isinstance(g, Tensor):
-        g = g._data
-    with grad_lock:
-        old = var.grad
-        if old is None:
-            var.grad = Tensor._wrap(g)
-        else:
-            old._data = old._data + g
-            old._st().version += 1
+            old = var._grad
+            var._grad = gt if old is None else old + gt
+    else:
+        if isinstance(g, Tensor):
+            g = g._data
+        with grad_lock:
+            old = var._grad
+            if old is None:
+                var._grad = Tensor._wrap(g)
+            else:
+                old._data = old._data + g
+                old._st().version += 1
+    if var._post_accumulate_hooks:
+        for fn in list(var._post_accumulate_hooks.values()):
+            fn(var)
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph: bool):
@@ -227,10 +230,10 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
             if t is not None and nr < len(grads) and grads[nr] is not None:
                 g = grads[nr]
                 if create_graph:
-                    t.grad = g if t.grad is None else t.grad + g
+                    t._grad = g if t._grad is None else t._grad + g
                 else:
                     g = g._data if isinstance(g, Tensor) else g
-                    t.grad = Tensor._wrap(g) if t.grad is None else Tensor._wrap(t.grad._data + g)
+                    t._grad = Tensor._wrap(g) if t._grad is None else Tensor._wrap(t._grad._data + g)
     # 2. gradients requested by autograd.grad / backward(inputs=...).
     if targets:
         is_acc = type(node) is AccumulateGrad

@@ -45,13 +45,13 @@ def bound_arrays(module, params: dict, buffers: dict):
                 raise ValueError(f"{name}: expected an array of shape {tuple(t._data.shape)}, got "
                                  f"{tuple(jax.numpy.shape(arr))}; under jax.vmap, map over the inputs, not the "
                                  "parameters")
-            saved.append((t, t._data, t.grad))
+            saved.append((t, t._data, t._grad))
             t._data = arr
         yield module
     finally:
         for t, data, grad in reversed(saved):
             t._data = data
-            t.grad = grad
+            t._grad = grad
 
 
 class _Opaque:

@@ -59,7 +59,7 @@ class _Checkpoint(Function):
         if not pairs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
         backward([o for o, _ in pairs], [g for _, g in pairs])
-        return (None, None, None, None, *(a.grad if isinstance(a, Tensor) else None for a in args))
+        return (None, None, None, None, *(a._grad if isinstance(a, Tensor) else None for a in args))
 
 
 def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, context_fn: Callable = _noop_context_fn,

@@ -383,7 +383,7 @@ class Module:
                     new = fn(p)
                 p._data = new._data
                 if p.grad is not None:
-                    p.grad = Tensor._wrap(fn(p.grad)._data)
+                    p._grad = Tensor._wrap(fn(p._grad)._data)
             for k, b in m._buffers.items():
                 if b is not None:
                     m._buffers[k] = fn(b)
