@@ -106,3 +106,16 @@ def test_data_has_its_own_version_counter():
         plain.add_(1)  # seen through the alias
         results.append((x.grad.tolist(), h.tolist(), plain.tolist(), alias.tolist(), plain._version, alias._version))
     assert results[0] == results[1]
+
+
+def test_python_numbers_keep_their_precision_in_the_dtype_asked_for():
+    torch = pytest.importorskip("torch")
+    cases = [[0.3], [[0.1, 0.7]], 0.3, [1, 2], [True], [1 + 2j]]
+    for data in cases:
+        for name in ("float64", "float32", "int32", "complex128"):
+            got = _error(lambda: tp.tensor(data, dtype=getattr(tp, name)).tolist())  # noqa: B023
+            ours = got if got is not None else tp.tensor(data, dtype=getattr(tp, name)).tolist()
+            want = _error(lambda: torch.tensor(data, dtype=getattr(torch, name)).tolist())  # noqa: B023
+            theirs = want if want is not None else torch.tensor(data, dtype=getattr(torch, name)).tolist()
+            assert (ours[0] if isinstance(ours, tuple) else ours) == (theirs[0] if isinstance(theirs, tuple) else theirs)
+    assert tp.tensor([0.3], dtype=tp.float64).item() == 0.3

@@ -29,8 +29,9 @@ def _leaf(arr, device, requires_grad) -> Tensor:
     return t
 
 
-def _infer(data):
-    """NumPy array for nested Python data, with PyTorch's dtype inference."""
+def _infer(data, exact: bool = False):
+    """NumPy array for nested Python data, with PyTorch's dtype inference (`exact`: keep Python numbers at full
+    precision, for a caller that casts to a dtype it was given)."""
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, (jax.Array, np.ndarray, np.generic)):
@@ -38,6 +39,8 @@ def _infer(data):
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         return jnp.stack([jnp.asarray(_infer(d)) for d in data]) if data else np.zeros((0,), np.float32)
     arr = np.asarray(data)
+    if exact and arr.dtype.kind in "fiucb":
+        return arr
     if arr.dtype.kind == "f":
         arr = arr.astype(_dtype.get_default_dtype().jax)
     elif arr.dtype.kind in "iu":
@@ -75,9 +78,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
         tensor([[1., 2.],
                 [3., 4.]], dtype=tapeflow.float64, requires_grad=True)
     """
-    arr = _infer(data)
+    arr = _infer(data, exact=dtype is not None)
     if dtype is not None:
-        arr = jnp.asarray(arr, _dtype.to_jax_dtype(dtype))
+        target = _dtype.to_jax_dtype(dtype)
+        if arr.dtype.kind == "c" and np.dtype(target).kind != "c" and not isinstance(data, (Tensor, jax.Array)):
+            raise TypeError("must be real number, not complex")
+        arr = jnp.asarray(arr, target)
     else:
         arr = jnp.asarray(arr)
     return _leaf(arr, device, requires_grad)
