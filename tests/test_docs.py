@@ -15,9 +15,6 @@ from tapeflow import _ops
 SKIPPED = {
     # examples that build and run whole models; each takes 10-60 s, mostly XLA compilation
     "tapeflow.nn.modules.transformer", "tapeflow.nn.modules.rnn", "tapeflow.nn.modules.attention",
-    # examples whose printed results are out of date or that lack their imports (to be corrected there)
-    "tapeflow.optim.adaptive", "tapeflow.optim.lbfgs", "tapeflow.utils.data.dataset",
-    "tapeflow.utils.data.dataloader", "tapeflow.nn._functional_resample", "tapeflow.nn._functional_pooling",
 }
 DOCTEST_MODULES = sorted(
     m.name for m in pkgutil.walk_packages(tp.__path__, "tapeflow.")

@@ -175,7 +175,7 @@ class NAdam(_FusedOptimizer):
         >>> w = tp.nn.Parameter(tp.tensor([1.0]))
         >>> opt = tp.optim.NAdam([w], lr=0.1)
         >>> (w * 2).sum().backward(); opt.step(); round(w.item(), 4)
-        0.8503
+        0.8944
     """
 
     _update, _buffers = X.optim.nadam_update, ("exp_avg", "exp_avg_sq", "mu_product")

@@ -47,6 +47,7 @@ def default_collate(batch):
 
     Example:
         >>> import tapeflow as tp
+        >>> from tapeflow.utils.data import default_collate
         >>> default_collate([(tp.ones(2), 1), (tp.zeros(2), 0)])
         [tensor([[1., 1.],
                 [0., 0.]]), tensor([1, 0])]

@@ -33,6 +33,7 @@ class TensorDataset(Dataset):
 
     Example:
         >>> import tapeflow as tp
+        >>> from tapeflow.utils.data import TensorDataset
         >>> TensorDataset(tp.zeros(3, 2), tp.arange(3))[1]
         (tensor([0., 0.]), tensor(1))
     """
@@ -98,6 +99,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=Non
 
     Example:
         >>> import tapeflow as tp
+        >>> from tapeflow.utils.data import random_split
         >>> a, b = random_split(range(10), [0.7, 0.3], generator=tp.Generator().manual_seed(0))
         >>> len(a), len(b)
         (7, 3)
