@@ -11,6 +11,22 @@ def _seed():
     yield
 
 
+@pytest.fixture
+def state_walks(monkeypatch):
+    """Counts the staging layer's walks over a function's state (`walks["n"]`) from now on."""
+    from tapeflow._staging import state
+
+    walks = {"n": 0}
+    collect = state.collect
+
+    def counting(*args, **kwargs):
+        walks["n"] += 1
+        return collect(*args, **kwargs)
+
+    monkeypatch.setattr(state, "collect", counting)
+    return walks
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "oracle: compares with PyTorch (skipped when torch is absent)")
     config.addinivalue_line("markers", "op_table: the table-driven checks of every xla_ops op (tests/op_specs.py)")

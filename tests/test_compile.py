@@ -282,20 +282,6 @@ def test_donated_state_is_still_written_back_when_untouched():
 
 
 # -- reusing the last call's discovery: changes between calls are still seen -----------------------------------------
-def _walks(monkeypatch):
-    from tapeflow._staging import state as _discovery
-
-    count = {"n": 0}
-    collect = _discovery.collect
-
-    def counting(*args, **kwargs):
-        count["n"] += 1
-        return collect(*args, **kwargs)
-
-    monkeypatch.setattr(_discovery, "collect", counting)
-    return count
-
-
 def _compiled_sgd_step(m, opt):
     """A compiled training step of `m` on `sum(m(x))` with `opt`."""
     @tp.compile
@@ -307,7 +293,7 @@ def _compiled_sgd_step(m, opt):
     return step
 
 
-def test_steady_state_calls_do_not_walk_the_state(monkeypatch):
+def test_steady_state_calls_do_not_walk_the_state(state_walks):
     m = tp.nn.Linear(3, 2)
     opt = tp.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
 
@@ -315,10 +301,10 @@ def test_steady_state_calls_do_not_walk_the_state(monkeypatch):
     x = tp.ones(4, 3)
     for _ in range(3):
         step(x)
-    walks = _walks(monkeypatch)
+    state_walks["n"] = 0
     for _ in range(3):
         step(x)
-    assert walks["n"] == 0 and step.traces == 2
+    assert state_walks["n"] == 0 and step.traces == 2
 
 
 def test_replaced_parameter_between_calls_is_used():

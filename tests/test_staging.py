@@ -132,11 +132,9 @@ def test_compiled_backward_is_the_engines_pass():
     assert backward._programs.traces == before + 1  # compiled on the second sighting, reused after
 
 
-def test_a_staged_function_is_not_state_of_itself(monkeypatch):
+def test_a_staged_function_is_not_state_of_itself(state_walks):
     """A global named like an attribute the function uses (`opt.step()`) may be the compiled function
     itself: its caches must not be walked as state (each call would then walk everything again)."""
-    from tapeflow._staging import state
-
     m = tp.nn.Linear(3, 1)
     opt = tp.optim.SGD(m.parameters(), lr=0.1)
     scope = {"tp": tp, "m": m, "opt": opt}
@@ -145,14 +143,7 @@ def test_a_staged_function_is_not_state_of_itself(monkeypatch):
     x = tp.ones(2, 3)
     for _ in range(3):
         step(x)
-    walks = {"n": 0}
-    collect = state.collect
-
-    def counting(*args, **kwargs):
-        walks["n"] += 1
-        return collect(*args, **kwargs)
-
-    monkeypatch.setattr(state, "collect", counting)
+    state_walks["n"] = 0
     for _ in range(3):
         step(x)
-    assert walks["n"] == 0
+    assert state_walks["n"] == 0
