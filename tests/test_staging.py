@@ -119,7 +119,7 @@ def test_every_path_threads_random_draws_like_eager_code():
 
 
 def test_compiled_backward_is_the_engines_pass():
-    from tapeflow._staging import backward
+    from tapeflow.autograd import _engine_compiled as backward
 
     w = t([[0.5, -1.0], [2.0, 0.25]]).requires_grad_()
     before = backward._programs.traces

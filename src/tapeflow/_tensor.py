@@ -238,7 +238,7 @@ class Tensor:
 
         if isinstance(self._data, jax.core.Tracer):
             # JAX may differentiate this traced value: the hook applies to its cotangent there too.
-            from ._staging.hooks import hook_traced
+            from .autograd._hooks_jax import hook_traced
 
             handle = hook_traced(self, hook)
             if not self._requires_grad:

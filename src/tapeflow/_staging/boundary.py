@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 import jax
@@ -11,7 +10,7 @@ import numpy as np
 from .._state import state
 from .._tensor import Tensor
 
-__all__ = ["to_arrays", "to_tensors", "pure", "jax_region"]
+__all__ = ["to_arrays", "to_tensors", "pure"]
 
 _ARRAYS = (jax.Array, jax.core.Tracer)
 
@@ -20,21 +19,15 @@ def _is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def _unwrap(x):
-    return x._data if isinstance(x, Tensor) else x
-
-
 def _wrap(x):
-    if isinstance(x, _ARRAYS):
-        return Tensor._make(x, None, 0, False)
     if isinstance(x, np.ndarray):
-        return Tensor._make(jax.numpy.asarray(x), None, 0, False)
-    return x
+        x = jax.numpy.asarray(x)
+    return Tensor._make(x, None, 0, False) if isinstance(x, _ARRAYS) else x
 
 
 def to_arrays(tree):
     """`tree` with every Tensor replaced by its array (no copy)."""
-    return jax.tree.map(_unwrap, tree, is_leaf=_is_tensor)
+    return jax.tree.map(lambda x: x._data if isinstance(x, Tensor) else x, tree, is_leaf=_is_tensor)
 
 
 def to_tensors(tree):
@@ -42,28 +35,24 @@ def to_tensors(tree):
     return jax.tree.map(_wrap, tree, is_leaf=_is_tensor)
 
 
-@contextlib.contextmanager
-def jax_region(record: bool | None = None):
-    """Run user code whose derivative JAX takes: a grad mode set outside does not stop JAX's gradients
-    inside (as `torch.func` ignores an enclosing `no_grad`), while the user's own `no_grad` regions
-    inside still do. `record=False` also keeps the tape off (nothing to record when JAX differentiates)."""
-    saved = (state.grad_enabled, state.stop_traced)
-    state.stop_traced = False
-    if record is not None:
-        state.grad_enabled = record
-    try:
-        yield
-    finally:
-        state.grad_enabled, state.stop_traced = saved
-
-
 def pure(func: Callable, kwargs: dict | None = None, *, record: bool | None = None) -> Callable:
-    """`func` (Tensors in, Tensors out) as a function of arrays and pytrees of arrays."""
+    """`func` (Tensors in, Tensors out) as a function of arrays and pytrees of arrays.
+
+    It runs as code whose derivative JAX takes: a grad mode set outside does not stop JAX's gradients
+    inside (as `torch.func` ignores an enclosing `no_grad`), while the user's own `no_grad` regions
+    inside still do. `record=False` also keeps the tape off (nothing to record when JAX differentiates).
+    """
     kwargs = kwargs or {}
 
     def f(*args, **kw):
-        with jax_region(record):
+        saved = (state.grad_enabled, state.stop_traced)
+        state.stop_traced = False
+        if record is not None:
+            state.grad_enabled = record
+        try:
             out = func(*to_tensors(args), **to_tensors(kw), **kwargs)
+        finally:
+            state.grad_enabled, state.stop_traced = saved
         return to_arrays(out)
 
     return f

@@ -1,13 +1,9 @@
-"""The one program cache: bounded LRU, one warm-up rule, a warning on repeated re-traces.
+"""The one program cache of every staged path: bounded LRU, one warm-up rule, a re-trace warning.
 
-Every staged path (`tp.compile`, `tp.func`, `autograd.functional`, the engine's
-compiled backward) keeps its programs in a `Programs`. A key is a tuple of
-`(part name, value)` pairs, so that a warning can say which part changed.
-
-The warm-up rule: a key the user did not ask to compile (an implicit cache) is
-traced the second time it is seen; its first call runs uncached, so code whose
-structure changes every call never pays for compilation. `tp.compile` asks
-explicitly and traces on the first call.
+A key is a tuple of `(part name, value)` pairs, so that the warning can say which part changed. The
+warm-up rule: a key the user did not ask to compile is traced on its second sighting (its first call
+runs uncached), so code whose structure changes every call never pays for compilation; `tp.compile`
+traces on the first call.
 """
 
 from __future__ import annotations
@@ -26,9 +22,7 @@ class Slot:
     __slots__ = ("seen", "program", "failed")
 
     def __init__(self):
-        self.seen = 0
-        self.program = None
-        self.failed = None
+        self.seen, self.program, self.failed = 0, None, None
 
 
 class Programs:
@@ -37,8 +31,7 @@ class Programs:
     def __init__(self, name: str | None, *, size: int = 64, warmup: int = 1):
         self.name, self.size, self.warmup = name, size, warmup  # no name: no warning
         self._slots: OrderedDict = OrderedDict()
-        self.traces = 0
-        self._last_key = None
+        self.traces, self._last_key = 0, None
 
     def __len__(self) -> int:
         return len(self._slots)

@@ -1,14 +1,9 @@
 """Programs the user did not ask for: `tp.func` and `autograd.functional` cache their transforms here.
 
-`Implicit.run(func, kind, body, args)` runs `body(func, *args)` (a JAX transform
-of the user's `func`) as a `Staged` program kept per `(func, kind)`, with the
-staging policy of every path: captured state lifted, in-place writes to it
-written back, random draws threading the key. It returns `MISS` when the
-caller should run its uncached path instead: inside an enclosing JAX
-transform (which compiles the whole) and on a key's first call (the warm-up
-rule); `FAILED` for a key whose trace failed (data-dependent Python, host
-reads, a transform that does not apply).
-The user's function is held weakly: a cached program never keeps it alive.
+`Implicit.run(func, kind, body, args)` runs `body(func, *args)` (a JAX transform of `func`) as a
+`Staged` program kept per `(func, kind)`, `func` held weakly. It returns `MISS` where the caller runs
+its uncached path (inside an enclosing JAX transform; a key's first call) and `FAILED` for a key whose
+trace failed (data-dependent Python, host reads, a transform that does not apply).
 """
 
 from __future__ import annotations

@@ -45,11 +45,7 @@ class Unkeyable(TypeError):
 
 
 class _NewState(Exception):
-    """Raised inside a trace when a tensor that must be lifted was not known beforehand."""
-
-    def __init__(self, tensors):
-        super().__init__("new state discovered")
-        self.tensors = tensors
+    """Raised inside a trace with the tensors that must be lifted but were not known beforehand."""
 
 
 def _snapshot(t: Tensor) -> tuple:
@@ -59,8 +55,7 @@ def _snapshot(t: Tensor) -> tuple:
 
 def _restore(snap: tuple) -> None:
     t, data, g, gdata, grad_fn, output_nr, requires_grad = snap
-    t._data = data
-    t._grad = g
+    t._data, t._grad = data, g
     if g is not None:
         g._data = gdata
     t.grad_fn, t._output_nr, t._requires_grad = grad_fn, output_nr, requires_grad
@@ -75,30 +70,22 @@ class _Entry:
     __slots__ = ("jitted", "out_spec", "created", "data_out", "grad_out", "grad_cleared", "key_out", "fresh", "seen")
 
     def __init__(self, jitted):
-        self.jitted = jitted
-        self.out_spec = None
+        self.jitted, self.out_spec = jitted, None
         self.created = self.seen = ()
         self.data_out = self.grad_out = self.grad_cleared = ()
         self.key_out = self.fresh = False
 
 
 class _Record:
-    """The last call's state discovery, reused while its snapshot still matches. Holds tensors weakly."""
+    """The last call's state discovery, reused while its snapshot still matches (which keeps every object
+    it holds weakly alive: the snapshot watches them)."""
 
-    __slots__ = ("snapshot", "found", "_optimizers", "lifted_ids", "call_spec", "specs", "key", "slot")
+    __slots__ = ("snapshot", "found", "optimizers", "lifted_ids", "call_spec", "specs", "key", "slot")
 
     def __init__(self, snapshot, found, optimizers, lifted, call_spec, specs, key, slot):
-        self.snapshot = snapshot
-        self.found = [weakref.ref(t) for t in found]
-        self._optimizers = [weakref.ref(o) for o in optimizers]
+        self.snapshot, self.call_spec, self.specs, self.key, self.slot = snapshot, call_spec, specs, key, slot
+        self.found, self.optimizers = [weakref.ref(t) for t in found], [weakref.ref(o) for o in optimizers]
         self.lifted_ids = tuple(map(id, lifted))
-        self.call_spec, self.specs, self.key, self.slot = call_spec, specs, key, slot
-
-    def found_tensors(self) -> list:
-        return [r() for r in self.found]  # all alive while the snapshot matches: it watches them
-
-    def optimizers(self) -> list:
-        return [r() for r in self._optimizers]
 
 
 class Staged:
@@ -120,8 +107,7 @@ class Staged:
         self._static_roots = roots or functools.partial(_st.roots_of, fn)
         self.programs = Programs(name, warmup=0 if fallback is None else 1)
         self._extra = weakref.WeakValueDictionary()  # id -> Tensor found only while tracing
-        self._ctx = None
-        self._record = None
+        self._ctx = self._record = None
         self._rates = ((), [])  # the last learning rates and the device scalars passed for them
 
     @property
@@ -131,14 +117,12 @@ class Staged:
     def __call__(self, *args, **kwargs):
         if self.fallback is not None and not trace_state_clean():
             return self.fallback(False, args, kwargs)  # the enclosing transform compiles (or not) the whole
-        for attempt in range(2):
-            try:
-                return self._call(args, kwargs, allow_new_state=attempt == 0)
-            except _NewState as e:
-                self._record = None
-                for t in e.tensors:
-                    self._extra[id(t)] = t
-        raise AssertionError("unreachable")
+        try:
+            return self._call(args, kwargs, allow_new_state=True)
+        except _NewState as e:  # trace again with the tensors it found lifted
+            self._record = None
+            self._extra.update((id(t), t) for t in e.args[0])
+        return self._call(args, kwargs, allow_new_state=False)
 
     def _call(self, args, kwargs, allow_new_state):
         leaves, in_tree, arg_tensors, arg_arrays, spec = _split_arguments(args, kwargs)
@@ -174,7 +158,7 @@ class Staged:
         leaves, in_tree, arg_tensors, arg_arrays, allow_new_state = call
         slot, gen = rec.slot, _factories.default_generator
         entry = slot.program
-        groups = _st.rate_groups(rec.optimizers())
+        groups = _st.rate_groups([r() for r in rec.optimizers])
         self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state)
         inputs = ([t._data for t in tensors], [None if t._grad is None else t._grad._data for t in tensors],
                   arg_arrays, gen.key, self._rate_inputs(groups))
@@ -221,13 +205,16 @@ class Staged:
         arg_ids = {id(t) for t in arg_tensors}
         rec = self._record
         if rec is not None and rec.snapshot.matches(roots):
-            found = rec.found_tensors()
+            found = [r() for r in rec.found]
             lifted = [t for t in found if id(t) not in arg_ids] if arg_ids else found
             if (rec.call_spec == call_spec and tuple(map(id, lifted)) == rec.lifted_ids
                     and _tensor_specs(lifted) == rec.specs):
                 return rec, lifted
-        snapshot, atoms = _st.Snapshot(), []
-        found, modules, optimizers = self._lifted_state(roots, snapshot, atoms)
+        snapshot, atoms, found, modules, optimizers = _st.Snapshot(), [], {}, [], []
+        _st.collect(roots, found, modules, optimizers, snapshot=snapshot, atoms=atoms)
+        extra = [t for k, t in list(self._extra.items()) if found.setdefault(k, t) is t]
+        snapshot.watch(extra)  # a snapshot holding tensors found while tracing stops matching when one goes
+        found = list(found.values())
         lifted = [t for t in found if id(t) not in arg_ids]
         specs = _tensor_specs(lifted)
         key = (("arguments", call_spec[:2]), ("random key", call_spec[2]), ("grad mode", call_spec[3:]),
@@ -242,16 +229,6 @@ class Staged:
         """Where the state walk starts: what the function reaches, and arguments that may hold state."""
         return [*self._static_roots(), *(x for x in leaves if not isinstance(x, _NOT_ROOTS))]
 
-    def _lifted_state(self, roots, snapshot, atoms):
-        """Tensors to lift, arguments included (in a stable order), and the modules and optimizers met."""
-        found: dict = {}
-        modules: list = []
-        optimizers: list = []
-        _st.collect(roots, found, modules, optimizers, snapshot=snapshot, atoms=atoms)
-        extra = [t for k, t in list(self._extra.items()) if found.setdefault(k, t) is t]
-        snapshot.watch(extra)  # a snapshot holding tensors found while tracing stops matching when one goes
-        return list(found.values()), modules, optimizers
-
     def _rate_inputs(self, groups) -> list:
         """The learning rates as device scalars, made again only when one changes."""
         rates = tuple(float(g["lr"]) for g in groups)
@@ -260,13 +237,8 @@ class Staged:
         return self._rates[1]
 
     def _make_jitted(self):
-        donate = (0, 1) if self.donate_state else ()
-
         # A fresh function per key: JAX shares its trace cache between `jax.jit`s of equal functions.
-        def traced(datas, grads, arrays, rng, rates):
-            return self._traced(datas, grads, arrays, rng, rates)
-
-        return jax.jit(traced, donate_argnums=donate)
+        return jax.jit(lambda *inputs: self._traced(*inputs), donate_argnums=(0, 1) if self.donate_state else ())
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
     def _traced(self, datas, grads, arrays, rng, rates):
@@ -350,7 +322,8 @@ def _split_arguments(args, kwargs):
     for x in leaves:
         if isinstance(x, Tensor):
             arg_tensors.append(x)
-            spec.append(("T", _array_spec(x._data), x._requires_grad, _grad_spec(x)))
+            g = x._grad
+            spec.append(("T", _array_spec(x._data), x._requires_grad, g if g is None else _array_spec(g._data)))
         elif isinstance(x, (jax.Array, np.ndarray)):
             arg_arrays.append(x)
             spec.append(("A", x.shape, x.dtype))
@@ -431,24 +404,12 @@ def _array_spec(a):
     return (a.shape, a.dtype) if aval is None else aval
 
 
-def _grad_spec(t: Tensor):
-    g = t._grad
-    return None if g is None else _array_spec(g._data)
-
-
 def _flatten_outputs(out):
+    """The output's spec (tree; per leaf "T" tensor, "A" array or ("V", value)) and its arrays."""
     leaves, tree = jax.tree.flatten(out, is_leaf=lambda x: isinstance(x, Tensor))
-    kinds, arrays = [], []
-    for x in leaves:
-        if isinstance(x, Tensor):
-            kinds.append("T")
-            arrays.append(x._data)
-        elif isinstance(x, (jax.Array, np.ndarray, _Tracer)):
-            kinds.append("A")
-            arrays.append(x)
-        else:
-            kinds.append(("V", x))
-    return (tree, tuple(kinds)), arrays
+    kinds = tuple("T" if isinstance(x, Tensor) else "A" if isinstance(x, (jax.Array, np.ndarray, _Tracer)) else
+                  ("V", x) for x in leaves)
+    return (tree, kinds), [x._data if k == "T" else x for x, k in zip(leaves, kinds) if k in ("T", "A")]
 
 
 def _rebuild_outputs(spec, arrays):

@@ -1,13 +1,11 @@
 """Finding the state a staged function reads without taking it as an argument.
 
-The walk starts from what the function can reach directly (closure cells, the
-globals its code names, `self` of a bound method, the `__dict__` of a callable
-object, its arguments) and descends into lists, tuples, dicts, modules
-(parameters and buffers), optimizers (parameters and per-parameter state) and
-plain objects reached through `self`. Tensors it cannot reach are caught while
-tracing (see `program.py`). Python values (numbers, strings) in closure cells,
-globals and attributes of `self` are part of a program's key: a trace bakes
-them in.
+The walk starts from what the function reaches directly (closure cells, the globals its code names,
+`self` of a bound method, a callable object's attributes, its arguments) and descends into lists,
+tuples, dicts, modules (parameters, buffers), optimizers (parameters, per-parameter state) and one
+level of plain objects. Python values met directly (closure cells, globals, attributes of `self`)
+are part of a program's key: a trace bakes them in. Tensors out of the walk's reach are caught
+while tracing (see `program.py`).
 """
 
 from __future__ import annotations
@@ -51,9 +49,7 @@ def optimizer_params(opt) -> list:
 
 def roots_of(fn) -> list:
     """The objects `fn` can reach without arguments: closure, named globals, bound self."""
-    roots: list = []
-    seen_fns: set = set()
-    stack = [fn]
+    roots, seen_fns, stack = [], set(), [fn]
     while stack:
         f = stack.pop()
         if id(f) in seen_fns:
@@ -84,8 +80,7 @@ def roots_of(fn) -> list:
 @functools.lru_cache(maxsize=1024)
 def _names(code) -> frozenset:
     """Global names used by `code` and the code objects nested in it (lambdas, comprehensions)."""
-    names: set = set()
-    stack = [code]
+    names, stack = set(), [code]
     while stack:
         c = stack.pop()
         names.update(c.co_names)
@@ -97,71 +92,64 @@ def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | Non
             snapshot: Snapshot | None = None, atoms: list | None = None) -> None:
     """Add every Tensor reachable from `roots` to `out` (id -> tensor), in discovery order.
 
-    Modules and optimizers met on the way are appended to `modules` / `optimizers`, plain Python
-    values to `atoms`. With `slots`, also record where each tensor is stored (id -> [(container, key)]):
-    module parameter/buffer dicts, optimizer state dicts, plain dicts and lists, so that code which
-    *replaces* a stored tensor can be written back. With `snapshot`, record what the walk looked at.
+    Modules and optimizers met are appended to `modules` / `optimizers`, keyed Python values to
+    `atoms`. With `slots`, also record where each tensor is stored (id -> [(container, key)]) so that
+    code which *replaces* a stored tensor can be written back; with `snapshot`, what the walk looked at.
     """
-    module_cls, optimizer_cls = module_base(), optimizer_base()
-    seen: set = set()
     if snapshot is not None:
-        snapshot.roots = snapshot.fingerprint(roots)
-
-    def add(t, container, key):
-        out.setdefault(id(t), t)
-        if slots is not None and container is not None:
-            slots.setdefault(id(t), []).append((container, key))
-
-    # Each entry: the object, its depth, where it is stored, and whether it is a Python value that is part of
-    # a program's key (a closure cell, a global, an attribute of `self`; not the contents of lists and dicts).
+        snapshot.watch(roots)
+        snapshot.roots = _fingerprint(roots)
+    seen: set = set()
+    # Entries: the object, its depth, where it is stored, and whether a Python value there is keyed
+    # (a closure cell, a global, an attribute of `self`; not the contents of lists and dicts).
     stack = [(r, 0, None, None, True) for r in reversed(roots)]
     while stack:
         obj, depth, container, key, keyed = stack.pop()
         if isinstance(obj, Tensor):
-            add(obj, container, key)
-            continue
-        if isinstance(obj, _ATOMS):
+            out.setdefault(id(obj), obj)
+            if slots is not None and container is not None:
+                slots.setdefault(id(obj), []).append((container, key))
+        elif isinstance(obj, _ATOMS):
             if atoms is not None and keyed:
                 atoms.append((type(obj), repr(obj)))
-            continue
-        if id(obj) in seen:
-            continue
-        if module_cls is not None and isinstance(obj, module_cls):
-            modules.append(obj)
-            for t, d, k in _module_tensors(obj):
-                add(t, d, k)
-        elif optimizer_cls is not None and isinstance(obj, optimizer_cls):
-            optimizers.append(obj)
-            for t, d, k in _optimizer_tensors(obj):
-                add(t, d, k)
-        elif isinstance(obj, _SKIP) or depth >= _MAX_DEPTH:
-            continue
-        elif isinstance(obj, _CONTAINERS) or (depth == 0 and isinstance(getattr(obj, "__dict__", None), dict)):
-            d, items = _items(obj)
-            attrs = not isinstance(obj, _CONTAINERS)
-            stack.extend(reversed([(v, depth + 1, d, k, attrs) for k, v in items]))
-        else:
-            continue
-        seen.add(id(obj))
-        if snapshot is not None:
-            snapshot.probe(obj)
+        elif id(obj) not in seen:
+            children = _children(obj, depth, modules, optimizers)
+            if children is not None:
+                seen.add(id(obj))
+                stack.extend(reversed(children))
+                if snapshot is not None:
+                    snapshot.probe(obj)
     if snapshot is not None:
         snapshot.watch(out.values())
 
 
-def _module_tensors(m):
-    """`(tensor, dict, key)` for every parameter and buffer of `m` and its children."""
-    for sub in m.modules():
-        for d in (sub._parameters, sub._buffers):
-            yield from ((t, d, k) for k, t in d.items() if isinstance(t, Tensor))
+def _children(obj, depth: int, modules: list, optimizers: list) -> list | None:
+    """The stack entries for what `obj` holds, or None for an object the walk does not enter."""
+    kind = _kind(obj)
+    if kind == "module":
+        modules.append(obj)
+        return [(t, 0, d, k, False) for sub in obj.modules() for d in (sub._parameters, sub._buffers)
+                for k, t in d.items() if isinstance(t, Tensor)]
+    if kind == "optimizer":
+        optimizers.append(obj)
+        entries = []
+        for p in optimizer_params(obj):  # parameters are stored nowhere they could be replaced
+            st = obj.state.get(p) or {}
+            entries += [(p, 0, None, None, False), *((v, 0, st, k, False) for k, v in st.items())]
+        return entries
+    if isinstance(obj, _SKIP) or depth >= _MAX_DEPTH:
+        return None
+    if not isinstance(obj, _CONTAINERS) and (depth or not isinstance(getattr(obj, "__dict__", None), dict)):
+        return None  # plain objects: one level, `self` of a bound method or a callable object
+    d, items = _items(obj)
+    return [(v, depth + 1, d, k, d is not None and d is not obj) for k, v in items]
 
 
-def _optimizer_tensors(opt):
-    """`(tensor, dict, key)` for every parameter of `opt` (stored nowhere it could be replaced) and its state."""
-    for p in optimizer_params(opt):
-        yield p, None, None
-        st = opt.state.get(p) or {}
-        yield from ((v, st, k) for k, v in st.items() if isinstance(v, Tensor))
+def _kind(obj) -> str | None:
+    module_cls, optimizer_cls = module_base(), optimizer_base()
+    if module_cls is not None and isinstance(obj, module_cls):
+        return "module"
+    return "optimizer" if optimizer_cls is not None and isinstance(obj, optimizer_cls) else None
 
 
 def _items(obj) -> tuple:
@@ -173,22 +161,17 @@ def _items(obj) -> tuple:
         return obj, list(enumerate(obj))
     if isinstance(obj, _CONTAINERS):
         return None, [(None, v) for v in obj]
-    d = vars(obj)  # `self` of a bound method, or a callable object: one level into its attributes
+    d = vars(obj)
     return d, list(d.items())
 
 
-def _values(obj) -> list:
-    if isinstance(obj, dict):
-        return list(obj.values())
-    return list(obj) if isinstance(obj, _CONTAINERS) else list(vars(obj).values())
-
-
 def _fingerprint(values) -> tuple:
+    values = list(values)
     return tuple(map(id, values)), tuple(map(type, values))
 
 
 def _values_fingerprint(obj) -> tuple:
-    return _fingerprint(_values(obj))
+    return _fingerprint(v for _, v in _items(obj)[1])
 
 
 def _module_fingerprint(m) -> tuple:
@@ -203,12 +186,15 @@ def _optimizer_fingerprint(opt) -> tuple:
             _optimizer_settings(opt))
 
 
+_FINGERPRINTS = {"module": _module_fingerprint, "optimizer": _optimizer_fingerprint, None: _values_fingerprint}
+
+
 class Snapshot:
     """What one walk of `collect` looked at: `matches(roots)` tells, in a fraction of a walk's time, whether a
     new walk would find the same tensors, modules, optimizers, Python values, training flags and optimizer
-    settings (learning rates aside). Each object the walk descended into is kept with the fingerprint of
-    what it held; every object met is watched (weakly where it can be) so that no identity is reused while
-    the snapshot can match, and the snapshot keeps no tensor, module or object alive."""
+    settings (learning rates aside). Each object the walk entered is kept with the fingerprint of what it
+    held; every object met is watched (weakly where it can be) so that no identity is reused while the
+    snapshot can match, and the snapshot keeps no tensor, module or object alive."""
 
     __slots__ = ("roots", "probes", "_watched", "_alive", "_on_collected")
 
@@ -218,11 +204,6 @@ class Snapshot:
         self._watched: dict = {}
         alive = self._alive = [True]
         self._on_collected = lambda _ref: alive.__setitem__(0, False)  # holds no reference to the snapshot
-
-    @property
-    def alive(self) -> bool:
-        """False once an object the walk met has been garbage collected."""
-        return self._alive[0]
 
     def watch(self, values) -> None:
         """Keep the ids of `values` theirs for as long as the snapshot can match."""
@@ -234,23 +215,11 @@ class Snapshot:
                 except TypeError:
                     watched[id(v)] = (v, False)
 
-    def fingerprint(self, values) -> tuple:
-        """The identities and types of `values`, watched from now on."""
-        values = list(values)
-        self.watch(values)
-        return _fingerprint(values)
-
     def probe(self, obj) -> None:
-        """Remember what `obj` (a container, object, module or optimizer the walk met) holds now."""
-        optimizer_cls = optimizer_base()
-        fp = (_module_fingerprint if isinstance(obj, module_base() or ()) else
-              _optimizer_fingerprint if optimizer_cls is not None and isinstance(obj, optimizer_cls) else
-              _values_fingerprint)
-        self.watch((obj,))
-        value = fp(obj)
-        if fp is _module_fingerprint:
-            self.watch(obj.modules())
-        self.probes.append((self._watched[id(obj)], fp, value))
+        """Remember what `obj` (a container, object, module or optimizer the walk entered) holds now."""
+        kind = _kind(obj)
+        self.watch(obj.modules() if kind == "module" else (obj,))
+        self.probes.append((self._watched[id(obj)], _FINGERPRINTS[kind], _FINGERPRINTS[kind](obj)))
 
     def matches(self, roots) -> bool:
         """Whether `collect(roots, ...)` would find what the walk that made this snapshot found."""
@@ -263,16 +232,12 @@ class Snapshot:
 
 
 def _optimizer_settings(opt) -> tuple:
-    """The optimizer's settings a trace bakes in: group settings (a Python learning rate is an input) and
-    non-tensor per-parameter state."""
-    return (tuple(_group_signature(g) for g in opt.param_groups),
-            tuple((k, _hashable(v)) for p in optimizer_params(opt) for k, v in opt.state.get(p, {}).items()
-                  if not isinstance(v, Tensor)))
-
-
-def _group_signature(group) -> tuple:
-    return tuple((k, "traced") if k == "lr" and _is_rate(v) else (k, _hashable(v))
-                 for k, v in group.items() if k != "params")
+    """The settings a trace bakes in: group settings (a Python learning rate is an input) and non-tensor
+    per-parameter state."""
+    groups = tuple(tuple((k, "traced") if k == "lr" and _is_rate(v) else (k, _hashable(v))
+                         for k, v in g.items() if k != "params") for g in opt.param_groups)
+    return groups, tuple((k, _hashable(v)) for p in optimizer_params(opt) for k, v in opt.state.get(p, {}).items()
+                         if not isinstance(v, Tensor))
 
 
 def hyperparameters(modules: list, optimizers: list) -> tuple:

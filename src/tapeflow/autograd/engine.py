@@ -15,9 +15,9 @@ import heapq
 
 import jax.numpy as jnp
 
-from .._staging.backward import compiled_backward
 from .._state import grad_lock, state
 from .._tensor import Tensor
+from ._engine_compiled import compiled_backward
 from .graph import AccumulateGrad, Node
 
 __all__ = ["run_backward", "accumulate"]

@@ -1,16 +1,10 @@
 """The engine's compiled mode: a backward pass whose graph structure was seen before runs as one program.
 
-Eager backward makes one XLA call per node. When the same graph *structure*
-(ops, static parameters, which inputs need gradients, what each node saved,
-edges) comes back, as it does in every training loop, the engine itself is
-traced under `jax.jit` with the saved arrays as inputs, and that one program
-runs the VJPs and the accumulation into `.grad` together. A structure is
-compiled the second time it is seen (the warm-up rule of `cache.Programs`), so
-a graph that changes every step never pays for compilation.
-
-Only plain passes qualify: op nodes only, no hooks, no `retain_grad`, no
-`create_graph`, no anomaly mode or node interceptors (the profiler). The rest
-runs node by node, with identical results.
+When a graph *structure* (ops, static parameters, what each node saved, edges) comes back, as in every
+training loop, the engine's own pass is traced under `jax.jit` with the saved arrays as inputs: one
+program runs the VJPs and the accumulation into `.grad`. A structure compiles on its second sighting
+(the warm-up rule), so a graph that changes every step never pays for it. Only plain passes qualify
+(op nodes, no hooks, `retain_grad`, `create_graph`, anomaly mode or profiler); the rest runs node by node.
 """
 
 from __future__ import annotations
@@ -19,10 +13,10 @@ import threading
 
 import jax
 
+from .._staging.cache import Programs
 from .._state import grad_lock
 from .._tensor import Tensor
-from ..autograd.graph import AccumulateGrad, OpNode
-from .cache import Programs
+from .graph import AccumulateGrad, OpNode
 
 __all__ = ["compiled_backward"]
 
@@ -38,36 +32,29 @@ def _plan(roots):
 
     def number(n):
         if type(n) is AccumulateGrad:
-            if n.variable._hooks or n.variable._post_accumulate_hooks:
-                raise _NotPlain
             return -1 - leaves.setdefault(n, len(leaves))
         if n not in index:
             index[n] = len(nodes)
             nodes.append(n)
         return index[n]
 
-    try:
-        root_key = tuple((number(n), nr) for n, nr in roots)
-        for node in nodes:  # grows while it is walked
-            if len(nodes) > MAX_NODES or not _plain(node):
-                return None
-            edges = tuple(None if n is None else (number(n), nr) for n, nr in node.next_functions)
-            slots = []
-            for a in (node._ans, *node._saved):
-                a = getattr(a, "_data", a)
-                if a is not None and id(a) not in arg_index:
-                    arg_index[id(a)] = len(args)
-                    args.append(a)
-                slots.append(-1 if a is None else arg_index[id(a)])
-            key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
-    except _NotPlain:
+    root_key = tuple((number(n), nr) for n, nr in roots)
+    for node in nodes:  # grows while it is walked
+        if len(nodes) > MAX_NODES or not _plain(node):
+            return None
+        edges = tuple(None if n is None else (number(n), nr) for n, nr in node.next_functions)
+        slots = []
+        for a in (node._ans, *node._saved):
+            a = getattr(a, "_data", a)
+            if a is not None and id(a) not in arg_index:
+                arg_index[id(a)] = len(args)
+                args.append(a)
+            slots.append(-1 if a is None else arg_index[id(a)])
+        key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
+    if any(leaf.variable._hooks or leaf.variable._post_accumulate_hooks for leaf in leaves):
         return None
     grads_present = tuple(leaf.variable._grad is not None for leaf in leaves)
     return nodes, list(leaves), args, (tuple(key), root_key, grads_present)
-
-
-class _NotPlain(Exception):
-    pass
 
 
 def _plain(node) -> bool:
@@ -80,7 +67,7 @@ def _traced(root_grads, args, leaf_grads):
     """The engine's own pass over `_graph.current`, each node's VJP reading the program's inputs in place of
     the arrays it saved. The nodes are not touched: another thread may run the same graph meanwhile."""
     from .._state import state
-    from ..autograd.engine import run_backward
+    from .engine import run_backward
 
     roots, nodes, leaves, key = _graph.current
     inputs = {n: [None if j < 0 else args[j] for j in spec[5]] for n, spec in zip(nodes, key[0])}

@@ -67,7 +67,7 @@ _hooked.defvjp(_hooked_fwd, _hooked_bwd)
 
 def hook_traced(t: Tensor, hook):
     """Register `hook` on a tensor holding a tracer; return a handle whose `remove()` unregisters it."""
-    from ..autograd.graph import RemovableHandle
+    from .graph import RemovableHandle
 
     hooks = getattr(t, "_traced_hooks", None)
     if hooks is None or t._data is not hooks[1]:
