@@ -147,3 +147,53 @@ def test_a_staged_function_is_not_state_of_itself(state_walks):
     for _ in range(3):
         step(x)
     assert state_walks["n"] == 0
+
+
+_WRITERS = {
+    "tp.func.grad": lambda f, x: F.grad(f)(x),
+    "tp.func.jacrev": lambda f, x: F.jacrev(f)(x),
+    "tp.func.hessian": lambda f, x: F.hessian(f)(x),
+    "tp.func.vjp": lambda f, x: F.vjp(f, x)[0],
+    "tp.func.jvp": lambda f, x: F.jvp(f, (x,), (tp.ones_like(x),))[0],
+    "functional.vjp": lambda f, x: AF.vjp(f, x)[1],
+    "tp.compile": None,
+}
+
+
+@pytest.mark.parametrize("path", list(_WRITERS))
+def test_writes_to_captured_state_under_a_transform_keep_eager_values(path):
+    # A captured buffer and a view of it (its base is not named by the function) are written in place with
+    # values computed from the transformed input: uncached first call, compiled later calls and eager code
+    # leave the same numbers, with no tracer left behind.
+    buf = tp.zeros(3, dtype=tp.float64)
+    tail = buf[1:]
+    count = tp.zeros((), dtype=tp.float64)
+
+    def f(x):
+        tail.add_(x[:2] * 2)
+        count.add_(x.sum())
+        return (x * x).sum()
+
+    compiled = tp.compile(f)
+    run = _WRITERS[path] or (lambda f, x: compiled(x))
+    x = t([1.0, 2.0, 3.0])
+    for step in range(1, 4):
+        run(f, x)
+        np.testing.assert_allclose(buf.numpy(), [0.0, 2.0 * step, 4.0 * step], err_msg=path)
+        np.testing.assert_allclose(tail.numpy(), buf.numpy()[1:])
+        assert count.item() == 6.0 * step
+        assert buf.grad_fn is None and count.grad_fn is None
+
+
+def test_a_vmapped_write_to_captured_state_raises_and_keeps_the_old_value():
+    buf = tp.zeros(2)
+
+    def f(x):
+        buf.add_(x)
+        return x.sum()
+
+    with pytest.raises(RuntimeError, match=r"vmap: the function modified a tensor it captures \(shape \[2\]\)"):
+        F.vmap(f)(tp.ones(3, 2))
+    assert buf.tolist() == [0.0, 0.0]
+    buf.add_(1.0)  # no tracer left behind
+    assert buf.tolist() == [1.0, 1.0]

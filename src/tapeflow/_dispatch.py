@@ -254,6 +254,9 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
                            f"{list(result._data.shape)}")
     if result._data.dtype != x._data.dtype:
         result = _cast_for_inplace(x, result)
+    listeners = state.inplace_listeners
+    old = tuple((t, t._data, t.grad_fn, t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
+        if listeners else None  # what the write replaces, for listeners that may undo it
     st = x._st()
     node = result.grad_fn
     if node is not None:
@@ -274,9 +277,9 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     if node is not None and result._storage is not None:
         _retarget_saved(node, result._storage, st)
     _refresh_views(st, base if base is not None else x, x)
-    if state.inplace_listeners:
-        for f in state.inplace_listeners:
-            f(x, result)
+    if listeners:
+        for f in listeners:
+            f(x, result, old)
     return x
 
 

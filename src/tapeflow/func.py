@@ -33,7 +33,7 @@ import jax
 from ._staging import pure as _pure
 from ._staging import to_arrays as _to_arrays
 from ._staging import to_tensors as _to_tensors
-from ._staging.implicit import FAILED, MISS, Implicit
+from ._staging.implicit import FAILED, MISS, Implicit, uncached
 from ._tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
@@ -71,7 +71,10 @@ def _transformed(func: Callable, step: tuple, impl: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         base, chain = wrapper._tp_spec
         out = _cached(base, chain, ("call",), _apply, args, kwargs)
-        return impl(*args, **kwargs) if out is MISS or out is FAILED else _to_tensors(out)
+        if out is not MISS and out is not FAILED:
+            return _to_tensors(out)
+        with uncached():
+            return impl(*args, **kwargs)
 
     # A step that cannot be keyed makes the wrapper itself the function cached (by identity).
     wrapper._tp_spec = spec if spec is not None else (wrapper, ())
@@ -214,7 +217,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     base, chain = _spec_of(func)
     res = _cached(base, chain, ("vjp", has_aux), functools.partial(_vjp_arrays, has_aux=has_aux), primals, {})
     if res is MISS or res is FAILED:
-        res = _vjp_arrays(func, *primals, has_aux=has_aux)
+        with uncached():
+            res = _vjp_arrays(func, *primals, has_aux=has_aux)
         pull = res[1]
     else:
         pull = functools.partial(_pull, res[1])  # the pullback of the cached program: residuals in, compiled
@@ -265,7 +269,8 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
     primals, tangents = tuple(primals), tuple(tangents)
     res = _cached(base, chain, ("jvp", has_aux), functools.partial(_jvp_arrays, has_aux=has_aux), (primals, tangents), {})
     if res is MISS or res is FAILED:
-        res = _jvp_arrays(func, primals, tangents, has_aux=has_aux)
+        with uncached():
+            res = _jvp_arrays(func, primals, tangents, has_aux=has_aux)
     return tuple(_to_tensors(r) for r in res)
 
 

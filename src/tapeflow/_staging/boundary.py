@@ -10,7 +10,7 @@ import numpy as np
 from .._state import state
 from .._tensor import Tensor
 
-__all__ = ["to_arrays", "to_tensors", "pure"]
+__all__ = ["to_arrays", "to_tensors", "pure", "primal_of"]
 
 _ARRAYS = (jax.Array, jax.core.Tracer)
 
@@ -33,6 +33,14 @@ def to_arrays(tree):
 def to_tensors(tree):
     """`tree` with every array (or tracer, or NumPy array) wrapped in a Tensor that needs no grad."""
     return jax.tree.map(_wrap, tree, is_leaf=_is_tensor)
+
+
+def primal_of(x):
+    """What a differentiation tracer left behind by a finished transform stands for (e.g. a value written
+    into captured state under `jax.grad`): its primal, the value eager code computes."""
+    while isinstance(x, jax.core.Tracer) and hasattr(x, "primal"):
+        x = x.primal
+    return x
 
 
 def pure(func: Callable, kwargs: dict | None = None, *, record: bool | None = None) -> Callable:

@@ -8,16 +8,19 @@ trace failed (data-dependent Python, host reads, a transform that does not apply
 
 from __future__ import annotations
 
+import contextlib
 import types
 import weakref
 
 import jax
 
-from .boundary import to_arrays
+from .. import _dispatch
+from .._state import state
+from .boundary import primal_of, to_arrays
 from .program import Staged, Unkeyable, trace_state_clean
 from .state import roots_of
 
-__all__ = ["Implicit", "MISS", "FAILED"]
+__all__ = ["Implicit", "MISS", "FAILED", "uncached"]
 
 MISS = object()  # run the uncached path
 FAILED = object()  # run the uncached path: a trace of this key failed, and the transform would fail the same way
@@ -73,3 +76,49 @@ def _stage(func, body, name: str) -> Staged:
         return [] if f is None else roots_of(f)
 
     return Staged(fn, name=f"{name} of {getattr(func, '__qualname__', 'a function')}", fallback=_miss, roots=roots)
+
+
+@contextlib.contextmanager
+def uncached():
+    """Around an uncached transform: in-place writes it makes to tensors that outlive it (captured state)
+    would keep its tracers. Each such tensor gets the value eager code computes (the tracer's primal)
+    with its history as before, as a staged program writes back; under a transform with no
+    single value (`vmap`) the write is undone and an error says so. Inside another trace, that trace's
+    owner handles writes."""
+    if not trace_state_clean():
+        yield
+        return
+    written: dict = {}
+
+    def listen(x, result, old):
+        for t, data, *history in old:
+            if id(t) not in written and not isinstance(data, jax.core.Tracer):
+                written[id(t)] = (weakref.ref(t), data, history)
+
+    state.inplace_listeners.append(listen)
+    try:
+        yield
+    finally:
+        state.inplace_listeners.remove(listen)
+        _keep_eager_values(written)
+
+
+def _keep_eager_values(written: dict) -> None:
+    kept, undone = [], []
+    for ref, data, history in written.values():
+        t = ref()
+        if t is None or not isinstance(t._data, jax.core.Tracer):
+            continue
+        value = primal_of(t._data)
+        traced = isinstance(value, jax.core.Tracer)
+        (undone if traced else kept).append(t)
+        t._data = data if traced else value
+        t.grad_fn, t._output_nr, t._requires_grad = history
+    for t in kept + undone:
+        if t._base is None and t._storage is not None:
+            _dispatch._refresh_views(t._storage, t, t)
+    if undone:
+        t = next((t for t in undone if t._base is None), undone[0])
+        raise RuntimeError(f"vmap: the function modified a tensor it captures (shape {list(t.shape)}) in place with a "
+                           "value that is vmapped over, which has no single value to keep; the tensor keeps its old "
+                           "value. Pass the tensor as an argument and return its new value instead.")

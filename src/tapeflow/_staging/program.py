@@ -25,6 +25,7 @@ from .. import _dispatch, _factories
 from .._state import state as _mode
 from .._tensor import Tensor
 from . import state as _st
+from .boundary import primal_of
 from .cache import Programs
 
 __all__ = ["Staged", "Unkeyable", "static_key", "trace_state_clean"]
@@ -250,6 +251,8 @@ class Staged:
         seen: dict = {}
         try:
             out = self._call_traced(tensors, datas, grads, arrays, rng, rates, seen)
+            for t in (*tensors, *(s[0] for s in seen.values())):  # written under a transform inside the function
+                t._data = primal_of(t._data)
             written = [s[0] for s in seen.values() if s[0]._data is not s[1] and isinstance(s[0]._data, _Tracer)]
             if written and allow_new_state:
                 raise _NewState(written)

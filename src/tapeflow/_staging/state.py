@@ -106,6 +106,8 @@ def collect(roots, out: dict, modules: list, optimizers: list, slots: dict | Non
     while stack:
         obj, depth, container, key, keyed = stack.pop()
         if isinstance(obj, Tensor):
+            if obj._base is not None:  # a write through the view writes its base: lift both
+                out.setdefault(id(obj._base), obj._base)
             out.setdefault(id(obj), obj)
             if slots is not None and container is not None:
                 slots.setdefault(id(obj), []).append((container, key))

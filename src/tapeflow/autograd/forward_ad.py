@@ -284,7 +284,7 @@ def _attach(table, o, t) -> None:
         table[o] = (o._data, t)
 
 
-def _on_inplace(x: Tensor, result: Tensor) -> None:
+def _on_inplace(x: Tensor, result: Tensor, old: tuple) -> None:
     table = _table(None)
     if table is None:
         return

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from .._staging import pure
-from .._staging.implicit import FAILED, MISS, Implicit
+from .._staging.implicit import FAILED, MISS, Implicit, uncached
 from .._tensor import Tensor
 from . import _functional_tape as tape
 from ._functional_tape import check_v
@@ -47,7 +47,8 @@ def _staged(func, kind, prog, tensors: tuple):
         raise _Unsupported("the function cannot be staged")
     if out is MISS:
         try:
-            out = prog(_array_function(func), *_arrays(tensors))
+            with uncached():
+                out = prog(_array_function(func), *_arrays(tensors))
         except Exception as e:  # noqa: BLE001 - the tape path gives the answer, or PyTorch's error
             raise _Unsupported(str(e)) from e
     return out
