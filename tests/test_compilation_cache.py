@@ -32,10 +32,11 @@ def _run(env_value):
 
 def test_second_process_compiles_nothing(tmp_path):
     where, hits, misses = _run(str(tmp_path))
-    assert where == str(tmp_path) and misses > 0 and hits == 0
+    # (A first run may hit too: two programs of one process can compile to the same XLA module.)
+    assert where == str(tmp_path) and misses > 0
     (versioned,) = tmp_path.iterdir()  # one directory per JAX/jaxlib version
     assert jax.__version__ in versioned.name and any(versioned.iterdir())
-    assert _run(str(tmp_path)) == (str(tmp_path), misses, 0)
+    assert _run(str(tmp_path)) == (str(tmp_path), hits + misses, 0)
 
 
 def test_the_environment_turns_it_off(tmp_path):

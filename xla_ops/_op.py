@@ -94,17 +94,20 @@ class Op:
         saved_for: for saved inputs read only by other inputs' gradients, `{input: those inputs}` by
             name (`mul`: `{"x": "y", "y": "x"}`): the tape saves such an input only when one of those
             needs a gradient, as PyTorch does, so an in-place write to it afterwards is no error.
+        deferrable: `fwd` is pure table code, so a caller may run it later, fused with other ops (tapeflow's
+            adaptive eager); `False` for ops that run a user's function, which runs when called.
     """
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
-        "derived", "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
+        "derived", "deferrable", "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
-                 nin: int | None = None, saved_for: dict | None = None):
+                 nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True):
         self.name = name
+        self.deferrable = deferrable
         self.fwd = fwd
         self.nin = nin if nin is not None else _count_inputs(fwd)
         self.derived = vjp is None and differentiable
@@ -209,7 +212,8 @@ class Op:
         gop = self._grad_op_cache.get(key)
         if gop is None:
             impl = functools.partial(self._vjp_impl, params, needs, metas, nout)
-            gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"))
+            gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"),
+                     deferrable=self.deferrable)
             self._grad_op_cache[key] = gop
         return gop
 
@@ -240,7 +244,7 @@ class Op:
         jop = self._jvp_op_cache.get(key)
         if jop is None:
             jop = Op(f"{self.name}_jvp", functools.partial(self.jvp, params, idx), nin=-1,
-                     node=self.node.replace("Backward", "JvpBackward"))
+                     node=self.node.replace("Backward", "JvpBackward"), deferrable=self.deferrable)
             self._jvp_op_cache[key] = jop
         return jop
 

@@ -11,6 +11,7 @@ Example:
 
 import xla_ops as _xla_ops  # noqa: F401  (enables float64/int64 in JAX)
 
+from ._adaptive import adaptive_eager_stats, is_adaptive_eager_enabled, set_adaptive_eager
 from ._compilation_cache import get_compilation_cache_dir, set_compilation_cache_dir
 from ._compilation_cache import install_default as _install_cache
 

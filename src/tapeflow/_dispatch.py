@@ -17,6 +17,7 @@ import numpy as np
 import xla_ops
 from xla_ops.shape import view_apply, view_scatter
 
+from . import _adaptive as _lazy
 from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
@@ -24,6 +25,7 @@ from .autograd.graph import AccumulateGrad, _sequence, node_class
 __all__ = ["dispatch", "view", "inplace", "accumulator", "edge"]
 
 _new = object.__new__
+_adaptive = _lazy.is_adaptive_eager_enabled()  # read on every dispatch; `set_adaptive_eager` changes it
 
 def accumulator(t: Tensor) -> AccumulateGrad:
     """The leaf's `AccumulateGrad` node (made on demand, kept while a graph uses it)."""
@@ -47,6 +49,8 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
     """Run `op` on `args` (Tensors, Python scalars, None); return Tensor(s)."""
     if state.interceptors and not _inner:
         return _intercepted(op, args, params, 0)
+    if _adaptive and op.deferrable and not state.interceptors and not state.anomaly:
+        return _dispatch_adaptive(op, args, params)
     arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
     fn = op._fwd_cache.get(params)
     if fn is None:
@@ -55,6 +59,27 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
         out = fn(*arrays)
     except (TypeError, ValueError) as e:
         raise _op_error(op, args, e) from e
+    return _results(op, args, arrays, params, out)
+
+
+def _dispatch_adaptive(op, args, params):
+    """`dispatch` with adaptive eager on: the op is recorded into the thread's segment (see `_adaptive`)."""
+    arrays = [a._raw if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
+    fn = op._fwd_cache.get(params)
+    if fn is None:
+        fn = op.compiled(params)
+    try:
+        out = _lazy.record(fn, arrays)
+        if out is None:  # not recordable (e.g. a tracer among the inputs): run it now
+            arrays = [a.get() if type(a) is _lazy.Pending else a for a in arrays]
+            return _results(op, args, arrays, params, fn(*arrays))
+    except (TypeError, ValueError) as e:
+        raise _op_error(op, args, e) from e
+    return _lazy.lazify(_results(op, args, arrays, params, out))
+
+
+def _results(op, args, arrays, params, out):
+    """The op's output as Tensors, recorded on the tape when an input requires grad."""
     if state.grad_enabled and op.differentiable:
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
@@ -164,7 +189,7 @@ def _record(op, args, arrays, params, out):
             else:
                 saved.append(None)
                 any_meta = True
-                metas.append((a._data.shape, a._data.dtype))
+                metas.append((arrays[i].shape, arrays[i].dtype))
         else:
             needs.append(False)
             edges.append((None, 0))
@@ -249,13 +274,13 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
-    if result._data.shape != x._data.shape:
-        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
-                           f"{list(result._data.shape)}")
-    if result._data.dtype != x._data.dtype:
+    if result._raw.shape != x._raw.shape:
+        raise RuntimeError(f"output with shape {list(x._raw.shape)} doesn't match the broadcast shape "
+                           f"{list(result._raw.shape)}")
+    if result._raw.dtype != x._raw.dtype:
         result = _cast_for_inplace(x, result)
     listeners = state.inplace_listeners
-    old = tuple((t, t._data, t.grad_fn, t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
+    old = tuple((t, t._raw, t.grad_fn, t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
         if listeners else None  # what the write replaces, for listeners that may undo it
     st = x._st()
     node = result.grad_fn
@@ -263,12 +288,12 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         _snapshot_saved(node, st)
     base = x._base
     if base is None:
-        x._data = result._data
+        _lazy.set_data(x, result._raw)
         if result.grad_fn is not None:
             x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
     elif x._view == ():
-        base._data = result._data
-        x._data = result._data
+        _lazy.set_data(base, result._raw)
+        _lazy.set_data(x, result._raw)
         if result.grad_fn is not None:
             x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
     else:
@@ -293,7 +318,8 @@ def _snapshot_saved(node, st) -> None:
     snaps = {}
     for s in saved:
         if isinstance(s, Tensor) and s._storage is st and id(s) not in snaps:
-            snaps[id(s)] = Tensor._make(s._data, s.grad_fn, s._output_nr, s._requires_grad)
+            snaps[id(s)] = snap = Tensor._make(None, s.grad_fn, s._output_nr, s._requires_grad)
+            _lazy.set_data(snap, s._raw)
     node._saved = tuple(snaps.get(id(s), s) if isinstance(s, Tensor) else s for s in saved)
     node._versions = tuple((snaps[id(e[2])]._st(), 0, snaps[id(e[2])]) if e[2] is not None and id(e[2]) in snaps
                            else e for e in node._versions)
@@ -311,7 +337,7 @@ def _cast_for_inplace(x, result):
     if not x.dtype.is_floating_point and result.dtype.is_floating_point:
         raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to the desired "
                            f"output type {x.dtype.name.capitalize()}")
-    return dispatch(xla_ops.to_dtype, (result,), (("dtype", x._data.dtype),))
+    return dispatch(xla_ops.to_dtype, (result,), (("dtype", x._raw.dtype),))
 
 
 def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:

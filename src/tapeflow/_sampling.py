@@ -69,7 +69,7 @@ def poisson(input: Tensor, generator=None) -> Tensor:
 
 
 def _draw(op, self, generator):
-    return Tensor._wrap(op(next_key(generator), shape=tuple(self.shape), dtype=self._data.dtype))
+    return Tensor._wrap(op(next_key(generator), shape=tuple(self.shape), dtype=self._raw.dtype))
 
 
 def _exponential(self, lambd=1.0, *, generator=None):

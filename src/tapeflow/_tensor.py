@@ -324,43 +324,43 @@ class Tensor:
     # -- array attributes ----------------------------------------------------------
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return Size(self._raw.shape)
 
     def size(self, dim: int | None = None):
         """The shape, or the size of one dimension."""
         if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[dim]
+            return Size(self._raw.shape)
+        return self._raw.shape[dim]
 
     @property
     def dtype(self) -> _dtype.dtype:
-        return _dtype.from_jax_dtype(self._data.dtype)
+        return _dtype.from_jax_dtype(self._raw.dtype)
 
     @property
     def device(self):
         try:
-            devs = self._data.devices()
+            devs = self._raw.devices()
         except (AttributeError, jax.errors.ConcretizationTypeError):
             return from_jax_device(jax.devices()[0])
         return from_jax_device(next(iter(devs)))
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim
+        return self._raw.ndim
 
     def dim(self) -> int:
-        return self._data.ndim
+        return self._raw.ndim
 
     def ndimension(self) -> int:
-        return self._data.ndim
+        return self._raw.ndim
 
     def numel(self) -> int:
-        return int(np.prod(self._data.shape, dtype=np.int64))
+        return int(np.prod(self._raw.shape, dtype=np.int64))
 
     nelement = numel
 
     def element_size(self) -> int:
-        return self._data.dtype.itemsize
+        return self._raw.dtype.itemsize
 
     @property
     def is_cuda(self) -> bool:
@@ -373,9 +373,9 @@ class Tensor:
         return self.dtype.is_complex
 
     def __len__(self) -> int:
-        if self._data.ndim == 0:
+        if self._raw.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
+        return self._raw.shape[0]
 
     # -- conversions to Python / NumPy ---------------------------------------------
     def _concrete(self, what: str):
@@ -477,6 +477,10 @@ def _rebuild(array, requires_grad):
 
 
 _DETACHED = ("detach", (), None)  # the view-chain step of a detached alias of a tracer
+
+
+# The raw `_data` slot: what a tensor holds, without running a pending segment (see `_adaptive`).
+Tensor._raw = Tensor.__dict__["_data"]
 
 
 def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:

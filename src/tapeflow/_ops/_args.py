@@ -39,7 +39,7 @@ _FLOAT_SCALAR = (builtins.float,)
 
 def _operand(x: Tensor, y):
     """A Python float meeting an integer tensor becomes a default-dtype float (PyTorch promotion)."""
-    if type(y) is builtins.float and x._data.dtype.kind in "iub":
+    if type(y) is builtins.float and x._raw.dtype.kind in "iub":
         return np.asarray(y, _dtype.get_default_dtype().jax)
     if isinstance(y, (np.ndarray, list)):
         return as_tensor(y)
@@ -55,7 +55,7 @@ def _pair(x: Tensor, y):
     ordinary promotion of the two dtypes applies. Python numbers: see `_operand`."""
     y = _operand(x, y)
     if isinstance(y, Tensor):
-        xa, ya = x._data, y._data
+        xa, ya = x._raw, y._raw
         if (xa.ndim == 0) != (ya.ndim == 0) and xa.dtype != ya.dtype:
             if ya.ndim == 0 and _cat(ya.dtype) <= _cat(xa.dtype):
                 y = dispatch(X.to_dtype, (y,), (("dtype", xa.dtype),))
@@ -73,6 +73,6 @@ def _cat(dtype) -> int:
 
 def _to_float(x: Tensor) -> Tensor:
     """Integer and bool tensors become the default float dtype for floating-point maths."""
-    if x._data.dtype.kind in "iub":
+    if x._raw.dtype.kind in "iub":
         return dispatch(X.to_dtype, (x,), (("dtype", _dtype.get_default_dtype().jax),))
     return x

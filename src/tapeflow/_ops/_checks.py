@@ -93,7 +93,7 @@ _any_zero = jax.jit(lambda x: jnp.any(x == 0))
 
 def check_int_divisor(input: Tensor, other) -> None:
     """Integer division or remainder by zero raises, as in PyTorch (XLA would return a garbage value)."""
-    if input._data.dtype.kind not in "iub":
+    if input._raw.dtype.kind not in "iub":
         return
     if isinstance(other, Tensor):
         a = other._data

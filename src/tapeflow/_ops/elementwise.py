@@ -95,7 +95,7 @@ def div(input, other, *, rounding_mode=None):
             check_int_divisor(input, other)
             return trunc(div(input, other)).to(_result_dtype(input, other))
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
-    if input._data.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._data.dtype.kind in "iub") \
+    if input._raw.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._raw.dtype.kind in "iub") \
             and type(other) is not builtins.float:
         input = _to_float(input)
     return dispatch(X.div, _pair(input, other))
@@ -105,8 +105,8 @@ divide = true_divide = div
 
 
 def _no_bool_sub(input: Tensor, other) -> None:
-    a = input._data.dtype.kind == "b"
-    b = other._data.dtype.kind == "b" if isinstance(other, Tensor) else type(other) is builtins.bool
+    a = input._raw.dtype.kind == "b"
+    b = other._raw.dtype.kind == "b" if isinstance(other, Tensor) else type(other) is builtins.bool
     if a and b and isinstance(other, Tensor):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
@@ -157,7 +157,7 @@ def pow(input, exponent):
         return dispatch(X.rpow, (exponent, _operand(exponent, input)))
     if isinstance(exponent, Tensor):
         return dispatch(X.pow, (input, exponent))
-    if exponent == 2 and input._data.dtype.kind in "fc":
+    if exponent == 2 and input._raw.dtype.kind in "fc":
         return dispatch(X.square, (input,))
     return dispatch(X.pow_scalar, (input, _operand(input, exponent)))
 
@@ -547,7 +547,7 @@ def to_dtype(input, dtype):
         tensor([ 1, -1])
     """
     jd = _dtype.to_jax_dtype(dtype)
-    if input._data.dtype == jd:
+    if input._raw.dtype == jd:
         return input
     return dispatch(X.to_dtype, (input,), (("dtype", jd),))
 

@@ -26,7 +26,7 @@ __all__ = [
 def _along(input, dim: int, index, kind: str = "runtime") -> int:
     """`dim` normalised, after checking the values of `index` against the size of `input` along it."""
     d = _dim(dim, input.ndim)
-    n = input._data.shape[d] if input.ndim else 1
+    n = input._raw.shape[d] if input.ndim else 1
     if kind == "runtime":
         check_indices(index, n, lambda v: RuntimeError(f"index {v} is out of bounds for dimension {d} with size {n}"),
                       negative=False)
@@ -188,18 +188,18 @@ def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
             spec.append(i)
         else:
             t = i if isinstance(i, Tensor) else as_tensor(np.asarray(i) if isinstance(i, (list, tuple)) else i)
-            if t._data.dtype == jnp.bool_:
+            if t._raw.dtype == jnp.bool_:
                 for a in nonzero(t, as_tuple=True):
                     spec.append("T")
                     arrays.append(a)
                 continue
-            if t._data.dtype.kind not in "iu":
+            if t._raw.dtype.kind not in "iu":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             spec.append("T")
             arrays.append(t)
     spec = tuple(spec)
-    check_int_indices(tuple(x._data.shape), spec)
-    _check_tensor_indices(tuple(x._data.shape), spec, arrays)
+    check_int_indices(tuple(x._raw.shape), spec)
+    _check_tensor_indices(tuple(x._raw.shape), spec, arrays)
     return spec, arrays
 
 
@@ -218,7 +218,7 @@ def _check_tensor_indices(shape: tuple, spec: tuple, arrays: list) -> None:
 
 
 def _getitem(self, index):
-    if type(index) is int and self._data.ndim:
+    if type(index) is int and self._raw.ndim:
         return select(self, 0, index)
     spec, arrays = _parse_index(self, index)
     if not arrays:
@@ -227,7 +227,7 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
-    if isinstance(index, Tensor) and index._data.dtype == jnp.bool_ and tuple(index.shape) == tuple(self.shape) \
+    if isinstance(index, Tensor) and index._raw.dtype == jnp.bool_ and tuple(index.shape) == tuple(self.shape) \
             and (not isinstance(value, Tensor) or value.ndim == 0):
         inplace(self, masked_fill(self, index, value))
         return

@@ -23,16 +23,16 @@ def matmul(input, other):
         >>> tp.matmul(tp.ones(5, 2, 3), tp.ones(3, 4)).shape
         tapeflow.Size([5, 2, 4])
     """
-    a, b = input._data.ndim, other._data.ndim
+    a, b = input._raw.ndim, other._raw.ndim
     if a and b:
-        _check_inner(input._data.shape, other._data.shape)
+        _check_inner(input._raw.shape, other._raw.shape)
     if a == 2 and b == 2:
         return dispatch(X.mm, (input, other))
     if a == 1 and b == 1:
         return dispatch(X.dot, (input, other))
     if a == 2 and b == 1:
         return dispatch(X.mv, (input, other))
-    if a == 3 and b == 3 and input._data.shape[0] == other._data.shape[0]:
+    if a == 3 and b == 3 and input._raw.shape[0] == other._raw.shape[0]:
         return dispatch(X.bmm, (input, other))
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D")

@@ -30,7 +30,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         >>> tp.sum(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), dim=1)
         tensor([3., 7.])
     """
-    d = _dims(dim, input._data.ndim)
+    d = _dims(dim, input._raw.ndim)
     jd = _dtype.to_jax_dtype(dtype)
     if d is None:
         return dispatch(X.sum, (input,), (("dtype", jd),) if jd is not None else ())
@@ -38,7 +38,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _check_floating(input, name):
-    if input._data.dtype.kind in "iub":
+    if input._raw.dtype.kind in "iub":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {input.dtype.name.capitalize()}. Convert first, e.g. x.float().")
 
@@ -52,7 +52,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dtype is None:
         _check_floating(input, "mean")
-    d = _dims(dim, input._data.ndim)
+    d = _dims(dim, input._raw.ndim)
     jd = _dtype.to_jax_dtype(dtype)
     if d is None:
         return dispatch(X.mean, (input,), (("dtype", jd),) if jd is not None else ())
@@ -321,7 +321,7 @@ def cumsum(input, dim, *, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
-    elif input._data.dtype.kind in "biu" and input._data.dtype != jnp.int64:
+    elif input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
         input = input.to(_dtype.int64)  # integer scans accumulate in int64, as in PyTorch
     return dispatch(X.cumsum, (input,), (("dim", _dim(dim, input.ndim)),))
 
@@ -335,7 +335,7 @@ def cumprod(input, dim, *, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
-    elif input._data.dtype.kind in "biu" and input._data.dtype != jnp.int64:
+    elif input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
         input = input.to(_dtype.int64)  # integer scans accumulate in int64, as in PyTorch
     return dispatch(X.cumprod, (input,), (("dim", _dim(dim, input.ndim)),))
 

@@ -46,7 +46,7 @@ def reshape(input, *shape):
         tensor([[0, 1, 2],
                 [3, 4, 5]])
     """
-    s = _infer_shape(shape, input._data.size)
+    s = _infer_shape(shape, input._raw.size)
     return view(input, X.reshape, (("shape", s),))
 
 
@@ -74,7 +74,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = _dim(start_dim, nd), _dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shp = input._data.shape
+    shp = input._raw.shape
     return reshape(input, shp[:s] + (int(np.prod(shp[s:e + 1], dtype=np.int64)),) + shp[e + 1:])
 
 
@@ -86,7 +86,7 @@ def unflatten(input, dim, sizes):
         tapeflow.Size([2, 3, 4])
     """
     d = _dim(dim, input.ndim)
-    shp = input._data.shape
+    shp = input._raw.shape
     return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
 
 
@@ -192,7 +192,7 @@ def expand(input, *sizes):
     """
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
-    shp = input._data.shape
+    shp = input._raw.shape
     lead = len(sizes) - len(shp)
     if lead < 0:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
@@ -251,7 +251,7 @@ def squeeze(input, dim=None):
     if dim is None:
         return view(input, X.squeeze, ())
     dims = _dims(dim, input.ndim)
-    dims = tuple(d for d in dims if input._data.shape[d] == 1)
+    dims = tuple(d for d in dims if input._raw.shape[d] == 1)
     if not dims:
         return view(input, X.alias)
     return view(input, X.squeeze, (("dim", dims),))
@@ -276,7 +276,7 @@ def narrow(input, dim, start, length):
         tensor([2, 3, 4])
     """
     d = _dim(dim, input.ndim)
-    start, n = int(start), input._data.shape[d]
+    start, n = int(start), input._raw.shape[d]
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
@@ -294,7 +294,7 @@ def select(input, dim, index):
         tensor([1, 3])
     """
     d = _dim(dim, input.ndim)
-    n = input._data.shape[d]
+    n = input._raw.shape[d]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
     return view(input, X.select, (("dim", d), ("index", int(index) % n)))
@@ -340,7 +340,7 @@ def split(tensor, split_size_or_sections, dim=0):
         (tensor([0, 1]), tensor([2, 3, 4]))
     """
     d = _dim(dim, tensor.ndim)
-    n = tensor._data.shape[d]
+    n = tensor._raw.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
         sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s > 0 else (n,)
@@ -361,7 +361,7 @@ def chunk(input, chunks, dim=0):
     """
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = input._data.shape[_dim(dim, input.ndim)]
+    n = input._raw.shape[_dim(dim, input.ndim)]
     size = -(-n // chunks) if chunks > 0 else n
     return split(input, builtins.max(size, 1), dim)
 
@@ -373,7 +373,7 @@ def tensor_split(input, sections, dim=0):
         >>> tp.tensor_split(tp.arange(7), 3)
         (tensor([0, 1, 2]), tensor([3, 4]), tensor([5, 6]))
     """
-    n = input._data.shape[_dim(dim, input.ndim)]
+    n = input._raw.shape[_dim(dim, input.ndim)]
     q, r = divmod(n, sections)
     return split(input, [q + 1] * r + [q] * (sections - r), dim)
 

@@ -14,7 +14,7 @@ import weakref
 
 import jax
 
-from .. import _dispatch
+from .. import _adaptive, _dispatch
 from .._state import state
 from .boundary import primal_of, to_arrays
 from .program import Staged, Unkeyable, trace_state_clean
@@ -112,7 +112,7 @@ def _keep_eager_values(written: dict) -> None:
         value = primal_of(t._data)
         traced = isinstance(value, jax.core.Tracer)
         (undone if traced else kept).append(t)
-        t._data = data if traced else value
+        _adaptive.set_data(t, data if traced else value)
         t.grad_fn, t._output_nr, t._requires_grad = history
     for t in kept + undone:
         if t._base is None and t._storage is not None:

@@ -5,16 +5,17 @@ training loop, the engine's own pass is traced under `jax.jit` with the saved ar
 program runs the VJPs and the accumulation into `.grad`. A structure compiles on its second sighting
 (the warm-up rule), so a graph that changes every step never pays for it. Only plain passes qualify
 (op nodes, no hooks, `retain_grad`, `create_graph`, anomaly mode or profiler); the rest runs node by node.
+With adaptive eager on, the program is recorded into the pending segment like an op: the forward, the
+backward and the `.grad` accumulation then run as one program.
 """
 
 from __future__ import annotations
 
-import threading
-
 import jax
 
+from .. import _adaptive, _dispatch
 from .._staging.cache import Programs
-from .._state import grad_lock
+from .._state import grad_lock, state
 from .._tensor import Tensor
 from .graph import AccumulateGrad, OpNode
 
@@ -22,12 +23,12 @@ __all__ = ["compiled_backward"]
 
 MAX_NODES = 1000  # larger graphs would compile for too long
 _programs = Programs(None, size=128)  # one per process, for every graph: no re-trace warning
-_graph = threading.local()  # the graph a trace walks (`_traced` reads it)
 
 
 def _plan(roots):
     """Walk the graph once: `(nodes, leaves, saved arrays, key)`, or None if it does not qualify. The key
-    records, per node, its op, static parameters, the saved arrays it reads and where its gradients go."""
+    records, per node, its op, static parameters, the saved arrays it reads and where its gradients go.
+    Saved arrays are read raw: pending values stay pending."""
     index, leaves, nodes, key, args, arg_index = {}, {}, [], [], [], {}
 
     def number(n):
@@ -38,6 +39,14 @@ def _plan(roots):
             nodes.append(n)
         return index[n]
 
+    def arg(a):
+        if a is None:
+            return -1
+        if id(a) not in arg_index:
+            arg_index[id(a)] = len(args)
+            args.append(a)
+        return arg_index[id(a)]
+
     root_key = tuple((number(n), nr) for n, nr in roots)
     for node in nodes:  # grows while it is walked
         if len(nodes) > MAX_NODES or not _plain(node):
@@ -45,11 +54,8 @@ def _plan(roots):
         edges = tuple(None if n is None else (number(n), nr) for n, nr in node.next_functions)
         slots = []
         for a in (node._ans, *node._saved):
-            a = getattr(a, "_data", a)
-            if a is not None and id(a) not in arg_index:
-                arg_index[id(a)] = len(args)
-                args.append(a)
-            slots.append(-1 if a is None else arg_index[id(a)])
+            a = a._raw if isinstance(a, Tensor) else a
+            slots.append(tuple(map(arg, a)) if type(a) is tuple else arg(a))  # a multi-output op's outputs
         key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
     if any(leaf.variable._hooks or leaf.variable._post_accumulate_hooks for leaf in leaves):
         return None
@@ -63,14 +69,18 @@ def _plain(node) -> bool:
             and all(entry[0].version == entry[1] for entry in node._versions))  # else the engine raises
 
 
-def _traced(root_grads, args, leaf_grads):
-    """The engine's own pass over `_graph.current`, each node's VJP reading the program's inputs in place of
-    the arrays it saved. The nodes are not touched: another thread may run the same graph meanwhile."""
-    from .._state import state
+def _pick(args, j):
+    return tuple(_pick(args, k) for k in j) if type(j) is tuple else None if j < 0 else args[j]
+
+
+def _traced(graph, root_grads, args, leaf_grads):
+    """The engine's own pass over `graph` (one graph of the program's structure), each node's VJP reading
+    the program's inputs in place of the arrays it saved. The nodes are not touched: another thread may run
+    the same graph meanwhile."""
     from .engine import run_backward
 
-    roots, nodes, leaves, key = _graph.current
-    inputs = {n: [None if j < 0 else args[j] for j in spec[5]] for n, spec in zip(nodes, key[0])}
+    roots, nodes, leaves, key = graph
+    inputs = {n: [_pick(args, j) for j in spec[5]] for n, spec in zip(nodes, key[0])}
 
     def from_inputs(node, grads, create_graph, proceed):
         ans, *saved = inputs[node]
@@ -83,7 +93,15 @@ def _traced(root_grads, args, leaf_grads):
     finally:
         state.node_interceptors.remove(from_inputs)
     new = [None if g is None else g._data for g in new]
-    return [a if old is None or a is None else old + a for old, a in zip(leaf_grads, new)]
+    return tuple(a if old is None or a is None else old + a for old, a in zip(leaf_grads, new))
+
+
+def _program(graph, n_roots: int, n_args: int):
+    """The jitted program of `graph`'s structure on flat inputs `(*root grads, *saved arrays, *leaf grads)`.
+    `graph` stays with it, so that a trace (now, or later inside a segment's program) can walk it."""
+    def flat(*xs):
+        return _traced(graph, xs[:n_roots], xs[n_roots:n_roots + n_args], xs[n_roots + n_args:])
+    return jax.jit(flat)
 
 
 def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
@@ -96,26 +114,26 @@ def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
     if not _programs.ready(slot):
         return False
     if slot.program is None:
-        # A fresh function per structure: `jax.jit`s of one function share their traces by argument types.
-        slot.program = jax.jit(lambda root_grads, saved, leaf_grads: _traced(root_grads, saved, leaf_grads))
+        slot.program = _program((roots, nodes, leaves, key), len(root_grads), len(args))
         _programs.traced(key)
-    with grad_lock:  # read the grads, add (in the program, dispatched asynchronously), write back: atomically
-        old = [None if leaf.variable._grad is None else leaf.variable._grad._data for leaf in leaves]
-        _graph.current = (roots, nodes, leaves, key)
-        try:
-            new = slot.program(list(root_grads), args, old)
-        finally:
-            _graph.current = None
+    with grad_lock:  # read the grads, add (in the program, run asynchronously), write back: atomically
+        old = [None if leaf.variable._grad is None else leaf.variable._grad._raw for leaf in leaves]
+        inputs = [*root_grads, *args, *old]
+        new = _adaptive.record(slot.program, inputs) if _dispatch._adaptive else None
+        if new is None:
+            new = slot.program(*map(_adaptive.resolve, inputs))
         for leaf, g in zip(leaves, new):
             var = leaf.variable
             if g is None:
                 continue
             if var._grad is None:
-                var._grad = Tensor._wrap(g)
+                var._grad = _adaptive.wrap(g)
             else:
-                var._grad._data = g
+                _adaptive.set_data(var._grad, g)
                 var._grad._st().version += 1
     if not retain_graph:
         for node in nodes:
             node._release()
+    if any(type(g) is _adaptive.Pending for g in new):
+        _adaptive.run_pending()  # one program per step: the optimizer update, the forward and this backward
     return True

@@ -46,13 +46,13 @@ def _roots(outputs, grad_outputs, create_graph, what):
         if out.grad_fn is None and not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
-            if out._data.size != 1:
+            if out._raw.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs; pass `gradient=` "
                                    f"(a tensor of shape {list(out.shape)}) to backward, or reduce the output first "
                                    "(e.g. y.sum().backward())")
             if not out.dtype.is_floating_point and not out.dtype.is_complex:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = _ones(out._data.shape, out._data.dtype)
+            g = _ones(out._raw.shape, out._raw.dtype)
             g = Tensor._wrap(g) if create_graph else g
         else:
             if not isinstance(g, Tensor):
@@ -62,7 +62,7 @@ def _roots(outputs, grad_outputs, create_graph, what):
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
                                    f"has a shape of {out.shape}.")
-            if g._data.dtype != out._data.dtype:
+            if g._raw.dtype != out._raw.dtype:
                 g = g.to(out.dtype)
             g = g if create_graph else g._data
         edges.append((out.grad_fn, out._output_nr) if out.grad_fn is not None else (accumulator(out), 0))

@@ -215,7 +215,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     tan = _tangent_of(tensor, table)
     if tan is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_primal_view(tensor), tan if type(tan) is Tensor else Tensor._wrap(tan))
+    return UnpackedDualTensor(_primal_view(tensor), tan if isinstance(tan, Tensor) else Tensor._wrap(tan))
 
 
 def _primal_view(tensor: Tensor) -> Tensor:
@@ -253,17 +253,17 @@ def _propagate(op, args, params, proceed):
             if tan is not None:
                 idx.append(i)
                 tans.append(tan)
-                if type(tan) is Tensor and tan._requires_grad:
+                if isinstance(tan, Tensor) and tan._requires_grad:
                     record = True
     if not idx:
         return out
     if record and state.grad_enabled:
-        tan_args = tuple(t if type(t) is Tensor else Tensor._wrap(t) for t in tans)
+        tan_args = tuple(t if isinstance(t, Tensor) else Tensor._wrap(t) for t in tans)
         out_tans = _dispatch.dispatch(op.jvp_op(params, tuple(idx)), (*args, *tan_args), (), True)
     else:
         arrays = [a._data if isinstance(a, Tensor) else _dispatch._scalar(a) if type(a) in _dispatch._SCALAR_TYPES
                   else a for a in args]
-        tan_arrays = [t._data if type(t) is Tensor else t for t in tans]
+        tan_arrays = [t._data if isinstance(t, Tensor) else t for t in tans]
         out_tans = _jvp_program(op, params, tuple(idx))(*arrays, *tan_arrays)
     if isinstance(out, tuple):
         for o, t in zip(out, out_tans):
@@ -276,7 +276,7 @@ def _propagate(op, args, params, proceed):
 def _attach(table, o, t) -> None:
     """Record `t` (an array, or a Tensor when the tangent is on the tape) as the tangent of `o`."""
     if isinstance(o, Tensor) and t is not None and _is_float_array(o._data):
-        if type(t) is Tensor:
+        if isinstance(t, Tensor):
             if t._data.dtype != o._data.dtype:
                 t = t.to(o.dtype)
         elif t.dtype != o._data.dtype:
@@ -306,7 +306,7 @@ def _function_tangents(cls, ctx, args: tuple, output, result) -> None:
     if not getattr(user_jvp, "_tapeflow_base", False):
         tans = [_tangent_of(a, table) if isinstance(a, Tensor) else None for a in args]
         if any(tan is not None for tan in tans):
-            tin = [tan if type(tan) is Tensor else Tensor._wrap(tan) if tan is not None
+            tin = [tan if isinstance(tan, Tensor) else Tensor._wrap(tan) if tan is not None
                    else Tensor._wrap(jnp.zeros_like(a._data)) if isinstance(a, Tensor) and _is_float_array(a._data)
                    else None for a, tan in zip(args, tans)]
             prev = state.grad_enabled

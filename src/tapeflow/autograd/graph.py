@@ -11,6 +11,7 @@ import itertools
 import weakref
 from collections.abc import Callable
 
+from .._adaptive import resolve
 from .._dtype import from_jax_dtype
 from .._tensor import Tensor
 
@@ -185,6 +186,8 @@ class OpNode(Node):
             if entry[0].version != entry[1]:
                 raise _version_error(entry, self)
         op, nout = self.op, len(grads)
+        if self._ans is not None:
+            self._ans = resolve(self._ans)
         if create_graph:
             from .._dispatch import dispatch
 

@@ -155,7 +155,8 @@ class _JaxFunction:
         self.out_trees: dict = {}
         name = getattr(fn, "__name__", type(fn).__name__)
         functools.update_wrapper(self, fn, updated=())
-        self.op = xla_ops.Op(f"jax_{name}", self._forward, nin=-1, node=_node_name(name))
+        # A user's function runs when called, as in eager mode: adaptive eager does not defer it.
+        self.op = xla_ops.Op(f"jax_{name}", self._forward, nin=-1, node=_node_name(name), deferrable=False)
 
     def _forward(self, *leaves, in_tree, kwargs):
         args = jax.tree.unflatten(in_tree, leaves)

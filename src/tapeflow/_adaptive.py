@@ -1,0 +1,340 @@
+"""Adaptive eager: eager ops recorded into a pending segment that runs as one cached XLA program.
+
+With adaptive eager on, `dispatch` does not run an op at once: it records it into the thread's
+segment and returns tensors holding `Pending` values. Their shapes and dtypes come from the op's
+abstract evaluation (cached per op and input types), so a shape error still raises at the user's
+line, and the tape is recorded as in eager mode (same nodes, sequence numbers, versions, hooks).
+Reading a pending tensor's value (`item`, `numpy`, printing, `bool`, a backward pass, an op that
+is not recorded) runs the segment: op by op the first time its structure is seen, as one compiled
+program from the second sighting on (the staging layer's cache and warm-up rule), so code whose
+structure changes every step never pays for compilation.
+
+A tensor holding a `Pending` value is an instance of a subclass of its class (`lazy_class`) whose
+`_data` property runs the segment and turns the tensor back into its own class; the raw slot is
+read without running anything through `Tensor._raw` (shape and dtype checks).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+
+import jax
+import numpy as np
+
+from ._tensor import Tensor
+
+__all__ = ["Pending", "record", "run_pending", "resolve", "wrap", "lazy_class", "set_data", "set_adaptive_eager",
+           "is_adaptive_eager_enabled", "adaptive_eager_stats"]
+
+MAX_OPS = 1024  # a longer segment runs at once (compile time grows with a program's size)
+_ArrayImpl = type(jax.numpy.zeros(()))
+_slot = Tensor.__dict__["_data"]
+_raw_get, _raw_set = _slot.__get__, _slot.__set__
+_shapes: dict = {}  # (fn, *input avals) -> output metas
+_stats = {"ops recorded": 0, "segments run": 0, "segments run op by op": 0, "programs compiled": 0}
+
+
+class _Local(threading.local):
+    segment = None  # the thread's segment (a new one once it has run)
+
+
+_local = _Local()
+_FOREIGN = object()  # an input pending in another thread's segment
+_on = [os.environ.get("TAPEFLOW_ADAPTIVE_EAGER", "1").lower() not in ("0", "off", "false", "no")]
+
+
+def set_adaptive_eager(enabled: bool) -> None:
+    """Turn adaptive eager on or off (it is on unless `TAPEFLOW_ADAPTIVE_EAGER=0`).
+
+    With it on, eager ops are recorded into segments that run as one cached XLA program each once
+    their structure repeats; results are the same as op by op. Turn it off to run every op as it
+    is called (for example to time single ops).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.set_adaptive_eager(False); tp.is_adaptive_eager_enabled()
+        False
+        >>> tp.set_adaptive_eager(True)
+    """
+    from . import _dispatch
+
+    _on[0] = bool(enabled)
+    _dispatch._adaptive = _on[0]
+
+
+def is_adaptive_eager_enabled() -> bool:
+    """Whether eager ops are recorded into segments (see `set_adaptive_eager`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.is_adaptive_eager_enabled()
+        True
+    """
+    return _on[0]
+
+
+def adaptive_eager_stats() -> dict:
+    """Counters of adaptive eager in this process: ops recorded, segments run (and of those, run op by op
+    because their structure was new), programs compiled, and `program hits` (segments run as a program
+    compiled before).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> sorted(tp.adaptive_eager_stats())
+        ['ops recorded', 'program hits', 'programs compiled', 'segments run', 'segments run op by op']
+    """
+    s = dict(_stats)
+    s["program hits"] = s["segments run"] - s["segments run op by op"] - s["programs compiled"]
+    return s
+
+
+class Pending:
+    """The value of one op output in a segment that has not run yet: its shape and dtype are known."""
+
+    __slots__ = ("shape", "dtype", "aval", "segment", "index", "value", "__weakref__")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def get(self):
+        """The value, running its segment first if it has not run."""
+        if self.value is None:
+            self.segment.run()
+        return self.value
+
+
+def _dead():
+    return None
+
+
+class _Segment:
+    """The ops recorded on one thread since its last segment ran."""
+
+    __slots__ = ("ops", "externals", "ext_ids", "ext_avals", "outs", "lock", "done")
+
+    def __init__(self):
+        self.ops, self.externals, self.ext_avals, self.outs = [], [], [], []
+        self.ext_ids: dict = {}
+        self.lock = threading.RLock()  # re-entered when a traced program records (it records nothing)
+        self.done = False
+
+    def run(self) -> None:
+        """Compute every output still referenced: as a compiled program once the structure repeats."""
+        # A value may be read inside a JAX trace (a staged function reading captured state): the segment's
+        # inputs are concrete, and so must its results be, not ops staged into that trace.
+        with self.lock, jax.ensure_compile_time_eval():
+            if self.done:
+                return
+            self.done = True
+            live = tuple(i for i, r in enumerate(self.outs) if r() is not None)
+            programs = _programs()
+            key = (tuple(self.ops), tuple(self.ext_avals), live)
+            slot = programs.slot(key)
+            _stats["segments run"] += 1
+            if programs.ready(slot):
+                if slot.program is None:
+                    slot.program = jax.jit(_replayer(self.ops, live))
+                    programs.traced(key)
+                    _stats["programs compiled"] += 1
+                values = slot.program(*self.externals)
+            else:
+                _stats["segments run op by op"] += 1
+                values = _replay(self.ops, self.externals, live)
+            for i, v in zip(live, values):
+                p = self.outs[i]()
+                if p is not None:
+                    p.value, p.segment = v, None
+            self.ops = self.externals = self.ext_avals = self.outs = self.ext_ids = None
+
+
+def _replay(ops, externals, live) -> list:
+    vals: list = []
+    for fn, refs in ops:
+        out = fn(*[None if r is None else externals[-1 - r] if r < 0 else vals[r] for r in refs])
+        if type(out) is tuple:
+            vals.extend(out)
+        else:
+            vals.append(out)
+    return [vals[i] for i in live]
+
+
+def _replayer(ops, live):
+    # A fresh function per structure: `jax.jit`s of one function share their traces by argument types.
+    return lambda *externals: _replay(ops, externals, live)
+
+
+_cache = []
+
+
+def _programs():
+    if not _cache:
+        from ._staging.cache import Programs
+
+        _cache.append(Programs(None, size=256))  # no re-trace warning: structures are the user's program
+    return _cache[0]
+
+
+def record(fn, arrays: list):
+    """Record `fn(*arrays)` (a compiled op) into this thread's segment; return its `Pending` output(s), or
+    None when it cannot be recorded (an input that is not a JAX array, e.g. a tracer)."""
+    while True:
+        seg = _local.segment
+        if seg is None or seg.done:
+            seg = _local.segment = _Segment()
+        with seg.lock:
+            out = _record_in(seg, fn, arrays) if not seg.done else _FOREIGN
+        if out is not _FOREIGN:
+            break
+        # A value pending in another thread's segment: run that segment, outside this one's lock.
+        arrays = [a.get() if type(a) is Pending and a.segment is not seg else a for a in arrays]
+    ops = seg.ops  # (None once another thread ran the segment)
+    if out is not None and ops is not None and len(ops) >= MAX_OPS:
+        seg.run()
+    return out
+
+
+def run_pending() -> None:
+    """Run this thread's segment now (the end of a backward pass: a training step's structure then repeats
+    from one step to the next)."""
+    seg = _local.segment
+    if seg is not None and not seg.done:
+        seg.run()
+
+
+def _record_in(seg, fn, arrays):
+    refs, avals = [], []
+    ext_ids = seg.ext_ids
+    for a in arrays:
+        t = type(a)
+        if t is Pending:
+            if a.segment is not seg:
+                if a.segment is not None:
+                    return _FOREIGN
+                a, t = a.value, type(a.value)  # its segment has run
+            else:
+                refs.append(a.index)
+                avals.append(a.aval)
+                continue
+        if t is _ArrayImpl:
+            i = ext_ids.get(id(a))
+            if i is None:
+                i = ext_ids[id(a)] = len(seg.externals)
+                seg.externals.append(a)
+                seg.ext_avals.append(a.aval)
+            refs.append(-1 - i)
+            avals.append(seg.ext_avals[i])
+        elif a is None:
+            refs.append(None)
+            avals.append(None)
+        else:
+            return None
+    metas = _shapes.get((fn, *avals))
+    if metas is None:
+        metas = _infer(fn, avals)
+    out = _outputs(seg, metas)
+    seg.ops.append((fn, tuple(refs)))
+    _stats["ops recorded"] += 1
+    return out
+
+
+def _outputs(seg, metas):
+    if type(metas) is not tuple:
+        return _pending(seg, metas)
+    return tuple(_pending(seg, m) if m is not None else seg.outs.append(_dead) for m in metas)
+
+
+def _pending(seg, aval):
+    p = Pending.__new__(Pending)
+    p.shape, p.dtype, p.aval, p.segment, p.index, p.value = aval.shape, aval.dtype, aval, seg, len(seg.outs), None
+    seg.outs.append(weakref.ref(p))
+    return p
+
+
+def _infer(fn, avals):
+    """The output avals of `fn` on inputs of `avals` (raises the op's own error on bad shapes)."""
+    specs = [None if a is None else jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    out = jax.eval_shape(fn, *specs)
+    as_aval = lambda s: None if s is None else jax.core.ShapedArray(s.shape, s.dtype, weak_type=s.weak_type)  # noqa: E731
+    metas = tuple(map(as_aval, out)) if isinstance(out, tuple) else as_aval(out)
+    if len(_shapes) > 100_000:
+        _shapes.clear()
+    _shapes[(fn, *avals)] = metas
+    return metas
+
+
+# -- tensors holding pending values -------------------------------------------------------------------------
+_lazy_of: dict = {}
+_eager_of: dict = {}
+
+
+def _materialize(t):
+    v = _raw_get(t)
+    if type(v) is Pending:
+        v = v.get()
+        _raw_set(t, v)
+    eager = _eager_of.get(type(t))
+    if eager is not None:  # (another thread may have done it meanwhile)
+        t.__class__ = eager
+    return v
+
+
+def resolve(x):
+    """`x` (an array, a `Pending`, or a tuple of them, as a node's saved output) with pending values run."""
+    if type(x) is Pending:
+        return x.get()
+    if type(x) is tuple:
+        return tuple(a.get() if type(a) is Pending else a for a in x)
+    return x
+
+
+def lazy_class(cls) -> type:
+    """The subclass of `cls` for its instances holding a `Pending` value (same name, same layout)."""
+    if cls in _eager_of:
+        return cls
+    lazy = _lazy_of.get(cls)
+    if lazy is None:
+        lazy = type(cls.__name__, (cls,), {"__slots__": (), "_data": property(_materialize, _raw_set),
+                                           "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        _lazy_of[cls], _eager_of[lazy] = lazy, cls
+    return lazy
+
+
+def wrap(value) -> Tensor:
+    """`Tensor._wrap(value)`, where `value` may be `Pending`."""
+    t = Tensor._wrap(value)
+    if type(value) is Pending:
+        t.__class__ = lazy_class(Tensor)
+    return t
+
+
+def set_data(t: Tensor, value) -> None:
+    """`t._data = value` where `value` may be `Pending` (the class of `t` follows)."""
+    _raw_set(t, value)
+    cls = type(t)
+    if type(value) is Pending:
+        if cls not in _eager_of:
+            t.__class__ = lazy_class(cls)
+    elif cls in _eager_of:
+        t.__class__ = _eager_of[cls]
+
+
+def lazify(out):
+    """Results of a recorded op: tensors holding `Pending` values get their lazy class."""
+    if type(out) is tuple:
+        for o in out:
+            if o is not None and type(_raw_get(o)) is Pending:
+                o.__class__ = lazy_class(type(o))
+    else:
+        out.__class__ = lazy_class(type(out))
+    return out

@@ -1,0 +1,168 @@
+"""Adaptive eager: ops recorded into segments that run as one cached program, with eager semantics."""
+
+import threading
+import traceback
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+from tapeflow import nn, optim
+
+
+@pytest.fixture
+def adaptive():
+    was = tp.is_adaptive_eager_enabled()
+    tp.set_adaptive_eager(True)
+    yield
+    tp.set_adaptive_eager(was)
+
+
+def _stats():
+    return tp.adaptive_eager_stats()
+
+
+def _step(x, w):
+    y = (x @ w).tanh() * 2.0 + 1.0
+    return (y * y).mean()
+
+
+def test_a_repeated_structure_compiles_once_and_is_reused(adaptive):
+    x = tp.randn(8, 4)
+    w = tp.randn(4, 3, requires_grad=True)
+    for _ in range(3):  # the structures are compiled by now (each on its second sighting)
+        w.grad = None
+        _step(x, w).backward()
+        w.grad.sum().item()
+    before = _stats()
+    for _ in range(4):
+        w.grad = None
+        _step(x, w).backward()
+        w.grad.sum().item()
+    after = _stats()
+    assert after["programs compiled"] == before["programs compiled"]
+    assert after["program hits"] - before["program hits"] >= 4
+
+
+def test_a_structure_that_changes_every_step_never_compiles(adaptive):
+    x = tp.randn(5)
+    before = _stats()
+    for n in range(1, 7):
+        y = x
+        for _ in range(n):  # a different number of ops every time
+            y = y * 1.5
+        y.sum().item()
+    after = _stats()
+    assert after["programs compiled"] == before["programs compiled"]
+    assert after["segments run op by op"] - before["segments run op by op"] == 6
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_values_graph_and_versions_equal_op_by_op(on):
+    was = tp.is_adaptive_eager_enabled()
+    tp.set_adaptive_eager(on)
+    try:
+        tp.manual_seed(0)
+        x = tp.randn(3, 4, dtype=tp.float64, requires_grad=True)
+        h = x * 2.0
+        y = h.exp().sum(1)
+        h.add_(1.0)  # a version bump that does not touch y's history
+        z = (y * 3.0).sum()
+        names = [z.grad_fn.name(), z.grad_fn.next_functions[0][0].name(),
+                 z.grad_fn.next_functions[0][0].next_functions[0][0].name()]
+        seq = z.grad_fn._sequence_nr > z.grad_fn.next_functions[0][0]._sequence_nr
+        z.backward()
+        return_values = (z.item(), x.grad.numpy().copy(), h._version, names, seq, tuple(y.shape))
+    finally:
+        tp.set_adaptive_eager(was)
+    expected = np.exp(x.detach().numpy() * 2.0) * 6.0
+    np.testing.assert_allclose(return_values[1], expected, rtol=1e-12)
+    assert return_values[2:] == (1, ["SumBackward0", "MulBackward0", "SumBackward1"], True, (3,))
+
+
+def test_a_shape_error_raises_at_the_users_line(adaptive):
+    a, b = tp.ones(2, 3), tp.ones(4, 5)
+    before = _stats()["segments run"]
+    with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied|size of tensor") as info:
+        a @ b  # noqa: B018
+    frames = traceback.extract_tb(info.tb)
+    assert frames[0].name == "test_a_shape_error_raises_at_the_users_line"
+    assert _stats()["segments run"] == before  # raised while recording, nothing ran
+
+
+def test_a_training_loop_equals_op_by_op_and_runs_one_program_per_step():
+    def train(on):
+        was = tp.is_adaptive_eager_enabled()
+        tp.set_adaptive_eager(on)
+        try:
+            tp.manual_seed(1)
+            model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 2))
+            opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+            x, y = tp.randn(32, 6), tp.randn(32, 2)
+            before = _stats()
+            losses = []
+            for _ in range(6):
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            runs = _stats()["segments run"] - before["segments run"]
+            return losses, [p.detach().numpy().copy() for p in model.parameters()], runs
+        finally:
+            tp.set_adaptive_eager(was)
+
+    l0, p0, _ = train(False)
+    l1, p1, runs = train(True)
+    np.testing.assert_allclose(l1, l0, rtol=1e-5)
+    for a, b in zip(p0, p1):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert runs <= 7  # after the first step, the optimizer update, the forward and the backward are one segment
+
+
+def test_a_value_pending_on_another_thread_is_computed_when_read(adaptive):
+    out = {}
+
+    def make():
+        out["t"] = tp.arange(4.0) * 2.0 + 1.0  # recorded on this thread, never read here
+
+    th = threading.Thread(target=make)
+    th.start()
+    th.join()
+    assert out["t"].tolist() == [1.0, 3.0, 5.0, 7.0]
+
+
+def test_pending_state_read_inside_a_compiled_function_is_a_value(adaptive):
+    w = tp.ones(3)
+    with tp.no_grad():
+        w.mul_(3.0)  # pending when the compiled function first reads it
+    f = tp.compile(lambda x: (x * w).sum())
+    assert f(tp.ones(3)).item() == 9.0
+    with tp.no_grad():
+        w.add_(1.0)
+    assert f(tp.ones(3)).item() == 12.0
+
+
+def test_the_switch_turns_recording_off():
+    was = tp.is_adaptive_eager_enabled()
+    tp.set_adaptive_eager(False)
+    try:
+        before = _stats()["ops recorded"]
+        (tp.ones(3) * 2.0).sum()
+        assert _stats()["ops recorded"] == before
+    finally:
+        tp.set_adaptive_eager(was)
+
+
+def test_a_users_jax_function_runs_when_called(adaptive):
+    import jax.numpy as jnp
+
+    calls = []
+
+    def f(a):
+        calls.append(1)
+        return jnp.sin(a)
+
+    g = tp.interop.from_jax(f)
+    g(tp.ones(2))
+    assert calls  # not deferred to when a value is read
