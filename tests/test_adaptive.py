@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tp
-from tapeflow import nn, optim
+from tapeflow import _adaptive, nn, optim
 
 
 @pytest.fixture
@@ -30,10 +30,11 @@ def _step(x, w):
 def test_a_repeated_structure_compiles_once_and_is_reused(adaptive):
     x = tp.randn(8, 4)
     w = tp.randn(4, 3, requires_grad=True)
-    for _ in range(3):  # the structures are compiled by now (each on its second sighting)
+    for _ in range(3):  # each structure is sent to the compiler thread on its second sighting
         w.grad = None
         _step(x, w).backward()
         w.grad.sum().item()
+    _adaptive.wait_for_compiles()
     before = _stats()
     for _ in range(4):
         w.grad = None

@@ -5,9 +5,9 @@ segment and returns tensors holding `Pending` values. Their shapes and dtypes co
 abstract evaluation (cached per op and input types), so a shape error still raises at the user's
 line, and the tape is recorded as in eager mode (same nodes, sequence numbers, versions, hooks).
 Reading a pending tensor's value (`item`, `numpy`, printing, `bool`, a backward pass, an op that
-is not recorded) runs the segment: op by op the first time its structure is seen, as one compiled
-program from the second sighting on (the staging layer's cache and warm-up rule), so code whose
-structure changes every step never pays for compilation.
+is not recorded) runs the segment: op by op the first two times its structure is seen (the second
+sends it to a compiler thread), as one compiled program from the third on, so code whose structure
+changes every step never pays for compilation and first steps do not wait for it.
 
 A tensor holding a `Pending` value is an instance of a subclass of its class (`lazy_class`) whose
 `_data` property runs the segment and turns the tensor back into its own class; the raw slot is
@@ -16,7 +16,9 @@ read without running anything through `Tensor._raw` (shape and dtype checks).
 
 from __future__ import annotations
 
+import atexit
 import os
+import queue
 import threading
 import weakref
 
@@ -142,13 +144,17 @@ class _Segment:
             key = (tuple(self.ops), tuple(self.ext_avals), live)
             slot = programs.slot(key)
             _stats["segments run"] += 1
-            if programs.ready(slot):
-                if slot.program is None:
-                    slot.program = jax.jit(_replayer(self.ops, live))
-                    programs.traced(key)
-                    _stats["programs compiled"] += 1
-                values = slot.program(*self.externals)
-            else:
+            if programs.ready(slot) and slot.program is None:
+                slot.program = _Compiling()
+                programs.traced(key)
+                _compile_later(slot, self.ops, live, self.ext_avals)
+            program = slot.program
+            if type(program) is _Compiling and slot.seen > 2:
+                program.done.wait()  # from the third sighting on a structure always runs compiled
+                program = slot.program
+            if program is not None and type(program) is not _Compiling and slot.failed is None:
+                values = program(*self.externals)
+            else:  # a new structure, or its second sighting (its program compiles meanwhile)
                 _stats["segments run op by op"] += 1
                 values = _replay(self.ops, self.externals, live)
             for i, v in zip(live, values):
@@ -167,6 +173,79 @@ def _replay(ops, externals, live) -> list:
         else:
             vals.append(out)
     return [vals[i] for i in live]
+
+
+class _Compiling:
+    """A slot's program while the compiler thread works on it."""
+
+    __slots__ = ("done",)
+
+    def __init__(self):
+        self.done = threading.Event()
+
+_queue: queue.SimpleQueue = queue.SimpleQueue()
+_compiler: list = []
+
+
+def _compile_later(slot, ops, live, avals) -> None:
+    """Compile the program of a repeated structure on the compiler thread; eager execution goes on meanwhile
+    (a program's first steps are not held up by compilation)."""
+    if not _compiler:
+        worker = threading.Thread(target=_compile_loop, name="tapeflow-compiler", daemon=True)
+        worker.start()
+        _compiler.append(worker)
+    with _idle:
+        _pending_compiles[0] += 1
+    _queue.put((slot, ops, live, avals))
+
+
+def _compile_loop() -> None:
+    while True:
+        slot, ops, live, avals = _queue.get()
+        marker = slot.program
+        if _closing:
+            slot.failed = "interpreter shutting down"
+            _queue_done(marker)
+            continue
+        try:
+            jitted = jax.jit(_replayer(ops, live))
+            jitted.lower(*[jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]).compile()
+            slot.program = jitted  # its first call finds the compiled executable in JAX's caches
+            _stats["programs compiled"] += 1
+        except Exception as e:  # noqa: BLE001 - the structure keeps running op by op
+            slot.failed = f"{type(e).__name__}: {e}"
+        finally:
+            _queue_done(marker)
+
+
+_closing = False
+
+
+@atexit.register
+def _close() -> None:
+    """At exit, drop the compilations not started and wait for the one under way (XLA must not be compiling
+    while the interpreter shuts down)."""
+    global _closing
+    _closing = True
+    wait_for_compiles(timeout=120)
+
+
+def _queue_done(marker) -> None:
+    if type(marker) is _Compiling:
+        marker.done.set()
+    with _idle:
+        _pending_compiles[0] -= 1
+        _idle.notify_all()
+
+
+_idle = threading.Condition()
+_pending_compiles = [0]
+
+
+def wait_for_compiles(timeout: float | None = None) -> None:
+    """Wait until the compiler thread has compiled every program asked for so far (for tests and timing)."""
+    with _idle:
+        _idle.wait_for(lambda: _pending_compiles[0] == 0, timeout)
 
 
 def _replayer(ops, live):
