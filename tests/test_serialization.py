@@ -113,3 +113,32 @@ def test_a_truncated_or_corrupt_file_names_itself(tmp_path, damage):
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(RuntimeError, match="ckpt.pt is (truncated or corrupt|corrupt)"):
         tp.load(path)
+
+
+def test_views_saved_with_their_base_still_alias_it(tmp_path):
+    x = tp.arange(6.0)
+    path = tmp_path / "views.pt"
+    tp.save({"base": x, "slice": x[1:4], "matrix": x.view(2, 3)}, path)
+    loaded = tp.load(path)
+    with tp.no_grad():
+        loaded["base"].mul_(10.0)
+    assert loaded["slice"].tolist() == [10.0, 20.0, 30.0]
+    assert loaded["matrix"].tolist() == [[0.0, 10.0, 20.0], [30.0, 40.0, 50.0]]
+    loaded["slice"].add_(1.0)  # and a write through a view reaches the base
+    assert loaded["base"].tolist() == [0.0, 11.0, 21.0, 31.0, 40.0, 50.0]
+    assert loaded["slice"]._version == loaded["base"]._version
+
+
+def test_a_crafted_view_chain_is_refused(tmp_path):
+    import pickle
+
+    from tapeflow._tensor import _rebuild_view
+
+    class Crafted:
+        def __reduce__(self):
+            return (_rebuild_view, (tp.ones(2), (("not_an_op", (), None),), False))
+
+    path = tmp_path / "crafted.pt"
+    path.write_bytes(pickle.dumps(Crafted()))
+    with pytest.raises(RuntimeError, match="not a tensor and a chain of view ops"):
+        tp.load(path)

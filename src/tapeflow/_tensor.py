@@ -8,6 +8,7 @@ in-place write must refresh.
 
 from __future__ import annotations
 
+import pickle
 import warnings
 import weakref
 
@@ -438,6 +439,11 @@ class Tensor:
         return _format(self)
 
     def __reduce_ex__(self, protocol):
+        base = self._base
+        if base is not None and self._view and not isinstance(base._raw, jax.core.Tracer):
+            # A view pickles as its base (pickled once, however many views refer to it) and its view chain, so
+            # that views saved together with their base still alias it when loaded, as in PyTorch.
+            return (_rebuild_view, (base, self._view, self._requires_grad))
         return (_rebuild, (np.asarray(self._concrete("pickling")), self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -474,6 +480,23 @@ def _init(t, data, grad_fn, output_nr, requires_grad):
 
 def _rebuild(array, requires_grad):
     return Tensor._make(jnp.asarray(array), None, 0, requires_grad)
+
+
+def _rebuild_view(base, chain, requires_grad):
+    """A view of `base` by `chain` (`((op_name, params, out_index), ...)` of view ops from the op table)."""
+    from xla_ops._op import TABLE
+    from xla_ops.shape import view_apply
+
+    if not isinstance(base, Tensor) or not isinstance(chain, tuple) or not all(
+            isinstance(s, tuple) and len(s) == 3 and s[0] in TABLE for s in chain):
+        raise pickle.UnpicklingError("a saved view names something that is not a tensor and a chain of view ops")
+    t = Tensor._make(view_apply.compiled((("chain", chain),))(base._data), None, 0, requires_grad)
+    t._storage, t._base, t._view = base._st(), base, chain
+    st = t._storage
+    if st.views is None:
+        st.views = weakref.WeakSet()
+    st.views.add(t)
+    return t
 
 
 _DETACHED = ("detach", (), None)  # the view-chain step of a detached alias of a tracer

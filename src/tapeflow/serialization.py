@@ -25,7 +25,7 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 # What a tapeflow checkpoint names: the rebuild functions of tensors, parameters, dtypes and devices, and
 # what NumPy and ml_dtypes use to rebuild arrays, scalars and dtypes (NumPy 1 and 2 module names).
 _ALLOWED = {
-    ("tapeflow._tensor", "_rebuild"), ("tapeflow.nn.parameter", "_rebuild_parameter"),
+    ("tapeflow._tensor", "_rebuild"), ("tapeflow._tensor", "_rebuild_view"), ("tapeflow.nn.parameter", "_rebuild_parameter"),
     ("tapeflow._dtype", "from_jax_dtype"), ("tapeflow._device", "device"),
     ("collections", "OrderedDict"), ("builtins", "slice"), ("builtins", "complex"), ("builtins", "set"),
     ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "range"),
