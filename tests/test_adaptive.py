@@ -167,3 +167,15 @@ def test_a_users_jax_function_runs_when_called(adaptive):
     g = tp.interop.from_jax(f)
     g(tp.ones(2))
     assert calls  # not deferred to when a value is read
+
+
+def test_an_index_check_through_a_reshaping_view_does_not_run_the_segment(adaptive):
+    logits = tp.randn(6, 5, requires_grad=True)
+    targets = tp.tensor([[0, 1, 2], [3, 4, 0]])
+    h = logits * 2.0  # pending
+    before = _stats()["segments run"]
+    loss = nn.functional.cross_entropy(h, targets.view(-1))  # checked on the targets' base
+    assert _stats()["segments run"] == before
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        nn.functional.cross_entropy(h, tp.tensor([[0, 1, 2], [3, 4, 7]]).view(-1))
+    assert loss.item() > 0

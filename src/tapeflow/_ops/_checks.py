@@ -27,6 +27,9 @@ def _min_max(idx, ignore):
     return jnp.stack([lo, hi])
 
 
+# View ops whose result holds exactly the values of their input (rearranged or repeated): an index tensor
+# viewed through them is checked on its base (whose values an earlier check may already have read).
+_SAME_VALUES = frozenset(("reshape", "t", "transpose", "permute", "unsqueeze", "squeeze", "expand", "movedim"))
 _NONE = np.iinfo(np.int64).min  # `ignore` when nothing is ignored
 _seen: dict = {}  # (id(array), ignore) -> (weak reference to the array, bounds): arrays are immutable
 
@@ -38,6 +41,8 @@ def index_bounds(index, ignore: int | None = None) -> tuple[int, int] | None:
     On the CPU the values are read in place with NumPy (a few microseconds); on an accelerator one compiled
     call reduces them and two numbers come back. An array checked before (the same targets every step) is
     not read again."""
+    if isinstance(index, Tensor) and index._base is not None and all(s[0] in _SAME_VALUES for s in index._view):
+        index = index._base  # a view holding the same values (no segment has to run to read them)
     a = index._data if isinstance(index, Tensor) else index
     if isinstance(a, jax.core.Tracer) or a.size == 0 or a.dtype.kind not in "iu":
         return None
