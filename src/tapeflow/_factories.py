@@ -90,14 +90,26 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """`data` as a tensor, sharing memory when it already is one of that dtype."""
+    """`data` as a tensor, sharing memory when it already is one of that dtype.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.as_tensor([1.0, 2.0], dtype=tp.float64)
+        tensor([1., 2.], dtype=tapeflow.float64)
+    """
     from ._tensor import as_tensor as _as
 
     return _as(data, dtype, device)
 
 
 def from_numpy(a: np.ndarray) -> Tensor:
-    """A tensor with the NumPy array's dtype and values."""
+    """A tensor with the NumPy array's dtype and values.
+
+    Example:
+        >>> import numpy as np, tapeflow as tp
+        >>> tp.from_numpy(np.array([1, 2]))
+        tensor([1, 2])
+    """
     if not isinstance(a, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
     return Tensor._wrap(jnp.asarray(a))
@@ -119,22 +131,49 @@ def _float_dtype(dtype):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of zeros. Example: `tp.zeros(2, 3)`."""
+    """A tensor of zeros.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.zeros(2, 3)
+        tensor([[0., 0., 0.],
+                [0., 0., 0.]])
+    """
     return _leaf(jnp.zeros(_shape(size), _float_dtype(dtype)), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor of ones. Example: `tp.ones(2, 3)`."""
+    """A tensor of ones.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.ones(2, dtype=tp.int64)
+        tensor([1, 1])
+    """
     return _leaf(jnp.ones(_shape(size), _float_dtype(dtype)), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
-    """An uninitialised tensor (zeros: XLA has no uninitialised memory)."""
+    """An uninitialised tensor (zeros: XLA has no uninitialised memory).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.empty(2, 2).shape
+        tapeflow.Size([2, 2])
+    """
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A tensor filled with `fill_value` (dtype inferred from it, as PyTorch does)."""
+    """A tensor filled with `fill_value` (dtype inferred from it, as PyTorch does).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.full((2,), 7)
+        tensor([7, 7])
+        >>> tp.full((2,), 0.5)
+        tensor([0.5000, 0.5000])
+    """
     if dtype is None:
         dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
                  _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
@@ -143,7 +182,15 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Values from `start` to `end` (exclusive) by `step`; int64 for integer arguments."""
+    """Values from `start` to `end` (exclusive) by `step`; int64 for integer arguments.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.arange(4)
+        tensor([0, 1, 2, 3])
+        >>> tp.arange(0, 1, 0.25)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500])
+    """
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -160,14 +207,36 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Evenly spaced values from `start` to `end` (inclusive), `steps` of them.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     return _leaf(jnp.linspace(start, end, steps, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`base ** v` for `steps` evenly spaced `v` from `start` to `end` (inclusive).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
     return _leaf(jnp.logspace(start, end, steps, base=base, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The `n` x `m` identity matrix (`m` defaults to `n`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.eye(2)
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
     return _leaf(jnp.eye(n, m, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
@@ -210,47 +279,112 @@ default_generator = Generator()
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the global random-number generator; returns it."""
+    """Seed the global random-number generator; returns it.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> _ = tp.manual_seed(0); a = tp.rand(2); _ = tp.manual_seed(0)
+        >>> bool((tp.rand(2) == a).all())
+        True
+    """
     return default_generator.manual_seed(seed)
 
 
 def seed() -> int:
+    """Seed the global generator from fresh entropy; returns the seed.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> isinstance(tp.seed(), int)
+        True
+    """
     s = int(np.random.SeedSequence().entropy % (2**63))
     manual_seed(s)
     return s
 
 
 def initial_seed() -> int:
+    """The seed the global generator was last seeded with.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> _ = tp.manual_seed(3)
+        >>> tp.initial_seed()
+        3
+    """
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> Tensor:
+    """The global generator's state, for `set_rng_state`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> state = tp.get_rng_state(); a = tp.rand(2); tp.set_rng_state(state)
+        >>> bool((tp.rand(2) == a).all())
+        True
+    """
     return default_generator.get_state()
 
 
 def set_rng_state(state) -> None:
+    """Restore the global generator's state from `get_rng_state`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> state = tp.get_rng_state(); a = tp.randn(3); tp.set_rng_state(state)
+        >>> bool((tp.randn(3) == a).all())
+        True
+    """
     default_generator.set_state(state)
 
 
 def next_key(generator: Generator | None = None):
-    """A fresh JAX key from `generator` (default: the global one)."""
+    """A fresh JAX key from `generator` (default: the global one).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow._factories import next_key
+        >>> next_key().shape
+        (2,)
+    """
     return (generator or default_generator).next_key()
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples on [0, 1)."""
+    """Uniform samples on [0, 1).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.rand(2, 3)
+        >>> x.shape, bool(((x >= 0) & (x < 1)).all())
+        (tapeflow.Size([2, 3]), True)
+    """
     arr = xla_ops.random.uniform(next_key(generator), shape=_shape(size), dtype=_float_dtype(dtype))
     return _leaf(arr, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples."""
+    """Standard normal samples.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.randn(2, 3, dtype=tp.float64).dtype
+        tapeflow.float64
+    """
     arr = xla_ops.random.normal(next_key(generator), shape=_shape(size), dtype=_float_dtype(dtype))
     return _leaf(arr, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Integers uniform on [low, high). `randint(high, size)` or `randint(low, high, size)`."""
+    """Integers uniform on [low, high). `randint(high, size)` or `randint(low, high, size)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.randint(0, 10, (4,))
+        >>> x.dtype, bool(((x >= 0) & (x < 10)).all())
+        (tapeflow.int64, True)
+    """
     if size is None:
         low, high, size = 0, low, high
     if high is None and isinstance(size, tuple):
@@ -267,6 +401,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of 0 .. n-1.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> sorted(tp.randperm(5).tolist())
+        [0, 1, 2, 3, 4]
+    """
     arr = xla_ops.random.permutation(next_key(generator), n=int(n))
     if dtype is not None:
         arr = arr.astype(_dtype.to_jax_dtype(dtype))
@@ -274,6 +415,13 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Normal samples with mean `mean` and standard deviation `std`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.normal(2.0, 0.5, size=(3,)).shape
+        tapeflow.Size([3])
+    """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None
@@ -302,35 +450,84 @@ def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
 
 
 def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Zeros with the shape (and, by default, the dtype) of `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.zeros_like(tp.ones(2, dtype=tp.int64))
+        tensor([0, 0])
+    """
     shape, dt = _like(input, dtype)
     return _placed_like(zeros(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Ones with the shape (and, by default, the dtype) of `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.ones_like(tp.zeros(2))
+        tensor([1., 1.])
+    """
     shape, dt = _like(input, dtype)
     return _placed_like(ones(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor shaped like `input` (zeros).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.empty_like(tp.ones(2, 3)).shape
+        tapeflow.Size([2, 3])
+    """
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`fill_value` everywhere, with the shape (and, by default, the dtype) of `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.full_like(tp.zeros(2), 3.5)
+        tensor([3.5000, 3.5000])
+    """
     shape, dt = _like(input, dtype)
     return _placed_like(full(shape, fill_value, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples on [0, 1) shaped like `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.rand_like(tp.zeros(2, 2)).shape
+        tapeflow.Size([2, 2])
+    """
     shape, dt = _like(input, dtype)
     return _placed_like(rand(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples shaped like `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.randn_like(tp.zeros(3, dtype=tp.float64)).dtype
+        tapeflow.float64
+    """
     shape, dt = _like(input, dtype)
     return _placed_like(randn(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
 def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Integers in [low, high) shaped like `input` (its dtype by default).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.randint_like(tp.zeros(3), 5).dtype
+        tapeflow.float32
+    """
     if high is None:
         low, high = 0, low
     out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,

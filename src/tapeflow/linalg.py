@@ -105,25 +105,54 @@ def _raise_if_failed(name: str, out: Tensor, info_of, message: str) -> Tensor:
 
 
 def inv(A: Tensor) -> Tensor:
-    """Inverse of each square matrix in `A`; a singular matrix raises `LinAlgError` (in eager mode)."""
+    """Inverse of each square matrix in `A`; a singular matrix raises `LinAlgError` (in eager mode).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> tp.allclose(tp.linalg.inv(A) @ A, tp.eye(2))
+        True
+    """
     A = _square("inv", A)
     return _raise_if_failed("inv", dispatch(X.linalg_inv, (A,)), lambda: _lu_info(lu_factor(A.detach()).LU), _SINGULAR)
 
 
 def det(A: Tensor) -> Tensor:
-    """Determinant of each square matrix in `A`."""
+    """Determinant of each square matrix in `A`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> tp.linalg.det(A)
+        tensor(11.)
+    """
     return dispatch(X.linalg_det, (_square("det", A),))
 
 
 def slogdet(A: Tensor):
-    """(sign, log|det|) of each square matrix, computed from `det` (fine for well-scaled matrices)."""
+    """(sign, log|det|) of each square matrix, computed from `det` (fine for well-scaled matrices).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> sign, logabsdet = tp.linalg.slogdet(A)
+        >>> sign, logabsdet.exp()
+        (tensor(1.), tensor(11.0000))
+    """
     d = det(A)
     return d.sign(), d.abs().log()
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """`X` with `A @ X = B` (`X @ A = B` when `left=False`); `B` is a batch of vectors `(*, n)` or of
-    matrices (`(*, n, k)`, or `(*, k, n)` when `left=False`). A singular `A` raises `LinAlgError`."""
+    matrices (`(*, n, k)`, or `(*, k, n)` when `left=False`). A singular `A` raises `LinAlgError`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> tp.linalg.solve(A, tp.tensor([5.0, 4.0]))
+        tensor([1., 1.])
+    """
     return _solve(A, B, left, True)
 
 
@@ -148,6 +177,13 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
 
     Only the `upper` (or lower) triangle of `A` is read, and its diagonal is taken as ones when
     `unitriangular`; the gradient of `A` lies on that triangle, as in PyTorch.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> U = tp.tensor([[2.0, 1.0], [0.0, 4.0]])
+        >>> tp.linalg.solve_triangular(U, tp.tensor([[4.0], [8.0]]), upper=True)
+        tensor([[1.],
+                [2.]])
     """
     A = _square("solve_triangular", A)
     if not isinstance(B, Tensor):
@@ -178,6 +214,13 @@ def lu(A: Tensor, *, pivot: bool = True):
 
     `L` is unit lower triangular `(m, k)`, `U` upper triangular `(k, n)`, `k = min(m, n)`; `P` is a
     permutation matrix (no gradient). Differentiable to any order.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> P, L, U = tp.linalg.lu(A)
+        >>> tp.allclose(P @ L @ U, A)
+        True
     """
     _matrix("lu", A)
     _pivot("lu", pivot)
@@ -187,7 +230,15 @@ def lu(A: Tensor, *, pivot: bool = True):
 
 def lu_factor(A: Tensor, *, pivot: bool = True):
     """The compact LU factorisation `(LU, pivots)` for `lu_solve`: `L` below the diagonal of `LU` (unit
-    diagonal implied), `U` on and above it; `pivots` are LAPACK's 1-based row interchanges (int32)."""
+    diagonal implied), `U` on and above it; `pivots` are LAPACK's 1-based row interchanges (int32).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> LU, pivots = tp.linalg.lu_factor(A)
+        >>> pivots
+        tensor([1, 2], dtype=tapeflow.int32)
+    """
     _matrix("lu_factor", A)
     _pivot("lu_factor", pivot)
     LU, pivots = dispatch(X.linalg_lu_factor, (A,))
@@ -196,7 +247,16 @@ def lu_factor(A: Tensor, *, pivot: bool = True):
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:
     """Solve `A X = B` (`X A = B` when `left=False`; with `A^H` when `adjoint`) from `lu_factor(A)`.
-    Batch dimensions broadcast; differentiable in `LU` and `B`."""
+    Batch dimensions broadcast; differentiable in `LU` and `B`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> LU, pivots = tp.linalg.lu_factor(A)
+        >>> tp.linalg.lu_solve(LU, pivots, tp.tensor([[5.0], [4.0]]))
+        tensor([[1.],
+                [1.]])
+    """
     _square("lu_solve", LU)
     if not isinstance(B, Tensor) or B.ndim < 2:
         raise RuntimeError("linalg.lu_solve: B must be a Tensor with at least 2 dimensions")
@@ -241,7 +301,15 @@ def _check_info(name: str, info: Tensor, check_errors: bool, message: str) -> No
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
     """`(L, info)`: `cholesky` plus LAPACK's `info` (int32 per matrix: the order of the first leading minor
-    that is not positive definite, or 0). Where `info` is non-zero, `L` holds NaN."""
+    that is not positive definite, or 0). Where `info` is non-zero, `L` holds NaN.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> L, info = tp.linalg.cholesky_ex(A)
+        >>> info
+        tensor(0, dtype=tapeflow.int32)
+    """
     L = dispatch(X.cholesky, (_square("cholesky_ex", A),))
     L = L.mT if upper else L
     info = dispatch(X.cholesky_info, (A.detach(),))
@@ -250,7 +318,15 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False):
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
-    """`lu_factor` plus LAPACK's `info` (int32 per matrix: 1-based index of a zero pivot of `U`, or 0)."""
+    """`lu_factor` plus LAPACK's `info` (int32 per matrix: 1-based index of a zero pivot of `U`, or 0).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> LU, pivots, info = tp.linalg.lu_factor_ex(A)
+        >>> info
+        tensor(0, dtype=tapeflow.int32)
+    """
     LU, pivots = lu_factor(A, pivot=pivot)
     info = _lu_info(LU)
     _check_info("lu_factor_ex", info, check_errors, _ZERO_PIVOT)
@@ -258,14 +334,29 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False):
-    """`(inverse, info)`: `inv` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
+    """`(inverse, info)`: `inv` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> inverse, info = tp.linalg.inv_ex(tp.zeros(2, 2))
+        >>> info
+        tensor(1, dtype=tapeflow.int32)
+    """
     info = _lu_info(lu_factor(_square("inv_ex", A).detach()).LU)
     _check_info("inv_ex", info, check_errors, _SINGULAR)
     return return_types.linalg_inv_ex(dispatch(X.linalg_inv, (A,)), info)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False):
-    """`(result, info)`: `solve` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`)."""
+    """`(result, info)`: `solve` plus `info` (non-zero where a matrix is singular; see `lu_factor_ex`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> X, info = tp.linalg.solve_ex(A, tp.tensor([5.0, 4.0]))
+        >>> X, info
+        (tensor([1., 1.]), tensor(0, dtype=tapeflow.int32))
+    """
     info = _lu_info(lu_factor(_square("solve_ex", A).detach()).LU)
     _check_info("solve_ex", info, check_errors, _SINGULAR)
     return return_types.linalg_solve_ex(_solve(A, B, left, False), info)
@@ -273,7 +364,14 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 
 def multi_dot(tensors) -> Tensor:
     """`tensors[0] @ tensors[1] @ ...`, multiplied in the cheapest order; the first may be a row vector
-    and the last a column vector (1-D), the others are matrices."""
+    and the last a column vector (1-D), the others are matrices.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.multi_dot([tp.ones(2, 3), tp.ones(3, 4), tp.ones(4, 1)])
+        tensor([[12.],
+                [12.]])
+    """
     ts = list(tensors)
     if len(ts) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
@@ -316,7 +414,15 @@ def _chain(mats, split, i, j):
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:
-    """Vandermonde matrix of `x` (`(*, n)`): columns `x**0, x**1, ..., x**(N-1)` (N defaults to n)."""
+    """Vandermonde matrix of `x` (`(*, n)`): columns `x**0, x**1, ..., x**(N-1)` (N defaults to n).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.vander(tp.tensor([1.0, 2.0, 3.0]))
+        tensor([[1., 1., 1.],
+                [1., 2., 4.],
+                [1., 3., 9.]])
+    """
     if x.ndim < 1:
         raise ValueError("x must be at least 1-dimensional.")
     n = x.shape[-1] if N is None else N
@@ -330,13 +436,26 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """The diagonal of each matrix (a view, as `Tensor.diagonal` with the last two dimensions by default)."""
+    """The diagonal of each matrix (a view, as `Tensor.diagonal` with the last two dimensions by default).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> tp.linalg.diagonal(A)
+        tensor([4., 3.])
+    """
     return A.diagonal(offset=offset, dim1=dim1, dim2=dim2)
 
 
 def cond(A: Tensor, p=None) -> Tensor:
     """Condition number of each matrix in the `p`-norm: `σ_max / σ_min` for `p` in `None, 2, -2`
-    (any shape), else `‖A‖_p ‖A⁻¹‖_p` (square matrices; `p` in `"fro" "nuc" inf -inf 1 -1`)."""
+    (any shape), else `‖A‖_p ‖A⁻¹‖_p` (square matrices; `p` in `"fro" "nuc" inf -inf 1 -1`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.cond(tp.tensor([[2.0, 0.0], [0.0, 0.5]]))
+        tensor(4.)
+    """
     _matrix("cond", A)
     if p in (None, 2, -2):
         s = svdvals(A)
@@ -351,7 +470,14 @@ def cond(A: Tensor, p=None) -> Tensor:
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """The inverse of `A` seen as a map from its last dimensions to its first `ind`: `tensordot(tensorinv(A),
-    A, ind)` is the identity of shape `A.shape[ind:] * 2`."""
+    A, ind)` is the identity of shape `A.shape[ind:] * 2`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> T = tp.eye(4).reshape(4, 2, 2)
+        >>> tp.linalg.tensorinv(T, ind=1).shape
+        tapeflow.Size([2, 2, 4])
+    """
     if ind <= 0:
         raise RuntimeError(f"linalg.tensorinv: Expected a strictly positive integer for 'ind', but got {ind}")
     out_shape, in_shape = tuple(A.shape[:ind]), tuple(A.shape[ind:])
@@ -363,7 +489,14 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
 
 
 def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
-    """`X` with `tensordot(A, X, X.ndim) = B`; `dims` moves those dimensions of `A` to the end first."""
+    """`X` with `tensordot(A, X, X.ndim) = B`; `dims` moves those dimensions of `A` to the end first.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> T = tp.eye(4).reshape(2, 2, 4)
+        >>> tp.linalg.tensorsolve(T, tp.ones(2, 2)).shape
+        tapeflow.Size([4])
+    """
     if dims is not None:
         dims = [d % A.ndim for d in dims]
         keep = [d for d in range(A.ndim) if d not in dims]
@@ -377,14 +510,30 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None) -> Tensor:
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """Lower Cholesky factor `L` with `A = L @ L.mH` (its transpose with `upper=True`)."""
+    """Lower Cholesky factor `L` with `A = L @ L.mH` (its transpose with `upper=True`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 3.0]])
+        >>> L = tp.linalg.cholesky(A)
+        >>> tp.allclose(L @ L.T, A)
+        True
+    """
     L = dispatch(X.cholesky, (_square("cholesky", A),))
     L = _raise_if_failed("cholesky", L, lambda: dispatch(X.cholesky_info, (A.detach(),)), _NOT_PD)
     return L.mT if upper else L
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """The `ord`-norm of `x` seen as a vector (over `dim`, all elements by default)."""
+    """The `ord`-norm of `x` seen as a vector (over `dim`, all elements by default).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.vector_norm(tp.tensor([3.0, 4.0]))
+        tensor(5.)
+        >>> tp.linalg.vector_norm(tp.tensor([3.0, -4.0]), ord=1)
+        tensor(7.)
+    """
     if isinstance(ord, str):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, not {ord!r} (use matrix_norm for 'fro'/'nuc')")
     if dtype is not None:
@@ -422,7 +571,13 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None):
 
 def svdvals(A: Tensor, *, driver=None) -> Tensor:
     """The singular values of each matrix, descending (`(*, min(m, n))`); their gradient is always
-    finite: `U @ diag(gS) @ Vh`."""
+    finite: `U @ diag(gS) @ Vh`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.svdvals(tp.tensor([[3.0, 0.0], [0.0, -2.0]]))
+        tensor([3., 2.])
+    """
     if driver is not None:
         raise RuntimeError("linalg.svdvals: keyword argument `driver=` is only supported on CUDA inputs; "
                            "leave it as None")
@@ -487,7 +642,14 @@ def eigh(A: Tensor, UPLO: str = "L"):
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric (Hermitian) matrix, ascending; gradients finite even where
-    eigenvalues repeat."""
+    eigenvalues repeat.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 1.0], [1.0, 4.0]])
+        >>> tp.linalg.eigvalsh(A)
+        tensor([3., 5.])
+    """
     return dispatch(X.linalg_eigvalsh, (_square("eigvalsh", A),), (("UPLO", _uplo(UPLO)),))
 
 
@@ -569,7 +731,13 @@ def _tolerance(name: str, arg: str, value):
 
 
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """Number of singular values above `max(atol, rtol * largest)` (defaults as `pinv`), as int64."""
+    """Number of singular values above `max(atol, rtol * largest)` (defaults as `pinv`), as int64.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.matrix_rank(tp.tensor([[1.0, 2.0], [2.0, 4.0]]))
+        tensor(1)
+    """
     _matrix("matrix_rank", A)
     atol, rtol = _tolerance("matrix_rank", "atol", atol), _tolerance("matrix_rank", "rtol", rtol)
     with no_grad():
@@ -714,7 +882,13 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *, dtype=None) ->
 
 # -- vectors --------------------------------------------------------------------------------------------------------
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
-    """Cross product of 3-vectors along `dim`; the batch dimensions broadcast."""
+    """Cross product of 3-vectors along `dim`; the batch dimensions broadcast.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.cross(tp.tensor([1.0, 0.0, 0.0]), tp.tensor([0.0, 1.0, 0.0]))
+        tensor([0., 0., 1.])
+    """
     nd = builtins.max(input.ndim, other.ndim)
     if not -nd <= dim < nd:
         _bad_dim(dim, nd)
@@ -727,5 +901,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """Dot product of the vectors along `dim` (broadcasting): `(x * y).sum(dim)`."""
+    """Dot product of the vectors along `dim` (broadcasting): `(x * y).sum(dim)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.vecdot(tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
     return (x * y).sum(dim)
