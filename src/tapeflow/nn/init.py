@@ -65,13 +65,28 @@ _calculate_fan_in_and_fan_out = _fans
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
-    """Fill with U(a, b) samples, in place. Example: `init.uniform_(tp.empty(3), -1, 1)`."""
+    """Fill with U(a, b) samples, in place.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> _ = tp.nn.init.uniform_(w, a=-0.1, b=0.1)
+        >>> bool((w.abs() <= 0.1).all())
+        True
+    """
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
-    """Fill with N(mean, std^2) samples, in place. Example: `init.normal_(tp.empty(3), 0, 0.02)`."""
+    """Fill with N(mean, std^2) samples, in place.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> tp.nn.init.normal_(w, std=0.02).shape
+        tapeflow.Size([3, 5])
+    """
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -80,7 +95,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                   generator=None) -> Tensor:
     """Fill with N(mean, std^2) samples truncated to [a, b] (inverse-CDF sampling), in place.
 
-    Example: `init.trunc_normal_(tp.empty(3), std=0.02)`.
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> bool((tp.nn.init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5).abs() <= 0.5).all())
+        True
     """
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -94,18 +113,36 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
-    """Fill with `val`, in place. Example: `init.constant_(tp.empty(2), 0.5)`."""
+    """Fill with `val`, in place.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.init.constant_(tp.empty(2), 0.3)
+        tensor([0.3000, 0.3000])
+    """
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    """Fill with ones, in place. Example: `init.ones_(tp.empty(2))`."""
+    """Fill with ones, in place.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.init.ones_(tp.empty(2))
+        tensor([1., 1.])
+    """
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    """Fill with zeros, in place. Example: `init.zeros_(tp.empty(2))`."""
+    """Fill with zeros, in place.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.init.zeros_(tp.empty(2))
+        tensor([0., 0.])
+    """
     with no_grad():
         return tensor.zero_()
 
@@ -113,7 +150,12 @@ def zeros_(tensor: Tensor) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot uniform: U(-a, a) with `a = gain * sqrt(6 / (fan_in + fan_out))`.
 
-    Example: `init.xavier_uniform_(tp.empty(3, 5))`.
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> bound = (6 / (3 + 5)) ** 0.5
+        >>> bool((tp.nn.init.xavier_uniform_(w).abs() <= bound).all())
+        True
     """
     fan_in, fan_out = _fans(tensor)
     a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
@@ -123,7 +165,11 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Glorot normal: N(0, std^2) with `std = gain * sqrt(2 / (fan_in + fan_out))`.
 
-    Example: `init.xavier_normal_(tp.empty(3, 5))`.
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> tp.nn.init.xavier_normal_(w, gain=2.0).shape
+        tapeflow.Size([3, 5])
     """
     fan_in, fan_out = _fans(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
@@ -141,7 +187,12 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
                      generator=None) -> Tensor:
     """He uniform: U(-b, b) with `b = gain * sqrt(3 / fan)`. Linear and Conv use `a=sqrt(5)`.
 
-    Example: `init.kaiming_uniform_(tp.empty(3, 5), a=math.sqrt(5))`.
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> bound = (6 / 5) ** 0.5  # gain sqrt(2) for relu, fan_in 5
+        >>> bool((tp.nn.init.kaiming_uniform_(w, nonlinearity='relu').abs() <= bound).all())
+        True
     """
     if tensor.numel() == 0:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
@@ -154,7 +205,11 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
                     generator=None) -> Tensor:
     """He normal: N(0, std^2) with `std = gain / sqrt(fan)`.
 
-    Example: `init.kaiming_normal_(tp.empty(3, 5), nonlinearity="relu")`.
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.empty(3, 5)
+        >>> tp.nn.init.kaiming_normal_(w, mode='fan_out').shape
+        tapeflow.Size([3, 5])
     """
     if tensor.numel() == 0:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
@@ -164,7 +219,14 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (rows or columns orthonormal, times `gain`), in place; dimensions
-    after the first are flattened. Example: `init.orthogonal_(tp.empty(3, 5))`."""
+    after the first are flattened.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> q = tp.nn.init.orthogonal_(tp.empty(3, 3))
+        >>> tp.allclose(q @ q.T, tp.eye(3), atol=1e-5)
+        True
+    """
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -188,7 +250,12 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fill a convolution weight so that the convolution is the identity (per group), in place.
 
-    Example: `init.dirac_(tp.empty(2, 2, 3, 3))`."""
+    Example:
+        >>> import tapeflow as tp
+        >>> k = tp.nn.init.dirac_(tp.empty(2, 2, 3))
+        >>> k[0, 0], k[1, 1]
+        (tensor([0., 1., 0.]), tensor([0., 1., 0.]))
+    """
     if tensor.ndim not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
     out_per_group = tensor.shape[0] // groups
@@ -204,7 +271,14 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    """Fill a matrix with the identity, in place. Example: `init.eye_(tp.empty(2, 3))`."""
+    """Fill a matrix with the identity, in place.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.init.eye_(tp.empty(2, 3))
+        tensor([[1., 0., 0.],
+                [0., 1., 0.]])
+    """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     from .._factories import eye
@@ -216,7 +290,12 @@ def eye_(tensor: Tensor) -> Tensor:
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """Fill a matrix with N(0, std^2) values, then zero a `sparsity` fraction of each column, in place.
 
-    Example: `init.sparse_(tp.empty(10, 3), sparsity=0.5)`."""
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.nn.init.sparse_(tp.empty(4, 3), sparsity=0.5)
+        >>> (w == 0).sum(0)
+        tensor([2, 2, 2])
+    """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     from .._factories import randperm
