@@ -22,12 +22,24 @@ __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"
 
 
 def get_worker_info():
-    """Information about the current loader worker: None (loading runs in the calling process)."""
+    """Information about the current loader worker: None (loading runs in the calling process).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.utils.data.get_worker_info() is None
+        True
+    """
     return None
 
 
 def default_convert(data):
-    """NumPy arrays (anywhere in lists, tuples and dicts) become tensors; everything else is kept."""
+    """NumPy arrays (anywhere in lists, tuples and dicts) become tensors; everything else is kept.
+
+    Example:
+        >>> import numpy as np, tapeflow as tp
+        >>> tp.utils.data.default_convert(np.array([1, 2]))
+        tensor([1, 2])
+    """
     if isinstance(data, np.ndarray) and data.dtype.kind not in "SUO":
         return as_tensor(data)
     if isinstance(data, abc.Mapping):

@@ -12,7 +12,14 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDatas
 
 
 class Dataset:
-    """A map-style dataset: subclasses define `__getitem__(index)` and, for samplers, `__len__`."""
+    """A map-style dataset: subclasses define `__getitem__(index)` and, for samplers, `__len__`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> class Squares(tp.utils.data.Dataset): __len__ = lambda self: 3; __getitem__ = lambda self, i: i * i
+        >>> [Squares()[i] for i in range(len(Squares()))]
+        [0, 1, 4]
+    """
 
     def __getitem__(self, index):
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__ (a map-style Dataset)")
@@ -22,7 +29,14 @@ class Dataset:
 
 
 class IterableDataset(Dataset):
-    """A dataset that is a stream: subclasses define `__iter__`; the `DataLoader` batches what it yields."""
+    """A dataset that is a stream: subclasses define `__iter__`; the `DataLoader` batches what it yields.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> class Count(tp.utils.data.IterableDataset): __iter__ = lambda self: iter(range(3))
+        >>> list(tp.utils.data.DataLoader(Count(), batch_size=2))
+        [tensor([0, 1]), tensor([2])]
+    """
 
     def __iter__(self):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__ (an IterableDataset)")
@@ -51,7 +65,13 @@ class TensorDataset(Dataset):
 
 
 class Subset(Dataset):
-    """The samples of `dataset` at `indices`, in that order."""
+    """The samples of `dataset` at `indices`, in that order.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.utils.data.Subset(['a', 'b', 'c', 'd'], [0, 2])[1]
+        'c'
+    """
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]):
         self.dataset, self.indices = dataset, indices
@@ -66,7 +86,14 @@ class Subset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """The samples of several map-style datasets, one after the other."""
+    """The samples of several map-style datasets, one after the other.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> ds = tp.utils.data.ConcatDataset([[1, 2], [3]])
+        >>> len(ds), ds[2]
+        (3, 3)
+    """
 
     def __init__(self, datasets):
         self.datasets = list(datasets)

@@ -8,7 +8,14 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
 
 
 class Sampler:
-    """Base class: an iterable of dataset indices (and usually a `__len__`)."""
+    """Base class: an iterable of dataset indices (and usually a `__len__`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> class Evens(tp.utils.data.Sampler): __iter__ = lambda self: iter([0, 2]); __len__ = lambda self: 2
+        >>> list(tp.utils.data.BatchSampler(Evens(), batch_size=2, drop_last=False))
+        [[0, 2]]
+    """
 
     def __init__(self, data_source=None):
         pass
@@ -18,7 +25,13 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """`0, 1, ..., len(data_source) - 1`."""
+    """`0, 1, ..., len(data_source) - 1`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> list(tp.utils.data.SequentialSampler(range(3)))
+        [0, 1, 2]
+    """
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -37,7 +50,13 @@ def _permutation(n: int, generator) -> list[int]:
 
 
 class RandomSampler(Sampler):
-    """A random permutation of the indices (a new one per epoch), or `num_samples` draws with replacement."""
+    """A random permutation of the indices (a new one per epoch), or `num_samples` draws with replacement.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> sorted(tp.utils.data.RandomSampler(range(4)))
+        [0, 1, 2, 3]
+    """
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None, generator=None):
         self.data_source, self.replacement, self._num_samples, self.generator = \
@@ -68,7 +87,13 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices, in a random order (a new one per epoch)."""
+    """The given indices, in a random order (a new one per epoch).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> sorted(tp.utils.data.SubsetRandomSampler([5, 7]))
+        [5, 7]
+    """
 
     def __init__(self, indices: Sequence[int], generator=None):
         self.indices, self.generator = indices, generator
@@ -81,7 +106,13 @@ class SubsetRandomSampler(Sampler):
 
 
 class BatchSampler(Sampler):
-    """Groups the indices of `sampler` into lists of `batch_size` (the last one shorter unless `drop_last`)."""
+    """Groups the indices of `sampler` into lists of `batch_size` (the last one shorter unless `drop_last`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> list(tp.utils.data.BatchSampler(range(5), batch_size=2, drop_last=False))
+        [[0, 1], [2, 3], [4]]
+    """
 
     def __init__(self, sampler, batch_size: int, drop_last: bool):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
