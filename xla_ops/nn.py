@@ -367,7 +367,9 @@ hardsigmoid = op("hardsigmoid", lambda x: jnp.clip(x + 3, 0, 6) / 6,
 hardswish = op("hardswish", lambda x: x * jnp.clip(x + 3, 0, 6) / 6,
                lambda g, ans, x: (jnp.where(x <= -3, 0, jnp.where(x < 3, g * (x / 3 + 0.5), g)),),
                saves=("x",), node="HardswishBackward0")
-softshrink = op("softshrink", lambda x, lambd=0.5: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, 0)),
+# NOTE: the middle is x * 0, which keeps the sign of zero, as PyTorch's kernel does (softshrink(-0.5) is -0.0).
+softshrink = op("softshrink",
+                lambda x, lambd=0.5: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, x * 0)),
                 lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) > lambd, g, 0),), saves=("x",),
                 node="SoftshrinkBackward0")
 hardshrink = op("hardshrink", lambda x, lambd=0.5: jnp.where(jnp.abs(x) > lambd, x, 0),

@@ -132,13 +132,29 @@ def _pointwise(op, input, target, name, params):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
-    """Mean squared error. Example: `F.mse_loss(tp.zeros(2), tp.ones(2))` is `tensor(1.)`."""
+    """Mean squared error. Example: `F.mse_loss(tp.zeros(2), tp.ones(2))` is `tensor(1.)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> p = tp.tensor([0.5, 2.0, -1.0])
+        >>> t = tp.tensor([1.0, 1.0, 1.0])
+        >>> tp.nn.functional.mse_loss(p, t)
+        tensor(1.7500)
+    """
     return _pointwise(X.nn.mse_loss, input, target, "mse_loss",
                       (("reduction", _reduction(reduction, size_average, reduce)),))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
-    """Mean absolute error. Example: `F.l1_loss(tp.zeros(2), tp.ones(2))` is `tensor(1.)`."""
+    """Mean absolute error. Example: `F.l1_loss(tp.zeros(2), tp.ones(2))` is `tensor(1.)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> p = tp.tensor([0.5, 2.0, -1.0])
+        >>> t = tp.tensor([1.0, 1.0, 1.0])
+        >>> tp.nn.functional.l1_loss(p, t, reduction='sum')
+        tensor(3.5000)
+    """
     return _pointwise(X.nn.l1_loss, input, target, "l1_loss",
                       (("reduction", _reduction(reduction, size_average, reduce)),))
 
@@ -147,6 +163,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """Huber-like loss: quadratic below `beta`, linear above.
 
     Example: `F.smooth_l1_loss(tp.zeros(1), tp.ones(1) * 3)` is `tensor(2.5000)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> p = tp.tensor([0.5, 2.0, -1.0])
+        >>> t = tp.tensor([1.0, 1.0, 1.0])
+        >>> tp.nn.functional.smooth_l1_loss(p, t)
+        tensor(0.7083)
     """
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -158,6 +181,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None) -> Tenso
     """Quadratic below `delta`, linear (slope `delta`) above: `smooth_l1_loss` scaled by `delta`.
 
     Example: `F.huber_loss(tp.zeros(1), tp.ones(1) * 3)` is `tensor(2.5000)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> p = tp.tensor([0.5, 2.0, -1.0])
+        >>> t = tp.tensor([1.0, 1.0, 1.0])
+        >>> tp.nn.functional.huber_loss(p, t, delta=0.5)
+        tensor(0.4583)
     """
     if weight is not None:
         raise RuntimeError("huber_loss: weight is not supported yet; multiply an unreduced loss instead")
@@ -171,6 +201,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """Binary cross-entropy between probabilities `input` and `target` (logs clamped at -100).
 
     Example: `F.binary_cross_entropy(tp.tensor([0.5]), tp.tensor([1.0]))` is `tensor(0.6931)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.binary_cross_entropy(tp.tensor([0.9, 0.2]), tp.tensor([1.0, 0.0]))
+        tensor(0.1643)
     """
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
@@ -184,6 +219,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """`binary_cross_entropy(sigmoid(input), target)`, computed stably.
 
     Example: `F.binary_cross_entropy_with_logits(tp.zeros(1), tp.ones(1))` is `tensor(0.6931)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.binary_cross_entropy_with_logits(tp.tensor([2.0, -1.0]), tp.tensor([1.0, 0.0]))
+        tensor(0.2201)
     """
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
@@ -197,6 +237,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     `reduction="batchmean"` divides the sum by the batch size (the mathematically correct KL).
 
     Example: `F.kl_div(tp.tensor([0.0]), tp.tensor([1.0]), reduction="sum")` is `tensor(0.)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> logq = tp.tensor([0.25, 0.75]).log()
+        >>> tp.nn.functional.kl_div(logq, tp.tensor([0.5, 0.5]), reduction='batchmean')
+        tensor(0.0719)
     """
     if reduction != "batchmean":
         reduction = _reduction(reduction, size_average, reduce)

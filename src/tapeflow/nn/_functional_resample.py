@@ -135,7 +135,13 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """`(*, C, H r, W r)` to `(*, C r², H, W)`: the inverse of `pixel_shuffle`."""
+    """`(*, C, H r, W r)` to `(*, C r², H, W)`: the inverse of `pixel_shuffle`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.pixel_unshuffle(tp.arange(16.0).reshape(1, 1, 4, 4), 2).shape
+        tapeflow.Size([1, 4, 2, 2])
+    """
     r = int(downscale_factor)
     *lead, c, h, w = input.shape
     if h % r or w % r:

@@ -419,7 +419,14 @@ def _act(op, input, params=(), inplace=False):
 
 
 def relu(input, inplace=False) -> Tensor:
-    """`max(x, 0)`. Example: `F.relu(tp.tensor([-1.0, 2.0]))` is `tensor([0., 2.])`."""
+    """`max(x, 0)`. Example: `F.relu(tp.tensor([-1.0, 2.0]))` is `tensor([0., 2.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.relu(x)
+        tensor([0., 0., 0., 1.])
+    """
     return _act(X.relu, input, (), inplace)
 
 
@@ -427,6 +434,12 @@ def gelu(input, approximate="none") -> Tensor:
     """Gaussian error linear unit; `approximate="tanh"` for the tanh form.
 
     Example: `F.gelu(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.gelu(x)
+        tensor([-0.0455, -0.1543,  0.0000,  0.8413])
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
@@ -434,22 +447,50 @@ def gelu(input, approximate="none") -> Tensor:
 
 
 def silu(input, inplace=False) -> Tensor:
-    """`x * sigmoid(x)`. Example: `F.silu(tp.zeros(1))` is `tensor([0.])`."""
+    """`x * sigmoid(x)`. Example: `F.silu(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.silu(x)
+        tensor([-0.2384, -0.1888,  0.0000,  0.7311])
+    """
     return _act(X.nn.silu, input, (), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False) -> Tensor:
-    """`x` for x > 0, else `alpha * (exp(x) - 1)`. Example: `F.elu(tp.zeros(1))` is `tensor([0.])`."""
+    """`x` for x > 0, else `alpha * (exp(x) - 1)`. Example: `F.elu(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.elu(x)
+        tensor([-0.8647, -0.3935,  0.0000,  1.0000])
+    """
     return _act(X.nn.elu, input, (("alpha", float(alpha)),), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
-    """`x` for x > 0, else `negative_slope * x`. Example: `F.leaky_relu(tp.tensor([-1.0]))` is `tensor([-0.0100])`."""
+    """`x` for x > 0, else `negative_slope * x`. Example: `F.leaky_relu(tp.tensor([-1.0]))` is `tensor([-0.0100])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.leaky_relu(x)
+        tensor([-0.0200, -0.0050,  0.0000,  1.0000])
+    """
     return _act(X.nn.leaky_relu, input, (("negative_slope", float(negative_slope)),), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
-    """`x` for x > 0, else `alpha * (exp(x / alpha) - 1)`. Example: `F.celu(tp.zeros(1))` is `tensor([0.])`."""
+    """`x` for x > 0, else `alpha * (exp(x / alpha) - 1)`. Example: `F.celu(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.celu(x)
+        tensor([-0.8647, -0.3935,  0.0000,  1.0000])
+    """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu with alpha=0 divides by zero; pass a non-zero alpha")
     return _act(X.nn.celu, input, (("alpha", float(alpha)),), inplace)
@@ -459,7 +500,14 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804
 
 
 def selu(input, inplace=False) -> Tensor:
-    """Scaled ELU with the self-normalising constants. Example: `F.selu(tp.zeros(1))` is `tensor([0.])`."""
+    """Scaled ELU with the self-normalising constants. Example: `F.selu(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.selu(x)
+        tensor([-1.5202, -0.6918,  0.0000,  1.0507])
+    """
     return _act(X.nn.elu, input, (("alpha", _SELU_ALPHA), ("scale", _SELU_SCALE)), inplace)
 
 
@@ -467,6 +515,12 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
     """`x` clipped to `[min_val, max_val]`; no gradient at the bounds (PyTorch's rule).
 
     Example: `F.hardtanh(tp.tensor([-2.0, 0.5]))` is `tensor([-1.0000, 0.5000])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.hardtanh(x)
+        tensor([-1.0000, -0.5000,  0.0000,  1.0000])
     """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -474,17 +528,38 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
 
 
 def relu6(input, inplace=False) -> Tensor:
-    """`hardtanh(x, 0, 6)`. Example: `F.relu6(tp.tensor([-1.0, 7.0]))` is `tensor([0., 6.])`."""
+    """`hardtanh(x, 0, 6)`. Example: `F.relu6(tp.tensor([-1.0, 7.0]))` is `tensor([0., 6.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.relu6(x)
+        tensor([0., 0., 0., 1.])
+    """
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def hardsigmoid(input, inplace=False) -> Tensor:
-    """`relu6(x + 3) / 6`. Example: `F.hardsigmoid(tp.zeros(1))` is `tensor([0.5000])`."""
+    """`relu6(x + 3) / 6`. Example: `F.hardsigmoid(tp.zeros(1))` is `tensor([0.5000])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.hardsigmoid(x)
+        tensor([0.1667, 0.4167, 0.5000, 0.6667])
+    """
     return _act(X.nn.hardsigmoid, input, (), inplace)
 
 
 def hardswish(input, inplace=False) -> Tensor:
-    """`x * relu6(x + 3) / 6`. Example: `F.hardswish(tp.tensor([3.0]))` is `tensor([3.])`."""
+    """`x * relu6(x + 3) / 6`. Example: `F.hardswish(tp.tensor([3.0]))` is `tensor([3.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.hardswish(x)
+        tensor([-0.3333, -0.2083,  0.0000,  0.6667])
+    """
     return _act(X.nn.hardswish, input, (), inplace)
 
 
@@ -492,6 +567,12 @@ def softshrink(input, lambd=0.5) -> Tensor:
     """`x - lambd` above `lambd`, `x + lambd` below `-lambd`, else 0.
 
     Example: `F.softshrink(tp.tensor([1.0, 0.2]))` is `tensor([0.5000, 0.0000])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.softshrink(x)
+        tensor([-1.5000, -0.0000,  0.0000,  0.5000])
     """
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
@@ -499,59 +580,135 @@ def softshrink(input, lambd=0.5) -> Tensor:
 
 
 def hardshrink(input, lambd=0.5) -> Tensor:
-    """`x` where `|x| > lambd`, else 0. Example: `F.hardshrink(tp.tensor([1.0, 0.2]))` is `tensor([1., 0.])`."""
+    """`x` where `|x| > lambd`, else 0. Example: `F.hardshrink(tp.tensor([1.0, 0.2]))` is `tensor([1., 0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.hardshrink(x)
+        tensor([-2.,  0.,  0.,  1.])
+    """
     return _act(X.nn.hardshrink, input, (("lambd", float(lambd)),))
 
 
 def threshold(input, threshold, value, inplace=False) -> Tensor:
     """`x` where `x > threshold`, else `value`. Example: `F.threshold(tp.tensor([0.5, 2.0]), 1.0, -1.0)` is
-    `tensor([-1., 2.])`."""
+    `tensor([-1., 2.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.threshold(x, 0.5, -1.0)
+        tensor([-1., -1., -1.,  1.])
+    """
     return _act(X.nn.threshold, input, (("threshold", float(threshold)), ("value", float(value))), inplace)
 
 
 def mish(input, inplace=False) -> Tensor:
-    """`x * tanh(softplus(x))`. Example: `F.mish(tp.zeros(1))` is `tensor([0.])`."""
+    """`x * tanh(softplus(x))`. Example: `F.mish(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.mish(x)
+        tensor([-0.2525, -0.2207,  0.0000,  0.8651])
+    """
     out = input * _ops.tanh(softplus(input))
     return _inplace(input, out) if inplace else out
 
 
 def softsign(input) -> Tensor:
-    """`x / (1 + |x|)`. Example: `F.softsign(tp.tensor([1.0]))` is `tensor([0.5000])`."""
+    """`x / (1 + |x|)`. Example: `F.softsign(tp.tensor([1.0]))` is `tensor([0.5000])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.softsign(x)
+        tensor([-0.6667, -0.3333,  0.0000,  0.5000])
+    """
     return input / (input.abs() + 1)
 
 
 def tanhshrink(input) -> Tensor:
-    """`x - tanh(x)`. Example: `F.tanhshrink(tp.zeros(1))` is `tensor([0.])`."""
+    """`x - tanh(x)`. Example: `F.tanhshrink(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.tanhshrink(x)
+        tensor([-1.0360, -0.0379,  0.0000,  0.2384])
+    """
     return input - _ops.tanh(input)
 
 
 def logsigmoid(input) -> Tensor:
-    """`log(sigmoid(x))`, computed stably as `-softplus(-x)`. Example: `F.logsigmoid(tp.zeros(1))` ≈ `-0.6931`."""
+    """`log(sigmoid(x))`, computed stably as `-softplus(-x)`. Example: `F.logsigmoid(tp.zeros(1))` ≈ `-0.6931`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.logsigmoid(x)
+        tensor([-2.1269, -0.9741, -0.6931, -0.3133])
+    """
     return -softplus(-input)
 
 
 def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
-    """`log(1 + exp(beta x)) / beta`, linear above `threshold`. Example: `F.softplus(tp.zeros(1))` ≈ `0.6931`."""
+    """`log(1 + exp(beta x)) / beta`, linear above `threshold`. Example: `F.softplus(tp.zeros(1))` ≈ `0.6931`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.softplus(x)
+        tensor([0.1269, 0.4741, 0.6931, 1.3133])
+    """
     return _act(X.nn.softplus, input, (("beta", float(beta)), ("threshold", float(threshold))))
 
 
 def tanh(input) -> Tensor:
-    """Elementwise tanh. Example: `F.tanh(tp.zeros(1))` is `tensor([0.])`."""
+    """Elementwise tanh. Example: `F.tanh(tp.zeros(1))` is `tensor([0.])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.tanh(x)
+        tensor([-0.9640, -0.4621,  0.0000,  0.7616])
+    """
     return _ops.tanh(input)
 
 
 def sigmoid(input) -> Tensor:
-    """Elementwise logistic sigmoid. Example: `F.sigmoid(tp.zeros(1))` is `tensor([0.5000])`."""
+    """Elementwise logistic sigmoid. Example: `F.sigmoid(tp.zeros(1))` is `tensor([0.5000])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([-2.0, -0.5, 0.0, 1.0])
+        >>> tp.nn.functional.sigmoid(x)
+        tensor([0.1192, 0.3775, 0.5000, 0.7311])
+    """
     return _ops.sigmoid(input)
 
 
 def softmax(input, dim=None, dtype=None) -> Tensor:
-    """Softmax along `dim`. Example: `F.softmax(tp.zeros(2), dim=0)` is `tensor([0.5000, 0.5000])`."""
+    """Softmax along `dim`. Example: `F.softmax(tp.zeros(2), dim=0)` is `tensor([0.5000, 0.5000])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.softmax(tp.tensor([[1.0, 2.0], [0.0, 0.0]]), dim=1)
+        tensor([[0.2689, 0.7311],
+                [0.5000, 0.5000]])
+    """
     return _ops.softmax(input, _legacy_dim(input, dim), dtype)
 
 
 def log_softmax(input, dim=None, dtype=None) -> Tensor:
-    """Log-softmax along `dim`. Example: `F.log_softmax(tp.zeros(2), dim=0)` ≈ `tensor([-0.6931, -0.6931])`."""
+    """Log-softmax along `dim`. Example: `F.log_softmax(tp.zeros(2), dim=0)` ≈ `tensor([-0.6931, -0.6931])`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.log_softmax(tp.tensor([0.0, 0.0]), dim=0)
+        tensor([-0.6931, -0.6931])
+    """
     return _ops.log_softmax(input, _legacy_dim(input, dim), dtype)
 
 
