@@ -40,14 +40,27 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Nearest-neighbour upsampling of images."""
+    """Nearest-neighbour upsampling of images.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.UpsamplingNearest2d(scale_factor=2)(tp.tensor([[[[1.0, 2.0]]]]))
+        tensor([[[[1., 1., 2., 2.],
+                  [1., 1., 2., 2.]]]])
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, "nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Bilinear upsampling of images with `align_corners=True` (as this legacy layer has it)."""
+    """Bilinear upsampling of images with `align_corners=True` (as this legacy layer has it).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.UpsamplingBilinear2d(scale_factor=2)(tp.ones(1, 1, 2, 2)).shape
+        tapeflow.Size([1, 1, 4, 4])
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, "bilinear", True)
@@ -74,7 +87,13 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """`(N, C, H r, W r)` to `(N, C r², H, W)`."""
+    """`(N, C, H r, W r)` to `(N, C r², H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.PixelUnshuffle(2)(tp.ones(1, 1, 4, 4)).shape
+        tapeflow.Size([1, 4, 2, 2])
+    """
 
     def __init__(self, downscale_factor: int):
         super().__init__()
@@ -123,7 +142,15 @@ class _InstanceNorm(Module):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of `(N, C, L)`."""
+    """Instance normalisation of `(N, C, L)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> y = tp.nn.InstanceNorm1d(2)(tp.tensor([[[1.0, 3.0], [2.0, 2.0]]]))
+        >>> y
+        tensor([[[-1.0000,  1.0000],
+                 [ 0.0000,  0.0000]]])
+    """
 
     _dims = 1
 
@@ -141,7 +168,13 @@ class InstanceNorm2d(_InstanceNorm):
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Instance normalisation of `(N, C, D, H, W)`."""
+    """Instance normalisation of `(N, C, D, H, W)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.InstanceNorm3d(3, affine=True)(tp.randn(2, 3, 2, 2, 2)).shape
+        tapeflow.Size([2, 3, 2, 2, 2])
+    """
 
     _dims = 3
 
@@ -162,6 +195,9 @@ class _Pad(Module):
 
 
 def _pad_class(name: str, mode: str, dims: int, doc: str) -> type:
+    shape, padded = ", ".join(["1"] + ["2"] * dims), ", ".join(["1"] + ["4"] * dims)
+    doc += (f"\n\n    Example:\n        >>> import tapeflow as tp\n        >>> tp.nn.{name}(1)(tp.ones({shape})).shape\n"
+            f"        tapeflow.Size([{padded}])\n    ")
     return type(name, (_Pad,), {"_mode": mode, "_dims": dims, "__doc__": doc, "__module__": __name__})
 
 
@@ -180,7 +216,13 @@ ConstantPad3d = _pad_class("ConstantPad3d", "constant", 3, "Pad the last three d
 
 
 class ZeroPad1d(ConstantPad1d):
-    """Pad the last dimension with zeros."""
+    """Pad the last dimension with zeros.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.ZeroPad1d((1, 0))(tp.tensor([[1.0, 2.0]]))
+        tensor([[0., 1., 2.]])
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -200,7 +242,13 @@ class ZeroPad2d(ConstantPad2d):
 
 
 class ZeroPad3d(ConstantPad3d):
-    """Pad the last three dimensions with zeros."""
+    """Pad the last three dimensions with zeros.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.ZeroPad3d(1)(tp.ones(1, 1, 1, 1)).shape
+        tapeflow.Size([1, 3, 3, 3])
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)

@@ -32,7 +32,14 @@ def _init_uniform(module: Module, hidden_size: int) -> None:
 
 
 class RNNBase(Module):
-    """The shared machinery of `RNN`, `LSTM` and `GRU`."""
+    """The shared machinery of `RNN`, `LSTM` and `GRU`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> lstm = tp.nn.LSTM(4, 8, num_layers=2)
+        >>> isinstance(lstm, tp.nn.RNNBase), lstm.mode
+        (True, 'LSTM')
+    """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -239,7 +246,14 @@ class _Cell(Module):
 
 
 class RNNCell(_Cell):
-    """One step of an Elman RNN. Example: `tp.nn.RNNCell(3, 5)(tp.randn(2, 3)).shape` is `(2, 5)`."""
+    """One step of an Elman RNN.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> cell = tp.nn.RNNCell(4, 8)
+        >>> cell(tp.randn(3, 4)).shape
+        tapeflow.Size([3, 8])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None):
@@ -249,7 +263,15 @@ class RNNCell(_Cell):
 
 
 class LSTMCell(_Cell):
-    """One LSTM step: returns `(h, c)`. Example: `tp.nn.LSTMCell(3, 5)(tp.randn(2, 3))[1].shape` is `(2, 5)`."""
+    """One LSTM step: returns `(h, c)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> cell = tp.nn.LSTMCell(4, 8)
+        >>> h, c = cell(tp.randn(3, 4))
+        >>> h.shape, c.shape
+        (tapeflow.Size([3, 8]), tapeflow.Size([3, 8]))
+    """
 
     _mode = "LSTM"
 
@@ -258,7 +280,14 @@ class LSTMCell(_Cell):
 
 
 class GRUCell(_Cell):
-    """One GRU step. Example: `tp.nn.GRUCell(3, 5)(tp.randn(2, 3)).shape` is `(2, 5)`."""
+    """One GRU step.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> cell = tp.nn.GRUCell(4, 8)
+        >>> cell(tp.randn(3, 4), tp.zeros(3, 8)).shape
+        tapeflow.Size([3, 8])
+    """
 
     _mode = "GRU"
 
