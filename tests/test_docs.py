@@ -82,3 +82,18 @@ def test_tutorial_pages_run(page, capsys):
         assert "step   0  loss" in capsys.readouterr().out
         assert namespace["grads"]["0.weight"].shape == (32, 2)
         assert tuple(namespace["z"].grad.shape) == (3,)
+
+
+PUBLIC_MODULES = ["tapeflow", "tapeflow.nn", "tapeflow.nn.functional", "tapeflow.nn.init", "tapeflow.nn.utils",
+                  "tapeflow.linalg", "tapeflow.utils.data", "tapeflow.optim", "tapeflow.optim.lr_scheduler",
+                  "tapeflow.autograd", "tapeflow.autograd.functional", "tapeflow.func", "tapeflow.interop",
+                  "tapeflow.distributions", "tapeflow.testing"]
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_every_public_callable_has_an_example(module_name):
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+    missing = [n for n in names if callable(obj := getattr(module, n, None)) and not isinstance(obj, type(tp))
+               and ">>>" not in (getattr(obj, "__doc__", None) or "")]
+    assert not missing, f"{module_name}: public callables without a docstring example: {missing}"

@@ -81,7 +81,14 @@ def _trim(where: str, max_bytes: int) -> None:
 
 
 def get_compilation_cache_dir() -> str | None:
-    """Where compiled XLA programs are kept (None when the cache is off or JAX's own setting is used)."""
+    """Where compiled XLA programs are kept (None when the cache is off or JAX's own setting is used).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> d = tp.get_compilation_cache_dir()
+        >>> d is None or isinstance(d, str)
+        True
+    """
     return _current[0]
 
 

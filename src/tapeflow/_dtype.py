@@ -60,12 +60,25 @@ _default = [float32]
 
 
 def get_default_dtype() -> dtype:
-    """The dtype of floating tensors made from Python numbers (float32 unless changed)."""
+    """The dtype of floating tensors made from Python numbers (float32 unless changed).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.get_default_dtype()
+        tapeflow.float32
+    """
     return _default[0]
 
 
 def set_default_dtype(d) -> None:
-    """Set the default floating dtype (float32 or float64), as `torch.set_default_dtype`."""
+    """Set the default floating dtype (float32 or float64), as `torch.set_default_dtype`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.set_default_dtype(tp.float64); x = tp.tensor([1.0]); tp.set_default_dtype(tp.float32)
+        >>> x.dtype
+        tapeflow.float64
+    """
     d = to_dtype(d)
     if not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")

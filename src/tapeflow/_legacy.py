@@ -25,7 +25,9 @@ class _LegacyType(type):
 
 
 def _legacy(name: str, dtype) -> type:
-    return _LegacyType(name, (), {"dtype": dtype, "__doc__": f"A {dtype.name} tensor (legacy constructor)."})
+    doc = (f"A {dtype.name} tensor (legacy constructor).\n\n    Example:\n        >>> import tapeflow as tp\n"
+           f"        >>> tp.{name}([1, 0]).dtype\n        tapeflow.{dtype.name}\n    ")
+    return _LegacyType(name, (), {"dtype": dtype, "__doc__": doc})
 
 
 FloatTensor = _legacy("FloatTensor", _dtype.float32)

@@ -31,7 +31,15 @@ class TracedValueError(RuntimeError):
     """A Python value (`item()`, `bool()`, `numpy()`) was asked of a tensor that JAX is tracing."""
 
 class Size(tuple):
-    """A tensor shape: a tuple with PyTorch's repr (`tapeflow.Size([2, 3])`)."""
+    """A tensor shape: a tuple with PyTorch's repr (`tapeflow.Size([2, 3])`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.ones(2, 3).shape
+        tapeflow.Size([2, 3])
+        >>> tp.ones(2, 3).shape.numel()
+        6
+    """
 
     def __repr__(self) -> str:
         return f"tapeflow.Size({list(self)})"
@@ -522,6 +530,13 @@ def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:
 
 
 def is_tensor(obj) -> bool:
+    """Whether `obj` is a tapeflow Tensor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.is_tensor(tp.ones(1)), tp.is_tensor([1.0])
+        (True, False)
+    """
     return isinstance(obj, Tensor)
 
 

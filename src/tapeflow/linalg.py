@@ -47,12 +47,28 @@ for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots")
 
 
 def inverse(input: Tensor) -> Tensor:
-    """`tp.inverse` / `Tensor.inverse`: the same as `tp.linalg.inv`."""
+    """`tp.inverse` / `Tensor.inverse`: the same as `tp.linalg.inv`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.inverse(tp.tensor([[2.0, 0.0], [0.0, 4.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.2500]])
+    """
     return inv(input)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
-    """`tp.cholesky_solve`: `X` with `A X = B` for `A = L L^H` (`U^H U` when `upper`), given the factor."""
+    """`tp.cholesky_solve`: `X` with `A X = B` for `A = L L^H` (`U^H U` when `upper`), given the factor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> A = tp.tensor([[4.0, 2.0], [2.0, 3.0]])
+        >>> L = tp.linalg.cholesky(A)
+        >>> tp.cholesky_solve(tp.tensor([[6.0], [5.0]]), L)
+        tensor([[1.],
+                [1.]])
+    """
     _square("cholesky_solve", L)
     if L.mT.shape[-1] != B.shape[-2]:
         raise RuntimeError(f"cholesky_solve: Incompatible shapes of A and B for the equation AX = B "
@@ -62,7 +78,15 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
-    """`tp.cholesky_inverse`: the inverse of `A = L L^H` (`U^H U` when `upper`), given the factor."""
+    """`tp.cholesky_inverse`: the inverse of `A = L L^H` (`U^H U` when `upper`), given the factor.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> L = tp.linalg.cholesky(tp.tensor([[4.0, 0.0], [0.0, 1.0]]))
+        >>> tp.cholesky_inverse(L)
+        tensor([[0.2500, 0.0000],
+                [0.0000, 1.0000]])
+    """
     _square("cholesky_inverse", L)
     return inv(L.mH @ L if upper else L @ L.mH)
 
@@ -86,7 +110,16 @@ def _square(name: str, A: Tensor) -> Tensor:
 
 
 class LinAlgError(RuntimeError):
-    """A matrix function failed on its input (a singular matrix, one that is not positive-definite)."""
+    """A matrix function failed on its input (a singular matrix, one that is not positive-definite).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> try:
+        ...     tp.linalg.inv(tp.zeros(2, 2))
+        ... except tp.linalg.LinAlgError as e:
+        ...     print(type(e).__name__)
+        LinAlgError
+    """
 
 
 _all_finite = jax.jit(lambda a: jnp.all(jnp.isfinite(a)))

@@ -147,7 +147,14 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-return_types = type("return_types", (), {})
+return_types = type("return_types", (), {"__doc__": """The named tuples ops with two results return, as in PyTorch.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> r = tp.tensor([[1.0, 5.0], [4.0, 2.0]]).max(dim=1)
+        >>> isinstance(r, tp.return_types.max), r.values, r.indices
+        (True, tensor([5., 4.]), tensor([1, 0]))
+    """})
 for _n in ["max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"]:
     setattr(return_types, _n, namedtuple(_n, ["values", "indices"]))
 

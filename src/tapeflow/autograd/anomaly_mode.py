@@ -16,10 +16,26 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_ano
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on in this thread.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autograd.detect_anomaly():
+        ...     print(tp.is_anomaly_enabled())
+        True
+    """
     return state.anomaly
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward outputs for NaN.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autograd.detect_anomaly(check_nan=False):
+        ...     print(tp.autograd.is_anomaly_check_nan_enabled())
+        False
+    """
     return state.anomaly_check_nan
 
 

@@ -16,11 +16,26 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations are being recorded on this thread."""
+    """Whether operations are being recorded on this thread.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.no_grad():
+        ...     print(tp.is_grad_enabled())
+        False
+    """
     return state.grad_enabled
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether inference mode is on in this thread.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.inference_mode():
+        ...     print(tp.is_inference_mode_enabled())
+        True
+    """
     return state.inference
 
 

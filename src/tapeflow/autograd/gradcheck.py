@@ -30,7 +30,13 @@ _BATCH = 3  # cotangents / tangents per batched check
 
 
 class GradcheckError(RuntimeError):
-    """Raised by `gradcheck` / `gradgradcheck` when the gradients do not match."""
+    """Raised by `gradcheck` / `gradgradcheck` when the gradients do not match.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> issubclass(tp.autograd.GradcheckError, RuntimeError)
+        True
+    """
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,12 @@ class Distribution:
 
     Arguments are validated (PyTorch's default) unless `validate_args=False` or
     `Distribution.set_default_validate_args(False)`; validation reads a bool back to the host.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> d = tp.distributions.Normal(0.0, 1.0)
+        >>> isinstance(d, tp.distributions.Distribution), d.batch_shape
+        (True, tapeflow.Size([]))
     """
 
     has_rsample = False

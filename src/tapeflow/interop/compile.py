@@ -18,6 +18,12 @@ class CompiledFunction(Staged):
     """An eager tapeflow function compiled to one XLA program per state/argument signature.
 
     Built by `tapeflow.compile`; call it like the original function.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> f = tp.compile(lambda x: (x * x).sum())
+        >>> type(f).__name__, f(tp.ones(3))
+        ('CompiledFunction', tensor(3.))
     """
 
     def __init__(self, fn, *, donate_state: bool = False):

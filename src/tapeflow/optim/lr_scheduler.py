@@ -26,8 +26,18 @@ class LRScheduler:
     """Base class: `step()` advances `last_epoch` and sets each group's lr to `get_lr()`.
 
     Arguments:
-        optimizer: the optimizer whose learning rates are scheduled.
-        last_epoch: index of the last epoch (-1 to start fresh; otherwise groups need "initial_lr").
+    optimizer: the optimizer whose learning rates are scheduled.
+    last_epoch: index of the last epoch (-1 to start fresh; otherwise groups need "initial_lr").
+
+    Example:
+        >>> import tapeflow as tp
+        >>> opt = tp.optim.SGD([tp.zeros(1, requires_grad=True)], lr=1.0)
+        >>> sched = tp.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        >>> isinstance(sched, tp.optim.lr_scheduler.LRScheduler)
+        True
+        >>> opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.5]
     """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1):

@@ -84,7 +84,15 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 
 
 def remove_spectral_norm(module, name: str = "weight"):
-    """Undo `spectral_norm`: `<name>` is a plain parameter holding the normalised weight."""
+    """Undo `spectral_norm`: `<name>` is a plain parameter holding the normalised weight.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> lin = tp.nn.utils.spectral_norm(tp.nn.Linear(3, 2))
+        >>> lin = tp.nn.utils.remove_spectral_norm(lin)
+        >>> sorted(n for n, _ in lin.named_parameters())
+        ['bias', 'weight']
+    """
     for key, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, SpectralNorm) and hook.name == name:
             weight = hook.compute_weight(module, do_power_iteration=False).detach()
