@@ -278,6 +278,20 @@ spec("floor_divide", [C(F((3, 4)), F((4,), NOKINK)), C(A([[7, -7, 3]]), A([2, 2,
 unary("neg", np.negative, tf=lambda x: -x)
 spec("conj", [C(F((3, 4))), C(F(()))], np.conj, why="real inputs here; tp.conj returns a real tensor itself "
      "(as PyTorch) and tests/test_tensor.py checks complex values and gradients against PyTorch")
+# Complex numbers: real inputs here (values and real-linear VJPs against finite differences); complex inputs,
+# complex outputs and PyTorch's conjugate convention are checked op by op in tests/test_complex_autograd.py.
+_CPLX = "complex inputs and outputs: tests/test_complex_autograd.py checks them against PyTorch and gradcheck"
+spec("real", [C(F((3, 4))), C(F(()))], np.real, tf=lambda x: tp.real(x), node="", why=_CPLX)
+spec("imag", [C(F((3, 4))), C(F(()))], np.imag, tf=None, why=_CPLX + "; tp.imag refuses real tensors, as PyTorch")
+spec("view_as_real", [C(F((3, 4))), C(F(()))], lambda x: np.stack([x, np.zeros_like(x)], -1), tf=None, why=_CPLX)
+spec("view_as_complex", [C(F((3, 2)))], lambda x: x[..., 0] + 1j * x[..., 1], tf=None, fd=False, second=False,
+     f32=False, why=_CPLX)
+spec("complex", [C(F((3, 4)), F((3, 4)))], lambda x, y: x + 1j * y, tf=None, fd=False, second=False, f32=False,
+     why=_CPLX)
+spec("polar", [C(F((3, 4), POS), F((3, 4)))], lambda r, t: r * np.exp(1j * t), tf=None, fd=False, second=False,
+     f32=False, why=_CPLX)
+unary("angle", np.angle, NOKINK, why=_CPLX)
+unary("sgn", np.sign, NOKINK, why=_CPLX)
 unary("exp", np.exp)
 unary("exp2", np.exp2)
 unary("expm1", np.expm1)

@@ -339,8 +339,8 @@ def test_jax_transforms_use_the_table_rule(name):
 # (see `_abs0` in xla_ops/nn.py), and `tests/test_one_semantics.py` checks those points against PyTorch.
 DERIVED = [
     # elementwise
-    "acos", "acosh", "asin", "asinh", "atan2", "atanh", "digamma", "erf", "erfc", "erfinv", "fmod", "hypot", "lerp",
-    "lgamma", "logit", "nan_to_num", "remainder",
+    "acos", "acosh", "angle", "asin", "asinh", "atan2", "atanh", "digamma", "erf", "erfc", "erfinv", "fmod", "hypot", "lerp",
+    "lgamma", "logit", "nan_to_num", "polar", "remainder", "sgn",
     # reductions and scans
     "cumprod", "logcumsumexp", "nansum", "prod", "prod_dim", "std", "var", "sort", "topk",
     # shapes, indexing, views

@@ -1,6 +1,13 @@
 """The `Op` record: a forward JAX function, its static parameters, what it
 saves for backward, and its vector-Jacobian product.
 
+Complex numbers: a table VJP is JAX's, the transpose of the op's linearisation
+(`g * f'(z)` for a holomorphic `f`, no conjugation), so a derived VJP, a
+hand-written one and JAX's transforms agree. The tape speaks PyTorch's
+convention (the conjugate Wirtinger derivative, `g * conj(f'(z))`), which is
+the same map conjugated on both sides: `backward` and `grad_op` apply
+`torch_vjp = conj . vjp . conj` (a no-op on real arrays).
+
 Everything here is pure JAX. Compiled callables are built once per
 (op, static parameters) and kept on the op, so a call costs one dictionary
 lookup plus JAX's own dispatch; JAX caches the XLA executable per shape and
@@ -19,7 +26,7 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jax.dtypes import float0
 
-__all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op"]
+__all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op", "torch_vjp"]
 
 #: Every op, by name.
 TABLE: dict[str, Op] = {}
@@ -68,6 +75,8 @@ def unbroadcast(g, x):
         g = jnp.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)
     dtype = getattr(x, "dtype", None)
     if dtype is not None and g.dtype != dtype:
+        if jnp.iscomplexobj(g) and not jnp.issubdtype(dtype, jnp.complexfloating):
+            g = jnp.real(g)  # a real input's gradient is the real part (either convention)
         g = g.astype(dtype)
     return g
 
@@ -185,7 +194,7 @@ class Op:
         key = (params, needs, metas, nout)
         fn = self._bwd_cache.get(key)
         if fn is None:
-            fn = jax.jit(functools.partial(self._vjp_impl, params, needs, metas, nout))
+            fn = jax.jit(functools.partial(self._vjp_torch, params, needs, metas, nout))
             self._bwd_cache[key] = fn
         return fn
 
@@ -205,13 +214,19 @@ class Op:
             grads = self.vjp(g[0] if nout == 1 else g, ans, *inputs, **kw)
         return tuple(gr if need else None for gr, need in zip(grads, needs))
 
+    def _vjp_torch(self, params, needs, metas, nout, *args):
+        """`_vjp_impl` in PyTorch's complex convention: conjugated on the way in and out."""
+        gs = tuple(_conj(g) for g in args[:nout])
+        grads = self._vjp_impl(params, needs, metas, nout, *gs, *args[nout:])
+        return tuple(_conj(gr) for gr in grads)
+
     def grad_op(self, params: tuple, needs: tuple, metas: tuple, nout: int = 1) -> Op:
         """The VJP itself as an `Op` of `(*gs, ans, *inputs)`, so it can be
         recorded on the tape (`create_graph=True`); its own VJP is derived by JAX."""
         key = (params, needs, metas, nout)
         gop = self._grad_op_cache.get(key)
         if gop is None:
-            impl = functools.partial(self._vjp_impl, params, needs, metas, nout)
+            impl = functools.partial(self._vjp_torch, params, needs, metas, nout)
             gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"),
                      deferrable=self.deferrable)
             self._grad_op_cache[key] = gop
@@ -247,6 +262,18 @@ class Op:
                      node=self.node.replace("Backward", "JvpBackward"), deferrable=self.deferrable)
             self._jvp_op_cache[key] = jop
         return jop
+
+
+def _conj(a):
+    """`conj(a)` for a complex array; anything else as it is."""
+    return jnp.conj(a) if a is not None and hasattr(a, "dtype") and jnp.iscomplexobj(a) else a
+
+
+def torch_vjp(vjp_fn):
+    """A JAX-convention VJP function (of a cotangent pytree) in PyTorch's complex convention."""
+    def f(ct):
+        return jax.tree.map(_conj, vjp_fn(jax.tree.map(_conj, ct)))
+    return f
 
 
 def _stopped(fwd):

@@ -77,7 +77,16 @@ tan = op("tan", jnp.tan, lambda g, ans, x: (g * (1 + ans * ans),), saves=("ans",
 tanh = op("tanh", jnp.tanh, lambda g, ans, x: (g * (1 - ans * ans),), saves=("ans",))
 sigmoid = op("sigmoid", jax.nn.sigmoid, lambda g, ans, x: (g * ans * (1 - ans),), saves=("ans",))
 relu = op("relu", jax.nn.relu, lambda g, ans, x: (jnp.where(ans > 0, g, 0),), saves=("ans",))
-abs = op("abs", jnp.abs, lambda g, ans, x: (g * jnp.sign(x),), saves=("x",))
+def conj_phase(x):
+    """`conj(x) / |x|` (0 at 0): the derivative of `|x|` in JAX's convention (see `_op`), written out so that
+    it has a derivative of its own (`jnp.sign`'s is zero); `sign(x)` for real `x`."""
+    if not jnp.iscomplexobj(x):
+        return jnp.sign(x)
+    a = jnp.abs(x)
+    return jnp.conj(x) / jnp.where(a == 0, 1, a)
+
+
+abs = op("abs", jnp.abs, lambda g, ans, x: (g * conj_phase(x),), saves=("x",))
 asin = op("asin", jnp.arcsin)
 acos = op("acos", jnp.arccos)
 atan = op("atan", jnp.arctan, lambda g, ans, x: (g / (1 + x * x),), saves=("x",))
@@ -102,6 +111,37 @@ trunc = op("trunc", jnp.trunc, _zero_vjp)
 round = op("round", lambda x, decimals=0: jnp.round(x, decimals), _zero_vjp)
 frac = op("frac", lambda x: x - jnp.trunc(x), lambda g, ans, x: (g,))
 nan_to_num = op("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
+
+# -- complex numbers -----------------------------------------------------------
+# VJPs in JAX's convention, the transpose of each map read as a real-linear one (`imag`'s is `-1j * g`); the
+# tape turns them into PyTorch's (`imag`: `1j * g`). The views among them (real, imag, view_as_real,
+# view_as_complex) write back through `shape.view_scatter`.
+def _is_complex(dtype) -> bool:
+    return jnp.issubdtype(dtype, jnp.complexfloating)
+
+
+real = op("real", jnp.real, lambda g, ans, x: (g.astype(x.dtype),))
+imag = op("imag", jnp.imag, lambda g, ans, x: (
+    (-1j * g).astype(x.dtype) if _is_complex(x.dtype) else jnp.zeros(x.shape, x.dtype),))
+view_as_real = op("view_as_real", lambda x: jnp.stack([jnp.real(x), jnp.imag(x)], axis=-1),
+                  lambda g, ans, x: ((g[..., 0] - 1j * g[..., 1]).astype(x.dtype) if _is_complex(x.dtype)
+                                     else g[..., 0].astype(x.dtype),))
+view_as_complex = op("view_as_complex", lambda x: jax.lax.complex(x[..., 0], x[..., 1]),
+                     lambda g, ans, x: (jnp.stack([jnp.real(g), -jnp.imag(g)], axis=-1).astype(x.dtype),))
+complex = op("complex", jax.lax.complex,
+             lambda g, ans, x, y: (unbroadcast(jnp.real(g), x), unbroadcast(-jnp.imag(g), y)))
+polar = op("polar", lambda r, theta: jax.lax.complex(r * jnp.cos(theta), r * jnp.sin(theta)))
+angle = op("angle", jnp.angle)
+
+
+def _sgn(x):
+    if not jnp.iscomplexobj(x):
+        return jnp.sign(x)
+    a = jnp.abs(x)
+    return jnp.where(a == 0, 0, x / jnp.where(a == 0, 1, a)).astype(x.dtype)
+
+
+sgn = op("sgn", _sgn)
 
 # -- clamp and select --------------------------------------------------------
 

@@ -14,7 +14,7 @@ def _mT(a):
     return jnp.swapaxes(a, -1, -2)
 
 
-mm = op("mm", jnp.matmul, lambda g, ans, x, y: (g @ y.T.conj(), x.T.conj() @ g), saves=("x", "y"),
+mm = op("mm", jnp.matmul, lambda g, ans, x, y: (g @ y.T, x.T @ g), saves=("x", "y"),
         saved_for={"x": "y", "y": "x"})
 bmm = op("bmm", jnp.matmul,
          lambda g, ans, x, y: (g @ jnp.swapaxes(y, -1, -2), jnp.swapaxes(x, -1, -2) @ g), saves=("x", "y"),

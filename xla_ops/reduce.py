@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from ._op import op
+from .elementwise import conj_phase
 
 
 def _expand(g, shape, dim, keepdim):
@@ -107,6 +108,8 @@ logsumexp = op("logsumexp", lambda x, dim, keepdim=False: jax.nn.logsumexp(x, ax
 
 
 def _norm(x, p=2.0, dim=None, keepdim=False):
+    if jnp.iscomplexobj(x) and p != 0:  # the norm of the magnitudes (their derivative is `abs`'s)
+        return _norm(jnp.abs(x), p, dim, keepdim)
     if p == 2.0:
         return jnp.sqrt(jnp.sum(x * x, axis=dim, keepdims=keepdim))
     if p == float("inf"):
@@ -121,6 +124,9 @@ def _norm(x, p=2.0, dim=None, keepdim=False):
 
 
 def _norm_vjp(g, ans, x, p=2.0, dim=None, keepdim=False):
+    if jnp.iscomplexobj(x) and p != 0:  # through |x|: JAX's convention, d|x| = conj(x / |x|)
+        (ga,) = _norm_vjp(g, ans, jnp.abs(x), p, dim, keepdim)
+        return (ga * conj_phase(x),)
     g, ans = _expand(g, x.shape, dim, keepdim), _expand(ans, x.shape, dim, keepdim)
     if p == 2.0:
         # NOTE: the subgradient 0 at x == 0, as in PyTorch (JAX would give NaN).

@@ -91,15 +91,40 @@ def apply_chain(x, chain):
     return x
 
 
+#: Views between complex and real numbers: one element of the view is a part of one element of the base.
+_PART_VIEWS = frozenset({"real", "imag", "view_as_real", "view_as_complex"})
+
+
 def _view_scatter(base, new, chain):
+    detached = any(step[0] == "detach" for step in chain)
+    if detached:
+        chain = tuple(step for step in chain if step[0] != "detach")
+    if any(step[0] in _PART_VIEWS for step in chain):
+        return _part_scatter(base, new, chain, detached)
     # Where each element of the view lives in `base`: the chain applied to an iota.
     where = apply_chain(jnp.arange(base.size).reshape(base.shape), chain)
     new = jnp.broadcast_to(jnp.asarray(new).astype(base.dtype), where.shape)
-    if any(step[0] == "detach" for step in chain):
+    if detached:
         # A write through `detach()` / `.data` changes values, not derivatives (as on the tape).
-        old = apply_chain(base, tuple(step for step in chain if step[0] != "detach"))
+        old = apply_chain(base, chain)
         new = old + jax.lax.stop_gradient(new - old)
     return base.ravel().at[where.ravel()].set(new.ravel()).reshape(base.shape)
+
+
+def _part_scatter(base, new, chain, detached):
+    """Write `new` through a view chain that selects real or imaginary parts.
+
+    Such a view is a real-linear map `L` that picks coordinates of `base`; the write is
+    `base + L*(new - L(base))`, with `L*` its adjoint (JAX's transpose, conjugated on both sides).
+    """
+    old, pullback = jax.vjp(lambda b: apply_chain(b, chain), base)
+    new = jnp.broadcast_to(jnp.asarray(new).astype(old.dtype), old.shape)
+    delta = new - old
+    if detached:
+        delta = jax.lax.stop_gradient(delta)
+    (back,) = pullback(jnp.conj(delta) if jnp.iscomplexobj(delta) else delta)
+    back = jnp.conj(back) if jnp.iscomplexobj(back) else back
+    return base + back.astype(base.dtype)
 
 
 view_apply = op("view_apply", apply_chain, nin=1, node="AsStridedBackward0")

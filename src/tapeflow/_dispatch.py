@@ -18,6 +18,7 @@ import xla_ops
 from xla_ops.shape import view_apply, view_scatter
 
 from . import _adaptive as _lazy
+from . import _dtype
 from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
@@ -333,10 +334,15 @@ def _retarget_saved(node, old_st, st) -> None:
         node._versions = tuple((st, st.version, e[2]) if e[0] is old_st else e for e in versions)
 
 
+def _category(dt) -> int:
+    return 3 if dt.is_complex else 2 if dt.is_floating_point else 0 if dt.name == "bool" else 1
+
+
 def _cast_for_inplace(x, result):
-    if not x.dtype.is_floating_point and result.dtype.is_floating_point:
-        raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to the desired "
-                           f"output type {x.dtype.name.capitalize()}")
+    if _category(result.dtype) > _category(x.dtype):  # PyTorch casts down within a category, never across
+        names = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"result type {names[result.dtype.name]} can't be cast to the desired "
+                           f"output type {names[x.dtype.name]}")
     return dispatch(xla_ops.to_dtype, (result,), (("dtype", x._raw.dtype),))
 
 

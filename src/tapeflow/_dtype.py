@@ -52,6 +52,14 @@ int32 = int = dtype("int32", jnp.int32)
 int64 = long = dtype("int64", jnp.int64)
 bool = dtype("bool", jnp.bool_)
 
+#: PyTorch's names for each dtype in its error messages: the scalar type ("Float") and the C++ type ("float").
+SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint8": "Byte", "int8": "Char",
+                "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>", "uint8": "unsigned char",
+             "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
 _ALL = [float16, bfloat16, float32, float64, complex64, complex128, uint8, int8, int16, int32, int64, bool]
 _BY_NP = {d.jax: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL} | {"float": float32, "double": float64, "half": float16, "long": int64,

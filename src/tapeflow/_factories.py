@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import numbers
 
 import jax
 import jax.numpy as jnp
@@ -115,13 +116,15 @@ def from_numpy(a: np.ndarray) -> Tensor:
     return Tensor._wrap(jnp.asarray(a))
 
 
-def _shape(size) -> tuple:
+def _shape(size, name: str | None = None) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"size must be a tuple of ints, but got an element of type {type(s).__name__}")
         if s < 0:
+            if name == "zeros":  # PyTorch's zeros has a message of its own
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
     return tuple(int(s) for s in size)
 
@@ -139,7 +142,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[0., 0., 0.],
                 [0., 0., 0.]])
     """
-    return _leaf(jnp.zeros(_shape(size), _float_dtype(dtype)), device, requires_grad)
+    return _leaf(jnp.zeros(_shape(size, "zeros"), _float_dtype(dtype)), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -164,6 +167,11 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+def _number(name: str, value) -> None:
+    if not isinstance(value, (numbers.Number, np.generic, Tensor)):
+        raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not {type(value).__name__}")
+
+
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor filled with `fill_value` (dtype inferred from it, as PyTorch does).
 
@@ -174,6 +182,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         >>> tp.full((2,), 0.5)
         tensor([0.5000, 0.5000])
     """
+    _number("full", fill_value)
     if dtype is None:
         dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
                  _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
@@ -197,13 +206,26 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
     if (vals[1] - vals[0]) * vals[2] < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
     arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
     return _leaf(jnp.asarray(arr), device, requires_grad)
+
+
+def _steps(steps) -> None:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+
+
+def _sampled_dtype(dtype, kernel: str):
+    """The float dtype of uniform / normal samples; PyTorch's error for an integer or bool one."""
+    jd = _float_dtype(dtype)
+    if jd.kind not in "fc" and jd.name != "bfloat16":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES[_dtype.from_jax_dtype(jd).name]}\'')
+    return jd
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -214,6 +236,7 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=Fals
         >>> tp.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
+    _steps(steps)
     return _leaf(jnp.linspace(start, end, steps, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
@@ -225,6 +248,7 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
         >>> tp.logspace(0, 2, 3)
         tensor([  1.,  10., 100.])
     """
+    _steps(steps)
     return _leaf(jnp.logspace(start, end, steps, base=base, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
@@ -360,7 +384,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
         >>> x.shape, bool(((x >= 0) & (x < 1)).all())
         (tapeflow.Size([2, 3]), True)
     """
-    arr = xla_ops.random.uniform(next_key(generator), shape=_shape(size), dtype=_float_dtype(dtype))
+    arr = xla_ops.random.uniform(next_key(generator), shape=_shape(size), dtype=_sampled_dtype(dtype,
+                                                                                               "check_uniform_bounds"))
     return _leaf(arr, device, requires_grad)
 
 
@@ -372,7 +397,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
         >>> tp.randn(2, 3, dtype=tp.float64).dtype
         tapeflow.float64
     """
-    arr = xla_ops.random.normal(next_key(generator), shape=_shape(size), dtype=_float_dtype(dtype))
+    arr = xla_ops.random.normal(next_key(generator), shape=_shape(size), dtype=_sampled_dtype(dtype,
+                                                                                             "normal_kernel_cpu"))
     return _leaf(arr, device, requires_grad)
 
 
@@ -414,6 +440,17 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     return _leaf(arr, device, requires_grad)
 
 
+def _check_std(std) -> None:
+    """A negative standard deviation is refused (as PyTorch does) rather than silently mirrored."""
+    if isinstance(std, Tensor):
+        from ._ops._checks import outside
+
+        if outside(std, 0.0, float("inf")):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Normal samples with mean `mean` and standard deviation `std`.
 
@@ -422,6 +459,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         >>> tp.normal(2.0, 0.5, size=(3,)).shape
         tapeflow.Size([3])
     """
+    _check_std(std)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None

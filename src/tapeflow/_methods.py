@@ -29,7 +29,7 @@ reshape view_as flatten unflatten ravel permute transpose swapaxes swapdims t ad
 expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk tensor_split unbind flip fliplr
 flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
-subtract cross float_power fmax fmin conj conj_physical resolve_conj
+subtract cross float_power fmax fmin conj conj_physical resolve_conj angle sgn isreal vdot is_nonzero
 """.split()
 
 for _name in _METHODS:
@@ -101,7 +101,13 @@ Tensor.__rmatmul__ = lambda self, other: _ops.matmul(as_tensor(other), self)
 Tensor.__neg__ = _ops.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = _ops.abs
-Tensor.__invert__ = lambda self: _ops.logical_not(self) if self.dtype is _dtype.bool else _ops.bitwise_not(self)
+def _invert(self):
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _ops.logical_not(self) if self.dtype is _dtype.bool else _ops.bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
 Tensor.__and__ = lambda self, other: _ops.logical_and(self, other) if self.dtype is _dtype.bool else _ops.bitwise_and(self, other)
 Tensor.__or__ = lambda self, other: _ops.logical_or(self, other) if self.dtype is _dtype.bool else _ops.bitwise_or(self, other)
 Tensor.__xor__ = lambda self, other: _ops.logical_xor(self, other) if self.dtype is _dtype.bool else _ops.bitwise_xor(self, other)
@@ -166,18 +172,23 @@ def _random_(sampler):
 def _uniform(self, a=0.0, b=1.0, *, generator=None):
     from ._factories import rand
 
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     return rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a
 
 
 def _normal(self, mean=0.0, std=1.0, *, generator=None):
-    from ._factories import randn
+    from ._factories import _check_std, randn
 
+    _check_std(std)
     return randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean
 
 
 def _bernoulli(self, p=0.5, *, generator=None):
     from ._factories import rand
+    from ._sampling import _probability
 
+    _probability(p)
     return (rand(*self.shape, generator=generator) < p).to(self.dtype)
 
 
@@ -280,8 +291,11 @@ def _install_factories():
     Tensor.new_zeros = _new_factory(F.zeros)
     Tensor.new_ones = _new_factory(F.ones)
     Tensor.new_empty = _new_factory(F.empty)
-    Tensor.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: F.full(
-        size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        F._number("new_full", fill_value)
+        return F.full(size, fill_value, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+    Tensor.new_full = new_full
     Tensor.new_tensor = _new_tensor
 
 
@@ -309,3 +323,24 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 
 
 Tensor.backward = backward
+
+
+def _real(self):
+    return _ops.real(self)
+
+
+def _set_real(self, value):
+    _ops.real(self).copy_(value)
+
+
+def _imag(self):
+    return _ops.imag(self)
+
+
+def _set_imag(self, value):
+    _ops.imag(self).copy_(value)
+
+
+Tensor.real = property(_real, _set_real, doc="The real part (a view; `self` for a real tensor).")
+Tensor.imag = property(_imag, _set_imag, doc="The imaginary part of a complex tensor (a view).")
+Tensor.is_conj = lambda self: False  # conjugation is never lazy here

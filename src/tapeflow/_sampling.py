@@ -12,6 +12,7 @@ import xla_ops as X
 
 from ._factories import next_key, rand
 from ._methods import _random_
+from ._ops._checks import outside
 from ._tensor import Tensor
 
 __all__ = ["multinomial", "bernoulli", "poisson"]
@@ -53,8 +54,24 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         >>> tp.bernoulli(tp.tensor([0.0, 1.0])).tolist()
         [0.0, 1.0]
     """
+    if p is None:
+        _probabilities(input)
+    else:
+        _probability(p)
     probs = input if p is None else input * 0 + p
     return (rand(*input.shape, generator=generator, dtype=input.dtype) < probs).to(input.dtype)
+
+
+def _probability(p) -> None:
+    if isinstance(p, Tensor):
+        _probabilities(p)
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+
+
+def _probabilities(p: Tensor) -> None:
+    if outside(p, 0.0, 1.0):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:
@@ -65,6 +82,8 @@ def poisson(input: Tensor, generator=None) -> Tensor:
         >>> tp.poisson(tp.zeros(2)).tolist()
         [0.0, 0.0]
     """
+    if outside(input, 0.0, math.inf):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Tensor._wrap(X.random.poisson(next_key(generator), input._data))
 
 

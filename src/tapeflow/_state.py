@@ -14,6 +14,9 @@ class _ThreadState(threading.local):
         self.inference = False
         self.anomaly = False
         self.anomaly_check_nan = True
+        # Set while `tp.interop.checked` traces a function: value checks on traced arrays become
+        # `checkify` checks instead of being skipped.
+        self.checked = False
         # Extension points, per thread like grad mode (a trace on one thread never sees another's ops):
         # `f(op, args, params, proceed)` around every dispatch (profiler, forward AD, state discovery);
         # `f(x, result)` after an in-place write made `x` hold `result`; `f(node, grads, create_graph,

@@ -558,20 +558,27 @@ def _format(t: Tensor) -> str:
         body = f"tensor({a}"
     else:
         arr = np.asarray(a)
-        text = _format_complex(arr).replace("\n", "\n       ") if arr.dtype.kind == "c" else format_array(arr, indent=7)
-        body = "tensor(" + text
+        body = "tensor(" + format_array(arr, indent=7)
         if arr.size == 0 and arr.ndim != 1:
             extras.append(f"size={tuple(arr.shape)}")
         dt = t.dtype
-        if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool):
+        default = _dtype.get_default_dtype()
+        if dt not in (default, _dtype.complex128 if default is _dtype.float64 else _dtype.complex64, _dtype.int64,
+                      _dtype.bool):
             extras.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    return body + "".join(", " + e for e in extras) + ")"
+    # A suffix that would run past 80 columns goes on a line of its own, as PyTorch prints it.
+    text = body[len("tensor("):]
+    last = len(text) - text.rfind("\n") + 1  # PyTorch's measure (two more than the last line's length)
+    for e in extras:
+        if last + len(e) + 2 > 80:
+            body += ",\n       " + e
+            last = 7 + len(e)
+        else:
+            body += ", " + e
+            last += len(e) + 2
+    return body + ")"
 
-
-def _format_complex(arr: np.ndarray) -> str:
-    opts = dict(separator=", ", threshold=1000, edgeitems=3, max_line_width=80)
-    return np.array2string(arr, **opts)

@@ -56,6 +56,18 @@ class _Formatter:
         return s.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Real and imaginary parts formatted separately, each with its own style (as PyTorch prints them)."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _summarized(arr: np.ndarray) -> np.ndarray:
     """The elements a summarised print shows: the first and last EDGEITEMS along every dimension."""
     if arr.ndim == 0:
@@ -89,7 +101,7 @@ def _nested(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> s
 
 
 def format_array(arr: np.ndarray, indent: int) -> str:
-    """The body of a real or boolean tensor's repr, `indent` columns in from the left margin.
+    """The body of a tensor's repr, `indent` columns in from the left margin.
 
     Example:
         >>> import numpy as np
@@ -99,12 +111,13 @@ def format_array(arr: np.ndarray, indent: int) -> str:
     """
     if arr.ndim and arr.size == 0:
         return "[]"
-    if arr.dtype.kind not in "fiub":  # bfloat16 (and any other narrow float type) prints as float32
+    if arr.dtype.kind not in "fiubc":  # bfloat16 (and any other narrow float type) prints as float32
         arr = arr.astype(np.float32)
     elif arr.dtype == np.float16:
         arr = arr.astype(np.float32)
     summarize = arr.size > THRESHOLD
-    fmt = _Formatter((_summarized(arr) if summarize else arr).reshape(-1))
+    shown = (_summarized(arr) if summarize else arr).reshape(-1)
+    fmt = _ComplexFormatter(shown) if arr.dtype.kind == "c" else _Formatter(shown)
     if arr.ndim == 0:
         return fmt.format(arr.item())
     return _nested(arr, indent, summarize, fmt)

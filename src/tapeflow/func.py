@@ -29,6 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
+
+from xla_ops import torch_vjp
 
 from ._staging import pure as _pure
 from ._staging import to_arrays as _to_arrays
@@ -124,6 +127,8 @@ def _scalar_check(out, name: str, has_aux: bool):
     if value.ndim != 0:
         raise RuntimeError(f"{name}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with "
                            f"{value.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+    if value._raw.dtype.kind == "c":
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {value.dtype}")
 
 
 def grad_and_value(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
@@ -166,7 +171,7 @@ def _grad_and_value_impl(func: Callable, argnums, has_aux: bool) -> Callable:
         jnums = nums[0] if isinstance(argnums, int) else nums
         value_grad = jax.value_and_grad(f, argnums=jnums, has_aux=has_aux)
         value, g = value_grad(*_to_arrays(args))
-        return _to_tensors(g), _to_tensors(value)
+        return _to_tensors(_torch_convention(g)), _to_tensors(value)
 
     return impl
 
@@ -223,6 +228,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False):
     else:
         pull = functools.partial(_pull, res[1])  # the pullback of the cached program: residuals in, compiled
     out = res[0]
+
+    pull = torch_vjp(pull)
 
     def vjp_fn(cotangents):
         return tuple(_to_tensors(pull(_to_arrays(cotangents))))
@@ -294,11 +301,31 @@ def _forward_mode_hooks(name: str):
                            "or remove the hook.") from e
 
 
+def _torch_convention(grads):
+    """Gradients from JAX's reverse mode in PyTorch's complex convention (conjugated; reals as they are)."""
+    return jax.tree.map(lambda a: a.conj() if jnp.iscomplexobj(a) else a, grads)
+
+
+def _refuse_complex(name: str, tree, what: str) -> None:
+    """PyTorch's jacrev/jacfwd take real inputs and outputs only (the Jacobian of a complex map is not one
+    matrix in the conjugate-Wirtinger convention); the same error, with its flattened index."""
+    for i, leaf in enumerate(jax.tree.leaves(tree, is_leaf=_is_tensor)):
+        if isinstance(leaf, Tensor) and leaf._raw.dtype.kind == "c":
+            raise RuntimeError(f"{name}: Expected all {what} to be real but received complex tensor at flattened "
+                               f"input idx: {i}")
+
+
 def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callable:
     def impl(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), name)
         jnums = nums[0] if isinstance(argnums, int) else nums
-        jf = transform(_pure(func, kwargs), argnums=jnums, has_aux=has_aux)
+        def checked(*a, **kw):
+            out = func(*a, **kw)
+            _refuse_complex(name, out[0] if has_aux else out, "outputs")
+            return out
+
+        jf = transform(_pure(checked, kwargs), argnums=jnums, has_aux=has_aux)
+        _refuse_complex(name, args, "inputs")
         with _forward_mode_hooks(name):
             res = jf(*_to_arrays(args))
         if has_aux:

@@ -9,8 +9,9 @@ One module per concept, mirroring `xla_ops`: elementwise (with unary maths in
 `unary`), reduce, linalg, shape and index.
 """
 
-from . import elementwise, index, linalg, reduce, shape, unary
+from . import complex_numbers, elementwise, index, linalg, reduce, shape, unary
 from ._args import _to_float  # noqa: F401  (used by nn and tp.linalg)
+from .complex_numbers import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
 from .index import _getitem, _setitem  # noqa: F401  (Tensor.__getitem__ / __setitem__)
@@ -19,4 +20,4 @@ from .reduce import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .unary import *  # noqa: F403
 
-__all__ = [*elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__]
+__all__ = [*complex_numbers.__all__, *elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__]

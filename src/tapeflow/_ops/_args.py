@@ -26,7 +26,11 @@ def _dims(dim, ndim: int):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        return tuple(sorted({_dim(d, ndim) for d in dim}))
+        ds = [_dim(d, ndim) for d in dim]
+        for i, d in enumerate(ds):
+            if d in ds[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return tuple(sorted(ds))
     return (_dim(dim, ndim),)
 
 

@@ -2,20 +2,23 @@
 
 Checking values held on a device means reading them (see `index_bounds` for what that costs); the check is
 skipped when the indices are JAX tracers (inside `jax.jit`, `tp.compile` or another transform), where JAX's
-own rule applies: gathers clamp, scatters drop.
+own rule applies: gathers clamp, scatters drop. Under `tp.interop.checked` the same checks are staged
+into the program (`jax.experimental.checkify`) and raise PyTorch's error after it runs.
 """
 
 from __future__ import annotations
 
+import builtins
 import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._state import state
 from .._tensor import Tensor
 
-__all__ = ["index_bounds", "check_indices", "check_int_indices", "check_int_divisor"]
+__all__ = ["index_bounds", "check_indices", "check_int_indices", "check_int_divisor", "staged_check", "staging_checks", "outside"]
 
 
 @jax.jit
@@ -65,9 +68,27 @@ def index_bounds(index, ignore: int | None = None) -> tuple[int, int] | None:
     return bounds
 
 
+@jax.jit
+def _float_range(a):
+    return jnp.stack([jnp.min(a), jnp.max(a), jnp.any(jnp.isnan(a))]).astype(jnp.float64)
+
+
+def outside(t, lo: float, hi: float) -> bool:
+    """Whether some value of the float tensor `t` is NaN or outside `[lo, hi]` (one small read; False when `t`
+    is traced or empty). Used by samplers, whose parameters PyTorch checks before drawing."""
+    a = t._data if isinstance(t, Tensor) else t
+    if isinstance(a, jax.core.Tracer) or a.size == 0:
+        return False
+    mn, mx, nan = np.asarray(_float_range(a)).tolist()
+    return bool(nan) or mn < lo or mx > hi
+
+
 def check_indices(index, size: int, error, negative: bool = True, ignore: int | None = None) -> None:
     """Raise `error(bad_value)` unless every value of `index` (but `ignore`) is in `[-size, size)`
     (`[0, size)` when `negative` is False)."""
+    if staging_checks(index):
+        _staged_bounds(index._raw if isinstance(index, Tensor) else index, size, error, negative, ignore)
+        return
     b = index_bounds(index, ignore)
     if b is None:
         return
@@ -78,9 +99,35 @@ def check_indices(index, size: int, error, negative: bool = True, ignore: int | 
         raise error(lo)
 
 
+def staging_checks(t) -> bool:
+    """Whether `t` holds a traced value that `tp.interop.checked` wants checked in the program."""
+    return state.checked and isinstance(t._raw if isinstance(t, Tensor) else t, jax.core.Tracer)
+
+
+def staged_check(ok, error, *values) -> None:
+    """`checkify.check(ok, ...)`: the error's class and message travel in the check's text (`error` is called
+    with one `{}` per value, which checkify fills in), for `tp.interop.checked` to raise."""
+    from jax.experimental import checkify
+
+    exc = error(*(["{}"] * len(values)))
+    checkify.check(ok, f"{type(exc).__name__}: {exc}", *values)
+
+
+def _staged_bounds(a, size: int, error, negative: bool, ignore) -> None:
+    idx = a.astype(jnp.int64)
+    keep = jnp.ones(idx.shape, bool) if ignore is None else idx != ignore
+    hi = jnp.max(jnp.where(keep, idx, jnp.iinfo(jnp.int64).min), initial=jnp.iinfo(jnp.int64).min)
+    lo = jnp.min(jnp.where(keep, idx, jnp.iinfo(jnp.int64).max), initial=jnp.iinfo(jnp.int64).max)
+    too_low = lo < (-size if negative else 0)
+    staged_check((hi < size) & ~too_low, error, jnp.where(hi >= size, hi, lo))
+
+
 def check_int_indices(shape: tuple, spec: tuple) -> None:
     """Python-int entries of an indexing spec (see `_parse_index`) against the dimensions they index."""
     used = sum(1 for s in spec if s is not None and s is not Ellipsis)
+    if used and not shape and builtins.any(type(s) is int for s in spec):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     if used > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
     d = 0
@@ -102,7 +149,11 @@ def check_int_divisor(input: Tensor, other) -> None:
         return
     if isinstance(other, Tensor):
         a = other._data
-        if a.dtype.kind not in "iub" or isinstance(a, jax.core.Tracer) or a.size == 0:
+        if a.dtype.kind not in "iub" or a.size == 0:
+            return
+        if isinstance(a, jax.core.Tracer):
+            if state.checked:
+                staged_check(~jnp.any(a == 0), lambda: RuntimeError("ZeroDivisionError"))
             return
         if bool(_any_zero(a)):
             raise RuntimeError("ZeroDivisionError")

@@ -270,6 +270,9 @@ def neg(input):
         >>> tp.neg(tp.tensor([1.0, -2.0]))
         tensor([-1.,  2.])
     """
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
     return dispatch(X.neg, (input,))
 
 
@@ -281,7 +284,7 @@ def conj(input):
 
     Example:
         >>> tp.conj(tp.tensor([1 + 2j]))
-        tensor([1.-2.j], dtype=tapeflow.complex64)
+        tensor([1.-2.j])
     """
     return dispatch(X.conj, (input,)) if input.dtype.is_complex else input
 
@@ -294,7 +297,7 @@ def resolve_conj(input):
 
     Example:
         >>> tp.resolve_conj(tp.tensor([1 + 2j]))
-        tensor([1.+2.j], dtype=tapeflow.complex64)
+        tensor([1.+2.j])
     """
     return input  # conjugation is never lazy here
 
@@ -393,6 +396,9 @@ def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     cond = _t(condition)
+    if cond.dtype is not _dtype.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_dtype.SCALAR_NAMES[cond.dtype.name]}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         input = as_tensor(input)
     if isinstance(input, Tensor):
@@ -409,13 +415,22 @@ def masked_fill(input, mask, value):
         >>> tp.masked_fill(tp.zeros(3), tp.tensor([True, False, True]), 5.0)
         tensor([5., 0., 5.])
     """
-    return dispatch(X.masked_fill, (input, _t(mask), value))
+    mask = _t(mask)
+    if mask.dtype is not _dtype.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtype.CPP_NAMES[mask.dtype.name]}")
+    return dispatch(X.masked_fill, (input, mask, value))
 
 
 # -- comparisons and logic (never differentiable) -------------------------------------------------
 def _cmp(op, name):
+    bitwise = name.startswith("bitwise")
+
     def f(input, other):
-        return dispatch(op, _pair(_t(input), other))
+        a, b = _pair(_t(input), other)
+        if bitwise:
+            _integral(name, a, b)
+        return dispatch(op, (a, b))
     f.__name__ = f.__qualname__ = name
     summary, example, other, result = _COMPARISON_DOCS[name]
     f.__doc__ = _example_doc(f"Elementwise {summary}, broadcasting.", f"tp.{name}(tp.tensor({example}), {other})", result)
@@ -447,6 +462,13 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # noqa
 __all__ += [*_COMPARISONS, "greater", "greater_equal", "less", "less_equal", "not_equal"]  # made in the loop above
 
 
+def _integral(name: str, *tensors) -> None:
+    """Bitwise ops take integers and bools (PyTorch's message names the first floating operand's type)."""
+    for t in tensors:
+        if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype.SCALAR_NAMES[t.dtype.name]}\'')
+
+
 def logical_not(input):
     """Elementwise logical NOT; nonzero counts as true.
 
@@ -464,6 +486,7 @@ def bitwise_not(input):
         >>> tp.bitwise_not(tp.tensor([0, 5, -1]))
         tensor([-1, -6,  0])
     """
+    _integral("bitwise_not", input)
     return dispatch(X.bitwise_not, (input,))
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 import xla_ops as X
 
+from .. import _dtype
 from .._dispatch import dispatch, inplace, view
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _operand
@@ -23,8 +24,17 @@ __all__ = [
 
 
 # -- indexing -------------------------------------------------------------------------------------------------
-def _along(input, dim: int, index, kind: str = "runtime") -> int:
+def _index_dtype(index, message: str) -> None:
+    """Index tensors are integers (PyTorch's message for each op)."""
+    if isinstance(index, Tensor) and index.dtype.name not in ("int64", "int32"):
+        raise RuntimeError(message.format(_dtype.SCALAR_NAMES[index.dtype.name]))
+
+
+def _along(input, dim: int, index, kind: str = "runtime", name: str = "scatter") -> int:
     """`dim` normalised, after checking the values of `index` against the size of `input` along it."""
+    _index_dtype(index, {"index_select": "index_select(): Expected dtype int32 or int64 for index",
+                         "index_add": "index_add_(): Expected dtype int32/int64 for index but got: {}"}.get(
+        name, f"{name}(): Expected dtype int32/int64 for index"))
     d = _dim(dim, input.ndim)
     n = input._raw.shape[d] if input.ndim else 1
     if kind == "runtime":
@@ -43,7 +53,7 @@ def gather(input, dim, index):
         tensor([[2],
                 [3]])
     """
-    return dispatch(X.gather, (input, index), (("dim", _along(input, dim, index)),))
+    return dispatch(X.gather, (input, index), (("dim", _along(input, dim, index, name="gather")),))
 
 
 def take_along_dim(input, indices, dim=None):
@@ -94,7 +104,7 @@ def index_select(input, dim, index):
         tensor([[5, 6],
                 [1, 2]])
     """
-    return dispatch(X.index_select, (input, index), (("dim", _along(input, dim, index, "index")),))
+    return dispatch(X.index_select, (input, index), (("dim", _along(input, dim, index, "index", "index_select")),))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -104,7 +114,8 @@ def index_add(input, dim, index, source, *, alpha=1):
         >>> tp.index_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
         tensor([3., 0., 3.])
     """
-    return dispatch(X.index_add, (input, index, source), (("dim", _along(input, dim, index, "index")), ("alpha", alpha)))
+    return dispatch(X.index_add, (input, index, source),
+                    (("dim", _along(input, dim, index, "index", "index_add")), ("alpha", alpha)))
 
 
 def take(input, index):
@@ -114,6 +125,7 @@ def take(input, index):
         >>> tp.take(tp.tensor([[1, 2], [3, 4]]), tp.tensor([0, 3]))
         tensor([1, 4])
     """
+    _index_dtype(index, "take(): Expected a long tensor for index, but got {}")
     n = input.numel()
     check_indices(index, n, lambda v: IndexError(f"out of range: tried to access index {v} on a tensor of {n} "
                                                  "elements."))
@@ -219,7 +231,10 @@ def _check_tensor_indices(shape: tuple, spec: tuple, arrays: list) -> None:
 
 def _getitem(self, index):
     if type(index) is int and self._raw.ndim:
-        return select(self, 0, index)
+        n = self._raw.shape[0]
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
+        return _select(self, 0, index, n)
     spec, arrays = _parse_index(self, index)
     if not arrays:
         return view(self, X.index_basic, (("index", spec),))
@@ -311,4 +326,4 @@ def cross(input, other, dim=None):
 # Sibling modules import each other; importing at the end lets every name above exist first.
 from .elementwise import masked_fill  # noqa: E402
 from .reduce import norm  # noqa: E402
-from .shape import select  # noqa: E402
+from .shape import _select  # noqa: E402

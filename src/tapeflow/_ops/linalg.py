@@ -7,6 +7,7 @@ import numpy as np
 
 import xla_ops as X
 
+from .. import _dtype
 from .._dispatch import dispatch
 
 __all__ = [
@@ -26,6 +27,8 @@ def matmul(input, other):
     a, b = input._raw.ndim, other._raw.ndim
     if a and b:
         _check_inner(input._raw.shape, other._raw.shape)
+        _same_dtype("dot" if a == b == 1 else "mv" if (a, b) == (2, 1) else "mm" if b <= 2 and a <= 2 else "bmm",
+                    input, other)
     if a == 2 and b == 2:
         return dispatch(X.mm, (input, other))
     if a == 1 and b == 1:
@@ -37,6 +40,22 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D")
     return dispatch(X.matmul, (input, other))
+
+
+def _same_dtype(kind: str, a, b) -> None:
+    """Matrix products take one dtype (PyTorch does not promote them); its message for each kind of product."""
+    da, db = a.dtype, b.dtype
+    if da is db:
+        return
+    s, c = _dtype.SCALAR_NAMES, _dtype.CPP_NAMES
+    if kind == "dot":
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {s[da.name]} and {s[db.name]}")
+    if kind == "mv":
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {s[db.name]}, {s[da.name]}, and "
+                           f"{s[db.name]}")
+    if kind == "bmm":
+        raise RuntimeError(f"expected scalar type {s[da.name]} but found {s[db.name]}")
+    raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c[da.name]} != {c[db.name]}")
 
 
 def _check_inner(sa: tuple, sb: tuple) -> None:
@@ -64,7 +83,8 @@ def mm(input, mat2):
         tensor([[11.]])
     """
     if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+        raise RuntimeError("self must be a matrix" if input.ndim != 2 else "mat2 must be a matrix")
+    _same_dtype("mm", input, mat2)
     if input.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
@@ -79,7 +99,9 @@ def bmm(input, mat2):
         tapeflow.Size([4, 2, 5])
     """
     if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
+        raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
+    _check_inner(input._raw.shape, mat2._raw.shape)
+    _same_dtype("bmm", input, mat2)
     return dispatch(X.bmm, (input, mat2))
 
 
@@ -90,6 +112,10 @@ def mv(input, vec):
         >>> tp.mv(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), tp.tensor([1.0, 1.0]))
         tensor([3., 7.])
     """
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _check_inner(input._raw.shape, vec._raw.shape)
+    _same_dtype("mv", input, vec)
     return dispatch(X.mv, (input, vec))
 
 
@@ -100,6 +126,10 @@ def dot(input, other):
         >>> tp.dot(tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0]))
         tensor(11.)
     """
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    _check_inner(input._raw.shape, other._raw.shape)
+    _same_dtype("dot", input, other)
     return dispatch(X.dot, (input, other))
 
 

@@ -159,6 +159,21 @@ for _n in ["max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax",
     setattr(return_types, _n, namedtuple(_n, ["values", "indices"]))
 
 
+def _nonempty(name: str, input, dim, whole_error=RuntimeError):
+    """The reduced dim(s) of a reduction with no identity (max, argmin, ...), refusing empty ones as PyTorch does."""
+    shape = input._raw.shape
+    if dim is None:
+        if input._raw.size == 0:
+            raise whole_error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0." + (
+                " Specify the reduction dim with the 'dim' argument." if whole_error is RuntimeError else ""))
+        return None
+    ds = _dims(dim, len(shape)) if isinstance(dim, (tuple, list)) else (_dim(dim, len(shape)),)
+    for d in ds or ():
+        if shape and shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return ds[0] if not isinstance(dim, (tuple, list)) else ds
+
+
 def max(input, dim=None, keepdim=False, *, out=None):
     """Largest element; `max(x, dim)` gives `(values, indices)`; `max(x, other)` is `maximum`.
 
@@ -171,9 +186,9 @@ def max(input, dim=None, keepdim=False, *, out=None):
     """
     if isinstance(dim, Tensor):
         return maximum(input, dim)
+    d = _nonempty("max", input, dim)
     if dim is None:
         return dispatch(X.max, (input,))
-    d = _dim(dim, input.ndim)
     return return_types.max(*dispatch(X.max_dim, (input,), (("dim", d), ("keepdim", keepdim))))
 
 
@@ -189,9 +204,9 @@ def min(input, dim=None, keepdim=False, *, out=None):
     """
     if isinstance(dim, Tensor):
         return minimum(input, dim)
+    d = _nonempty("min", input, dim)
     if dim is None:
         return dispatch(X.min, (input,))
-    d = _dim(dim, input.ndim)
     return return_types.min(*dispatch(X.min_dim, (input,), (("dim", d), ("keepdim", keepdim))))
 
 
@@ -202,6 +217,7 @@ def amax(input, dim=(), keepdim=False):
         >>> tp.amax(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0)
         tensor([3., 5.])
     """
+    _nonempty("amax", input, dim if dim not in ((), []) else None)
     return dispatch(X.amax, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
@@ -212,6 +228,7 @@ def amin(input, dim=(), keepdim=False):
         >>> tp.amin(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=0)
         tensor([1., 2.])
     """
+    _nonempty("amin", input, dim if dim not in ((), []) else None)
     return dispatch(X.amin, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
@@ -233,7 +250,7 @@ def argmax(input, dim=None, keepdim=False):
         >>> tp.argmax(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1)
         tensor([1, 0])
     """
-    d = None if dim is None else _dim(dim, input.ndim)
+    d = _nonempty("argmax", input, dim, IndexError)
     if d is None:
         return dispatch(X.argmax, (input.reshape(-1),), (("dim", 0),))
     return dispatch(X.argmax, (input,), (("dim", d), ("keepdim", keepdim)))
@@ -246,7 +263,7 @@ def argmin(input, dim=None, keepdim=False):
         >>> tp.argmin(tp.tensor([[1.0, 5.0], [3.0, 2.0]]), dim=1)
         tensor([0, 1])
     """
-    d = None if dim is None else _dim(dim, input.ndim)
+    d = _nonempty("argmin", input, dim, IndexError)
     if d is None:
         return dispatch(X.argmin, (input.reshape(-1),), (("dim", 0),))
     return dispatch(X.argmin, (input,), (("dim", d), ("keepdim", keepdim)))

@@ -114,7 +114,7 @@ def permute(input, *dims):
     if sorted(d) != list(range(nd)):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
-                           f"len(dims) = {len(dims)}" if len(d) != nd else f"permute(): repeated dim in {list(dims)}")
+                           f"len(dims) = {len(dims)}" if len(d) != nd else "permute(): duplicate dims are not allowed.")
     return view(input, X.permute, (("dims", d),))
 
 
@@ -195,8 +195,9 @@ def expand(input, *sizes):
     shp = input._raw.shape
     lead = len(sizes) - len(shp)
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
-                           f"number of dimensions in the tensor ({len(shp)})")
+        raise RuntimeError(f"expand({input.type()}{{{list(shp)}}}, size={list(sizes)}): the number of sizes provided "
+                           f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({len(shp)})")
     new = tuple(shp[i - lead] if s == -1 and i >= lead else int(s) for i, s in enumerate(sizes))
     for i, n in enumerate(shp):
         if n != 1 and n != new[i + lead]:
@@ -296,7 +297,12 @@ def select(input, dim, index):
     d = _dim(dim, input.ndim)
     n = input._raw.shape[d]
     if not -n <= index < n:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input._raw.shape)} at "
+                         f"dimension {d}")
+    return _select(input, d, index, n)
+
+
+def _select(input, d, index, n):
     return view(input, X.select, (("dim", d), ("index", int(index) % n)))
 
 
@@ -321,6 +327,8 @@ def diag(input, diagonal=0):
         >>> tp.diag(tp.tensor([[1.0, 2.0], [3.0, 4.0]]))
         tensor([1., 4.])
     """
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     if input.ndim == 1:
         n = input.shape[0] + builtins.abs(diagonal)
         idx = np.arange(input.shape[0])
@@ -343,6 +351,10 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor._raw.shape[d]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
+        if s < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+        if s == 0 and n != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s > 0 else (n,)
     else:
         sizes = tuple(int(s) for s in split_size_or_sections)
@@ -399,12 +411,14 @@ def cat(tensors, dim=0):
     """
     tensors = [_t(x) for x in tensors]
     if not tensors:
-        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+        raise ValueError("tapeflow.cat(): expected a non-empty list of Tensors")
     ref = next((x for x in tensors if x.ndim > 0), tensors[0])
     tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
     d = _dim(dim, ref.ndim)
     for i, x in enumerate(tensors):
-        if x.ndim != ref.ndim or builtins.any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d):
+        if x.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
+        if builtins.any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d):
             raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                f"{list(ref.shape)} but got size {list(x.shape)} for tensor number {i} in the list.")
     return dispatch(X.cat, tuple(tensors), (("dim", d),))

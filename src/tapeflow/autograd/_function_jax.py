@@ -31,6 +31,10 @@ __all__ = ["attach_custom_vjp", "traced_applies"]
 traced_applies = [0]
 
 
+def _conj(a):
+    return a.conj() if a.dtype.kind == "c" else a
+
+
 def _zeros_cotangent(a):
     if a is None:
         return None
@@ -77,7 +81,8 @@ def attach_custom_vjp(cls, ctx, args: tuple, result, backward) -> None:
         jctx._freed = False
         grads_out = [None] * len(res)
         for k, o, g in zip(out_pos, outs, gs):
-            grads_out[k] = Tensor._wrap(g) if _is_float_array(o) else None
+            # `backward` is written in PyTorch's complex convention: JAX's cotangents are its conjugates.
+            grads_out[k] = Tensor._wrap(_conj(g)) if _is_float_array(o) else None
         prev = state.grad_enabled
         state.grad_enabled = False
         try:
@@ -97,7 +102,7 @@ def attach_custom_vjp(cls, ctx, args: tuple, result, backward) -> None:
             if gi is None or not _is_float_array(x):
                 gin.append(_zeros_cotangent(x))
             else:
-                gin.append(_fit(gi._data if isinstance(gi, Tensor) else jnp.asarray(gi), x, name, i))
+                gin.append(_conj(_fit(gi._data if isinstance(gi, Tensor) else jnp.asarray(gi), x, name, i)))
         return (tuple(gin), tuple(_zeros_cotangent(o) for o in outs), tuple(_zeros_cotangent(a) for a in sv))
 
     ident.defvjp(fwd, bwd)

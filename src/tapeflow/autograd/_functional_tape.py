@@ -133,6 +133,8 @@ def _jac_rows(outs, ins, create_graph, strict):
     blocks = []
     for i, o in enumerate(outs):
         n = o._data.size
+        if o.dtype.is_complex:  # PyTorch differentiates each element as an implicit scalar output
+            raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {o.dtype}")
         rows = [[] for _ in ins]
         for k in range(n):
             onehot = Tensor._wrap(jnp.zeros(n, o._data.dtype).at[k].set(1).reshape(o._data.shape))

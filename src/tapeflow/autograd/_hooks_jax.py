@@ -59,7 +59,12 @@ def _hooked_fwd(hooks, x):
 
 
 def _hooked_bwd(hooks, _, g):
-    return (hooks.apply(g),)
+    # JAX's cotangent of a complex tensor is the conjugate of the gradient a hook sees on the tape.
+    return (_conj(hooks.apply(_conj(g))),)
+
+
+def _conj(a):
+    return a.conj() if a.dtype.kind == "c" else a
 
 
 _hooked.defvjp(_hooked_fwd, _hooked_bwd)

@@ -50,7 +50,7 @@ def _roots(outputs, grad_outputs, create_graph, what):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs; pass `gradient=` "
                                    f"(a tensor of shape {list(out.shape)}) to backward, or reduce the output first "
                                    "(e.g. y.sum().backward())")
-            if not out.dtype.is_floating_point and not out.dtype.is_complex:
+            if not out.dtype.is_floating_point:  # complex outputs too, as in PyTorch
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
             g = _ones(out._raw.shape, out._raw.dtype)
             g = Tensor._wrap(g) if create_graph else g

@@ -145,8 +145,8 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         backward = _user_backward(cls)
         if backward is None:
-            raise RuntimeError("You must implement either the backward or vjp method for your custom "
-                               f"autograd.Function ({cls.__name__}) to use it with backward mode AD.")
+            raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                      f"autograd.Function to use it with backward mode AD ({cls.__name__} has neither).")
         gs = []
         for i, g in enumerate(grads):
             meta = self._fn_out_meta[i] if i < len(self._fn_out_meta) else None
@@ -269,8 +269,8 @@ class Function(metaclass=_FunctionMeta):
     @_base
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         """Gradients w.r.t. the forward inputs, given gradients w.r.t. its outputs. Override as a staticmethod."""
-        raise RuntimeError("You must implement either the backward or vjp method for your custom "
-                           "autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
 
     vjp = backward
 

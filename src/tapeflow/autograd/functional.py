@@ -42,6 +42,8 @@ class _Unsupported(Exception):
 
 def _staged(func, kind, prog, tensors: tuple):
     """`prog(g, *arrays)` as a staged program, `g` being `func` on arrays (see `_staging.implicit`)."""
+    if any(t.dtype.is_complex for t in tensors if isinstance(t, Tensor)):
+        raise _Unsupported("complex inputs: the tape gives PyTorch's conjugate-Wirtinger gradients")
     out = _cache.run(func, kind, _body(prog), tensors)
     if out is FAILED:
         raise _Unsupported("the function cannot be staged")

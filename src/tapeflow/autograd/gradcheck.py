@@ -350,6 +350,34 @@ def _check_batched_forward_grad(func, inputs, diff):
             _compare_batched("Batched forward gradient", j, k, got, exp)
 
 
+def _real_parts(func, inputs):
+    """`func` as a function of real tensors: each complex input that requires grad becomes two inputs (its real
+    and imaginary parts), each complex output two outputs. Checking its real Jacobian checks the complex
+    backward in PyTorch's convention (the conjugate Wirtinger derivative) and the forward-mode tangents."""
+    from .._ops import complex as make_complex
+    from .._ops import imag, real
+
+    split = [isinstance(x, Tensor) and x.requires_grad and x.dtype.is_complex for x in inputs]
+    args, parts = [], []
+    for i, (x, sp) in enumerate(zip(inputs, split)):
+        if sp:
+            args += [real(x).detach().requires_grad_(), imag(x).detach().requires_grad_()]
+            parts += [f"real part of input {i}", f"imaginary part of input {i}"]
+        else:
+            args.append(x)
+            parts.append(f"input {i}")
+
+    def real_func(*a):
+        it = iter(a)
+        ins = [make_complex(next(it), next(it)) if sp else next(it) for sp in split]
+        outs = []
+        for o in _outputs_of(func, ins):
+            outs += [real(o), imag(o)] if isinstance(o, Tensor) and o.dtype.is_complex else [o]
+        return tuple(outs)
+
+    return real_func, tuple(args), ", ".join(f"{j}: {p}" for j, p in enumerate(parts))
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False, check_batched_forward_grad: bool = False,
@@ -404,6 +432,18 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     s = _Settings(eps, atol, rtol, nondet_tol, check_backward_ad, check_forward_ad, check_grad_dtypes)
     try:
         outs = _tensor_outputs(func, inputs)
+        if any(inputs[k].dtype.is_complex for k in diff) or any(o.dtype.is_complex for o in outs):
+            func, inputs, parts = _real_parts(func, inputs)
+            try:
+                return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=True,
+                                 nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                                 check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                                 check_batched_forward_grad=check_batched_forward_grad,
+                                 check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad,
+                                 fast_mode=fast_mode)
+            except GradcheckError as e:
+                raise GradcheckError(f"{e}\n(complex tensors are checked through their real and imaginary parts; "
+                                     f"the inputs above are {parts})") from None
         (_check_fast if fast_mode else _check_jacobians)(func, inputs, diff, outs, s)
         if check_backward_ad and check_grad_dtypes:
             _check_grad_attributes(inputs, diff, outs)

@@ -133,7 +133,7 @@ def to_equinox(module):
     Example:
         >>> import equinox as eqx, jax.numpy as jnp, tapeflow as tp
         >>> model = tp.interop.to_equinox(tp.nn.Linear(3, 1))
-        >>> grads = eqx.filter_grad(lambda m, x: m(x).sum())(model, jnp.ones((2, 3)))
+        >>> grads = eqx.filter_grad(lambda m, x: m(x).sum())(model, jnp.ones((2, 3), jnp.float32))
         >>> grads.params["weight"].shape
         (1, 3)
     """

@@ -46,8 +46,12 @@ def _class_checks(input, target, weight, name):
         return True
     batch = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim > 1 else ()
     if tuple(target.shape) != batch:
-        raise ValueError(f"Expected target size {list(batch)}, got {list(target.shape)}; class-index targets "
-                         "have the input's shape without the class dimension")
+        if input.ndim == 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.numel()}")
+        if target.ndim == 0 or target.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                             f"({target.shape[0] if target.ndim else 0}).")
+        raise RuntimeError(f"Expected target size {list(batch)}, got {list(target.shape)}")
     return False
 
 

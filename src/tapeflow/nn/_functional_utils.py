@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+
 import xla_ops as X
 
 from .. import _ops
 from .._dispatch import dispatch
-from .._ops._checks import index_bounds
+from .._ops._checks import index_bounds, staged_check, staging_checks
 from .._tensor import Tensor
 
 __all__ = ["one_hot", "pad", "normalize"]
@@ -48,6 +50,10 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         raise RuntimeError("one_hot is only applicable to index tensor of integer dtype")
     if num_classes == -1:
         num_classes = int(tensor.max().item()) + 1
+    if staging_checks(tensor):  # under tp.interop.checked
+        a = tensor._raw
+        staged_check(jnp.all(a >= 0), lambda: RuntimeError("Class values must be non-negative."))
+        staged_check(jnp.all(a < num_classes), lambda: RuntimeError("Class values must be smaller than num_classes."))
     b = index_bounds(tensor)
     if b is not None and b[0] < 0:
         raise RuntimeError("Class values must be non-negative.")

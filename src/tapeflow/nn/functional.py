@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import xla_ops as X
 
-from .. import _ops
+from .. import _dtype, _ops
 from .._dispatch import dispatch, inplace
 from .._factories import next_key
 from .._ops._checks import check_indices
@@ -81,6 +81,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, input.shape))} and "
                            f"{weight.shape[-1]}x{weight.shape[0]}); the input's last dimension must equal "
                            "in_features")
+    if input.dtype is not weight.dtype:
+        c = _dtype.CPP_NAMES
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c[input.dtype.name]} != "
+                           f"{c[weight.dtype.name]}")
     if bias is None:
         return dispatch(X.nn.linear_nobias, (input, weight))
     return dispatch(X.nn.linear, (input, weight, bias))
@@ -118,6 +122,11 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
     pads = _conv_padding(padding, tuple(weight.shape[2:]), dilation, stride, n)
+    padded = [size + lo + hi for size, (lo, hi) in zip(input.shape[2:], pads)]
+    kernel = [d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:])]
+    if any(p < k for p, k in zip(padded, kernel)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input size")
     out = dispatch(X.nn.conv, (input, weight, bias),
                    (("stride", stride), ("padding", pads), ("dilation", dilation), ("groups", int(groups))))
     return out.squeeze(0) if unbatched else out
@@ -266,6 +275,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         True
     """
     _check(input, "batch_norm")
+    c = input.shape[1] if input.ndim > 1 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm in evaluation needs running_mean and running_var; pass training=True "

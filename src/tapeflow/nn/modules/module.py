@@ -466,6 +466,8 @@ class Module:
         """
         from ._state_dict import load_state_dict
 
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         return load_state_dict(self, state_dict, strict, assign)
 
     # -- hooks -------------------------------------------------------------------------------------
@@ -594,8 +596,11 @@ def _check_name(module: Module, name: str, kind: str) -> None:
         raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
-    if "." in name or name == "":
-        raise KeyError(f'{kind} name can\'t contain "." and can\'t be empty (got "{name}")')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name}' if kind == "module" else
+                       f'{kind} name can\'t contain "."')
     if hasattr(type(module), name) and name not in module._parameters and name not in module._buffers \
             and name not in module._modules:
         raise KeyError(f"attribute '{name}' already exists")
