@@ -213,8 +213,10 @@ def test_loss_modules_and_reduction_errors():
     assert nn.MSELoss(reduction="none")(tp.zeros(2), tp.ones(2)).shape == (2,)
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         F.mse_loss(tp.zeros(2), tp.ones(2), reduction="avg")
-    with pytest.raises(ValueError, match="Expected target size"):
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(2\) to match target batch_size \(3\)"):
         F.cross_entropy(tp.zeros(2, 3), tp.tensor([0, 1, 2]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2, 4\], got \[2, 5\]"):
+        F.cross_entropy(tp.zeros(2, 3, 4), tp.zeros(2, 5, dtype=tp.int64))
 
 
 # -- functional extras ------------------------------------------------------------------------------------

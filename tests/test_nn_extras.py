@@ -289,3 +289,26 @@ def test_global_forward_hooks_run_before_the_modules_own_and_can_be_removed():
     calls.clear()
     tp.testing.assert_close(lin(tp.ones(1, 2)), tp.ones(1, 2) @ lin.weight.detach().T + lin.bias.detach())
     assert calls == []
+
+
+def test_init_and_func_helpers_work_when_reached_as_torch_modules():
+    """Under `python -m tapeflow.torch`, importing `torch.nn.init` or `torch.func` rewrites the tapeflow module's
+    `__package__` to the torch name, so a relative import deferred into a function body resolved against
+    `torch.nn` / `torch.func` and failed (orthogonal_, eye_, sparse_, stack_module_state)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import tapeflow.torch as tt\n"
+        "tt.install()\n"
+        "import torch, torch.nn as nn, torch.nn.init as init, torch.func\n"
+        "w = init.orthogonal_(torch.empty(3, 5), init.calculate_gain('relu'))\n"
+        "assert torch.allclose(w @ w.T, 2 * torch.eye(3), atol=1e-5)\n"
+        "assert torch.equal(init.eye_(torch.empty(2, 3)), torch.eye(2, 3))\n"
+        "assert int((init.sparse_(torch.empty(4, 3), 0.5) == 0).sum()) == 6\n"
+        "p, b = torch.func.stack_module_state([nn.Linear(3, 2) for _ in range(4)])\n"
+        "assert tuple(p['weight'].shape) == (4, 2, 3) and p['weight'].requires_grad and b == {}\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

@@ -42,3 +42,60 @@ def test_lbfgs_curve_fit_gives_pytorchs_numbers():
     np.testing.assert_allclose(mine["sigma"], theirs["sigma"], rtol=1e-6)
     for k, v in theirs["weights"].items():
         np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-6, atol=1e-8, err_msg=k)
+
+
+def test_vae_gives_pytorchs_numbers():
+    mine, theirs = _both("vae.py")
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-5)
+    np.testing.assert_allclose(mine["kls"], theirs["kls"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mine["bce_eval"], theirs["bce_eval"], rtol=1e-5)
+    np.testing.assert_allclose(mine["log_prob"], theirs["log_prob"], rtol=1e-5)
+    np.testing.assert_allclose(mine["recon"], theirs["recon"], rtol=1e-5, atol=1e-6)
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_dcgan_gives_pytorchs_numbers():
+    mine, theirs = _both("dcgan.py")
+    for k in ("errD", "errG", "D_x", "D_G_z1", "D_G_z2"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(mine["fake"], theirs["fake"], rtol=1e-4, atol=1e-7)
+    assert mine["weights"].keys() == theirs["weights"].keys()
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-7, err_msg=k)
+
+
+def test_super_resolution_gives_pytorchs_numbers():
+    mine, theirs = _both("super_resolution.py")
+    assert mine["ortho"] == theirs["ortho"] == {"conv1": True, "conv2": True, "conv3": True, "conv4": True}
+    assert mine["gain"] == theirs["gain"]
+    assert mine["shape"] == theirs["shape"] == [4, 1, 12, 12]
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-5)
+    np.testing.assert_allclose(mine["psnr"], theirs["psnr"], rtol=1e-5)
+    np.testing.assert_allclose(mine["pred"], theirs["pred"], rtol=1e-4, atol=1e-5)
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_style_transfer_net_gives_pytorchs_numbers():
+    mine, theirs = _both("style_transfer_net.py")
+    for k in ("content", "style", "total"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, err_msg=k)
+    assert mine["shape"] == theirs["shape"] == [1, 3, 16, 16]
+    # Adam's first steps are about lr * sign(grad): weights whose gradients are small move by amounts that
+    # depend on float32 rounding (torch itself differs by ~3e-6 here between 1 and 2 threads).
+    np.testing.assert_allclose(mine["image"], theirs["image"], rtol=1e-3, atol=1e-3)
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1.5e-5, err_msg=k)
+
+
+def test_model_ensembling_gives_pytorchs_numbers():
+    mine, theirs = _both("ensembling.py")
+    assert mine["stacked_shapes"] == theirs["stacked_shapes"]
+    for k in ("same_vs_loop", "per_vs_loop", "grads_vs_loop", "single_vs_loop"):
+        assert mine[k] < 1e-5, k
+    np.testing.assert_allclose(mine["same"], theirs["same"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mine["per"], theirs["per"], rtol=1e-5, atol=1e-6)
+    for k, v in theirs["grads"].items():
+        np.testing.assert_allclose(mine["grads"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)
+    np.testing.assert_allclose(mine["new_losses"], theirs["new_losses"], rtol=1e-5)

@@ -105,18 +105,27 @@ class Op:
             needs a gradient, as PyTorch does, so an in-place write to it afterwards is no error.
         deferrable: `fwd` is pure table code, so a caller may run it later, fused with other ops (tapeflow's
             adaptive eager); `False` for ops that run a user's function, which runs when called.
+        linear: every input enters linearly (indexing, `einsum`, padding, scatters): the gradient of an input
+            never reads that input's own value, so the tape saves an input only when another input needs a
+            gradient (PyTorch saves no more), and a VJP evaluates the unsaved ones at zero.
+        snapshot: inputs whose value PyTorch does not keep (it saves something computed from them, as
+            `cross_entropy` saves `log_softmax(x)`): the tape keeps their current value without a version check,
+            so writing into them after the op is no error.
     """
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
-        "derived", "deferrable", "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
+        "derived", "deferrable", "linear", "snapshot",
+        "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
-                 nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True):
+                 nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
+                 linear: bool = False, snapshot: tuple = ()):
         self.name = name
         self.deferrable = deferrable
+        self.linear = linear
         self.fwd = fwd
         self.nin = nin if nin is not None else _count_inputs(fwd)
         self.derived = vjp is None and differentiable
@@ -133,6 +142,7 @@ class Op:
                 idx.add(s if isinstance(s, int) else names.index(s))
             self.saves = frozenset(idx)
             self.save_ans = "ans" in saves
+        self.snapshot = frozenset(names.index(n) if isinstance(n, str) else n for n in snapshot)
         self.saved_for = None
         if saved_for:
             pos = {n: i for i, n in enumerate(names)}
@@ -205,7 +215,7 @@ class Op:
         if metas:
             # An input saved only for gradients that are not needed is absent: zeros stand in for it
             # (whatever they feed is dropped); an input never saved is its shape and dtype.
-            stand_in = (lambda m: jnp.zeros(m[0], m[1])) if self.saved_for else (lambda m: Meta(*m))
+            stand_in = (lambda m: jnp.zeros(m[0], m[1])) if self.saved_for or self.linear else (lambda m: Meta(*m))
             inputs = tuple(x if m is None else stand_in(m) for x, m in zip(inputs, metas))
         kw = dict(params)
         if self.derived:

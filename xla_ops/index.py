@@ -23,7 +23,8 @@ def grid_index(idx, dim):
     return tuple(grids)
 
 
-index = op("index", lambda x, *idx, spec: x[build_index(spec, idx)], node="IndexBackward0")
+# Indexing is linear in the indexed tensor (and in the written values): see `Op`'s `linear`.
+index = op("index", lambda x, *idx, spec: x[build_index(spec, idx)], node="IndexBackward0", linear=True)
 
 
 def _index_put(x, v, *idx, spec, accumulate=False):
@@ -32,13 +33,13 @@ def _index_put(x, v, *idx, spec, accumulate=False):
     return at.add(v) if accumulate else at.set(v)
 
 
-index_put = op("index_put", _index_put, node="IndexPutBackward0")
-gather = op("gather", lambda x, index, dim: x[grid_index(index, dim)])
+index_put = op("index_put", _index_put, node="IndexPutBackward0", linear=True)
+gather = op("gather", lambda x, index, dim: x[grid_index(index, dim)], linear=True)
 scatter = op("scatter", lambda x, index, src, dim: x.at[grid_index(index, dim)].set(
-    src[tuple(slice(0, n) for n in index.shape)] if getattr(src, "ndim", 0) else src))
+    src[tuple(slice(0, n) for n in index.shape)] if getattr(src, "ndim", 0) else src), linear=True)
 scatter_add = op("scatter_add", lambda x, index, src, dim: x.at[grid_index(index, dim)].add(
-    src[tuple(slice(0, n) for n in index.shape)]))
-index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim))
+    src[tuple(slice(0, n) for n in index.shape)]), linear=True)
+index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True)
 index_add = op("index_add", lambda x, index, src, dim, alpha=1:
-               x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src))
-take = op("take", lambda x, index: jnp.ravel(x)[index])
+               x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True)
+take = op("take", lambda x, index: jnp.ravel(x)[index], linear=True)

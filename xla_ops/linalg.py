@@ -25,7 +25,7 @@ dot = op("dot", jnp.dot, lambda g, ans, x, y: (g * y, g * x), saves=("x", "y"))
 # undoes the batch broadcasting correctly for every rank combination.
 matmul = op("matmul", jnp.matmul, node="MatmulBackward0")
 outer = op("outer", jnp.outer, lambda g, ans, x, y: (g @ y, g.T @ x), saves=("x", "y"))
-einsum = op("einsum", lambda *xs, equation: jnp.einsum(equation, *xs), node="EinsumBackward0")
+einsum = op("einsum", lambda *xs, equation: jnp.einsum(equation, *xs), node="EinsumBackward0", linear=True)
 linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @ _mT(ans),), saves=("ans",),
                 node="LinalgInvExBackward0")
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")

@@ -447,8 +447,9 @@ def _cross_entropy_vjp(g, ans, x, target, weight, ignore_index=-100, reduction="
     return gx.astype(x.dtype), gt, None
 
 
+# PyTorch keeps log_softmax(x), not x: writing into x after the loss is no error (`snapshot`).
 cross_entropy = op("cross_entropy", _cross_entropy, _cross_entropy_vjp, saves=("x", "target", "weight"),
-                   node="NllLossBackward0")
+                   node="NllLossBackward0", snapshot=("x",))
 
 
 def _nll_loss(x, target, weight, ignore_index=-100, reduction="mean"):

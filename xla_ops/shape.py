@@ -146,14 +146,14 @@ stack = op("stack", lambda *xs, dim=0: jnp.stack(xs, axis=dim),
 flip = op("flip", lambda x, dims: jnp.flip(x, dims), lambda g, ans, x, dims: (jnp.flip(g, dims),))
 roll = op("roll", lambda x, shifts, dims=None: jnp.roll(x, shifts, dims),
           lambda g, ans, x, shifts, dims=None: (jnp.roll(g, tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts, dims),))
-repeat = op("repeat", lambda x, repeats: jnp.tile(x, repeats))
+repeat = op("repeat", lambda x, repeats: jnp.tile(x, repeats), linear=True)
 # `repeats` is static (an int or a tuple, hashable for the compile cache); JAX wants an array for the tuple form
 # and the output length (their sum) to size the result.
 repeat_interleave = op("repeat_interleave", lambda x, repeats, dim=None: jnp.repeat(
     x, jnp.asarray(repeats) if isinstance(repeats, tuple) else repeats, axis=dim,
-    total_repeat_length=sum(repeats) if isinstance(repeats, tuple) else None))
+    total_repeat_length=sum(repeats) if isinstance(repeats, tuple) else None), linear=True)
 tril = op("tril", lambda x, diagonal=0: jnp.tril(x, diagonal), lambda g, ans, x, diagonal=0: (jnp.tril(g, diagonal),))
 triu = op("triu", lambda x, diagonal=0: jnp.triu(x, diagonal), lambda g, ans, x, diagonal=0: (jnp.triu(g, diagonal),))
 pad = op("pad", lambda x, widths, mode="constant", value=0.0:
          jnp.pad(x, widths, mode=mode, constant_values=value) if mode == "constant" else jnp.pad(x, widths, mode=mode),
-         node="ConstantPadNdBackward0")
+         node="ConstantPadNdBackward0", linear=True)

@@ -167,6 +167,8 @@ def _record(op, args, arrays, params, out):
     saves = op.saves
     if op.saved_for:
         saves = _saves_needed(op, args)
+    elif op.linear:
+        saves = _saves_linear(args)
     needs, edges, saved, versions, metas = [], [], [], [], []
     any_meta = False
     for i, a in enumerate(args):
@@ -181,8 +183,11 @@ def _record(op, args, arrays, params, out):
             if saves is None or i in saves:
                 if a._inference:
                     raise RuntimeError(_INFERENCE_SAVED)
-                saved.append(a)
                 metas.append(None)
+                if i in op.snapshot and (a.grad_fn is not None or not a._requires_grad):
+                    saved.append(_snapshot(a))
+                    continue
+                saved.append(a)
                 st = a._storage
                 if st is None:
                     st = a._st()
@@ -236,6 +241,24 @@ def _record(op, args, arrays, params, out):
         node._ans = None
     node._versions = tuple(versions)
     return res
+
+
+def _saves_linear(args):
+    """The inputs of a linear op that some gradient reads: each one another input's gradient needs."""
+    grads = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+    if len(grads) > 1:
+        return None  # every input is read by another's gradient
+    return frozenset(i for i in range(len(args)) if i not in grads)
+
+
+def _snapshot(t: Tensor):
+    """`t`'s current value with `t`'s history, immune to later in-place writes into `t` (JAX arrays are
+    immutable); a tensor outside autograd is kept as its array."""
+    if not t._requires_grad:
+        return t._raw
+    snap = Tensor._make(None, t.grad_fn, t._output_nr, True)
+    _lazy.set_data(snap, t._raw)
+    return snap
 
 
 def _saves_needed(op, args):

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 
 from xla_ops import torch_vjp
 
+from . import _ops
 from ._staging import pure as _pure
 from ._staging import to_arrays as _to_arrays
 from ._staging import to_tensors as _to_tensors
@@ -579,8 +580,6 @@ def stack_module_state(models) -> tuple[dict, dict]:
         >>> params["weight"].shape
         tapeflow.Size([4, 2, 3])
     """
-    from . import _ops
-
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

@@ -196,12 +196,26 @@ def tensordot(a, b, dims=2):
         >>> tp.tensordot(tp.ones(2, 3, 4), tp.ones(4, 5), dims=1).shape
         tapeflow.Size([2, 3, 5])
     """
-    if isinstance(dims, int):
-        la = "".join(chr(97 + i) for i in range(a.ndim))
-        lb = la[a.ndim - dims:] + "".join(chr(97 + a.ndim + i) for i in range(b.ndim - dims))
-        out = la[: a.ndim - dims] + lb[dims:]
-        return einsum(f"{la},{lb}->{out}", a, b)
-    raise TypeError("tensordot: pass dims as an int")
+    if isinstance(dims, int) or (hasattr(dims, "ndim") and dims.ndim == 0):
+        dims = int(dims)
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([int(d) for d in ([x] if isinstance(x, int) else x)] for x in dims)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+        da, db = [d % max(a.ndim, 1) for d in da], [d % max(b.ndim, 1) for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {i} "
+                               f"and second has size {b.shape[j]} in dim {j}")
+    la = [chr(97 + i) for i in range(a.ndim)]
+    lb = [chr(97 + a.ndim + i) for i in range(b.ndim)]
+    for i, j in zip(da, db):
+        lb[j] = la[i]
+    out = [c for i, c in enumerate(la) if i not in da] + [c for j, c in enumerate(lb) if j not in db]
+    return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
 
 
 def trace(input):

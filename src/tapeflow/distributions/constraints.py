@@ -3,8 +3,9 @@ whether a value satisfies it, which argument validation checks."""
 
 from __future__ import annotations
 
-__all__ = ["Constraint", "real", "positive", "nonnegative", "unit_interval", "boolean", "simplex", "integer_interval",
-           "interval", "half_open_interval", "independent"]
+__all__ = ["Constraint", "real", "real_vector", "positive", "nonnegative", "greater_than", "unit_interval", "boolean",
+           "simplex", "one_hot", "integer_interval", "nonnegative_integer", "positive_integer", "interval",
+           "half_open_interval", "independent"]
 
 
 class Constraint:
@@ -59,6 +60,19 @@ class _IntegerInterval(_Interval):
         return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
 class _Boolean(Constraint):
     is_discrete = True
 
@@ -73,10 +87,21 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
 class _Independent(Constraint):
     def __init__(self, base: Constraint, reinterpreted_batch_ndims: int):
         self.base_constraint, self.reinterpreted_batch_ndims = base, reinterpreted_batch_ndims
         self.event_dim = base.event_dim + reinterpreted_batch_ndims
+
+    def __repr__(self) -> str:
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
     def check(self, value):
         ok = self.base_constraint.check(value)
@@ -86,11 +111,16 @@ class _Independent(Constraint):
 
 
 real = _Real()
+real_vector = _Independent(real, 1)
 positive = _GreaterThan(0.0)
+greater_than = _GreaterThan
 nonnegative = _Interval(0.0, float("inf"))
 unit_interval = _Interval(0.0, 1.0)
 boolean = _Boolean()
 simplex = _Simplex()
+one_hot = _OneHot()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
 interval = _Interval
 half_open_interval = lambda lo, hi: _Interval(lo, hi, half_open=True)  # noqa: E731
 integer_interval = _IntegerInterval

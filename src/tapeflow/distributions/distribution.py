@@ -75,6 +75,31 @@ class Distribution:
     def mode(self):
         raise NotImplementedError(f"{type(self).__name__} does not implement mode")
 
+    def expand(self, batch_shape, _instance=None):
+        """A view of this distribution with its parameters broadcast to `batch_shape` (no copy, no validation).
+
+        Example:
+            >>> import tapeflow as tp
+            >>> tp.distributions.Exponential(tp.tensor([1.0, 2.0])).expand((3, 2)).batch_shape
+            tapeflow.Size([3, 2])
+        """
+        batch_shape = Size(batch_shape)
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        n = len(self._batch_shape)
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if not isinstance(v, Tensor)})
+        for name in self._expand_names():
+            value = self.__dict__[name]
+            new.__dict__[name] = value.expand(*batch_shape, *value.shape[n:])
+            if self.__dict__.get("_param") is value:
+                new._param = new.__dict__[name]
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _expand_names(self) -> list:
+        """The tensor parameters `expand` broadcasts (by default those of `arg_constraints` that are set)."""
+        return [k for k in self.arg_constraints if isinstance(self.__dict__.get(k), Tensor)]
+
     def _extended_shape(self, sample_shape=()) -> Size:
         return Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 

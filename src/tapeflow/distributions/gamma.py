@@ -16,7 +16,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
-__all__ = ["Gamma", "Dirichlet", "Beta"]
+__all__ = ["Gamma", "Chi2", "Dirichlet", "Beta"]
 
 
 def _standard_gamma(alpha):
@@ -74,6 +74,27 @@ class Gamma(Distribution):
     def entropy(self):
         a = self.concentration
         return a - self.rate.log() + a.lgamma() + (1.0 - a) * a.digamma()
+
+
+class Chi2(Gamma):
+    """Chi-squared distribution with `df` degrees of freedom: `Gamma(df / 2, 1 / 2)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> d = tp.distributions.Chi2(tp.tensor([4.0]))
+        >>> d.mean, d.variance
+        (tensor([4.]), tensor([8.]))
+    """
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args: bool | None = None):
+        (self.df,) = broadcast_all(df)
+        super().__init__(0.5 * df if isinstance(df, numbers.Number) else 0.5 * self.df, 0.5,
+                         validate_args=validate_args)
+
+    def _expand_names(self) -> list:
+        return ["df", "concentration", "rate"]
 
 
 class Dirichlet(Distribution):

@@ -1,5 +1,5 @@
-"""Pooling functions of `tapeflow.nn.functional`: max (with indices), max-unpooling, average, adaptive average and
-adaptive max, in 1, 2 and 3 dimensions.
+"""Pooling functions of `tapeflow.nn.functional`: max (with indices), max-unpooling, average, adaptive average,
+adaptive max (with indices), power-average (`lp_pool*`) and fractional max, in 1, 2 and 3 dimensions.
 
 The 1-d max-pooling forms run the 2-d op on a unit-height plane, as PyTorch does (so
 their `grad_fn` is the final squeeze, `SqueezeBackward1`).
@@ -7,16 +7,19 @@ their `grad_fn` is the final squeeze, `SqueezeBackward1`).
 
 from __future__ import annotations
 
+import numpy as np
+
 import xla_ops as X
 
-from .. import _dtype, _ops
+from .. import _dtype, _factories, _ops
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._functional_utils import _check, _tuple
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d"]
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "fractional_max_pool2d",
+           "fractional_max_pool3d"]
 
 
 def _batched(input, n, name):
@@ -317,36 +320,355 @@ def _adaptive_avg_pool(n, input, output_size):
     return out.squeeze(0) if unbatched else out
 
 
-def adaptive_max_pool1d(input, output_size, return_indices: bool = False) -> Tensor:
+def _window_max(x, cand, valid):
+    """The maximum of each window of a batched `(N, C, *plane)` input, and its flat index in the plane.
+
+    `cand` (int64, `(N or 1, C or 1, O, K)`) lists each of the `O` windows' `K` flat positions in PyTorch's scan
+    order; `valid` (bool, broadcastable to it, or None) masks padding positions. The pick is PyTorch's: the last
+    NaN of a window if it has one, else its first maximum (a window of all `-inf` picks its first position).
+    The values are a `gather` at the picked indices, so the gradient goes to that one cell (added up where
+    windows overlap), as in PyTorch.
+
+    Returns:
+        `(values, indices)`, both `(N, C, O)`.
+    """
+    n, c, plane = x.shape[0], x.shape[1], x.shape[2:]
+    o, k = cand.shape[-2:]
+    flat = x.reshape(n, c, int(np.prod(plane, dtype=np.int64)))
+    cand = cand.expand(n, c, o, k)
+    if o * k == 0:
+        idx = cand.sum(-1)
+        return flat.gather(2, idx), idx
+    v = flat.detach().gather(2, cand.reshape(n, c, o * k)).reshape(n, c, o, k)
+    pos = _factories.arange(k)
+    inf = float("inf")
+    nan = _ops.isnan(v)
+    if valid is not None:
+        nan = nan & valid
+        v = _ops.where(valid, v, -inf)
+    v = _ops.where(nan, -inf, v)
+    top = v == v.amax(-1, keepdim=True)
+    if valid is not None:
+        top = top & valid
+    first = _ops.where(top, pos, k).amin(-1)
+    last_nan = _ops.where(nan, pos, -1).amax(-1)
+    pick = _ops.where(last_nan >= 0, last_nan, first)
+    idx = cand.gather(3, pick.unsqueeze(-1)).squeeze(-1)
+    return flat.gather(2, idx), idx
+
+
+def _plane_positions(positions, plane):
+    """Flat positions from per-axis ones: `positions[a]` is `(..., out_a, K_a)`; the result `(..., O, K)` lists
+    the windows in row-major order of their output cells and each window's cells in row-major (scan) order."""
+    n = len(positions)
+    strides = [int(np.prod(plane[a + 1:], dtype=np.int64)) for a in range(n)]
+    total = 0
+    for a, p in enumerate(positions):
+        lead = p.shape[:-2]
+        shape = [1] * (2 * n)
+        shape[a], shape[n + a] = p.shape[-2], p.shape[-1]
+        total = total + p.reshape(*lead, *shape) * strides[a]
+    lead = tuple(total.shape[:-2 * n])
+    dims = tuple(total.shape[-2 * n:])
+    return total.reshape(*lead, int(np.prod(dims[:n], dtype=np.int64)), int(np.prod(dims[n:], dtype=np.int64)))
+
+
+def _adaptive_max_checks(n, input, output_size):
+    name = f"adaptive_max_pool{n}d"
+    _check(input, name)
+    if input.ndim not in (n + 1, n + 2):
+        if n == 1:
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                               "'self' (while checking arguments for adaptive_max_pool1d)")
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got: {list(input.shape)}")
+    for d in range(input.ndim - n - 1, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {d} being empty")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{name}" not implemented for \'{_dtype_name(input.dtype)}\'')
+    if not (isinstance(output_size, int) or output_size is None) and len(output_size) != n:
+        if n == 1:
+            raise RuntimeError(f"adaptive_max_pool1d() argument 'output_size' should contain one int "
+                               f"(got {len(output_size)})")
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}")
+
+
+def _dtype_name(dtype) -> str:
+    names = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    key = str(dtype).rsplit(".", 1)[-1]
+    return names.get(key, key)
+
+
+def _adaptive_max_pool(n, input, output_size, return_indices):
+    _adaptive_max_checks(n, input, output_size)
+    x, unbatched = _batched(input, n, f"adaptive_max_pool{n}d")
+    plane = tuple(x.shape[2:])
+    out_size = _output_size(x, n, output_size)
+    if any(o < 0 for o in out_size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out_size)}: "
+                           f"{[*x.shape[:2], *out_size]}")
+    # PyTorch's bins: [floor(i * size / out), ceil((i + 1) * size / out)); each window is padded to the
+    # longest bin of its axis (positions past its end are masked off).
+    positions, masks = [], []
+    for size, out in zip(plane, out_size):
+        start = np.array([(i * size) // out for i in range(out)], np.int64)
+        end = np.array([-((-(i + 1) * size) // out) for i in range(out)], np.int64)
+        k = int((end - start).max()) if out else 1
+        pos = start[:, None] + np.arange(k)[None, :]
+        masks.append(pos < end[:, None])
+        positions.append(np.minimum(pos, size - 1))
+    cand = _plane_positions([_factories.tensor(p) for p in positions], plane)
+    valid = None
+    if not all(m.all() for m in masks):
+        valid = _factories.tensor(np.asarray(_masks_product(masks)))
+    out, idx = _window_max(x, cand.reshape(1, 1, *cand.shape), valid)
+    shape = (*x.shape[:2], *out_size)
+    return _unbatch((out.reshape(shape), idx.reshape(shape)) if return_indices else out.reshape(shape), None,
+                    unbatched)
+
+
+def _masks_product(masks):
+    """The `(O, K)` validity of each window cell: valid on every axis (the layout of `_plane_positions`)."""
+    n = len(masks)
+    total = np.ones((), bool)
+    for a, m in enumerate(masks):
+        shape = [1] * (2 * n)
+        shape[a], shape[n + a] = m.shape
+        total = total & m.reshape(shape)
+    o = int(np.prod(total.shape[:n], dtype=np.int64))
+    return total.reshape(o, -1)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """1-d adaptive max pooling: the maximum of each of `output_size` bins (PyTorch's bin edges).
+
+    Arguments:
+        input: `(N, C, L)` or `(C, L)`, floating point.
+        output_size: the number of bins.
+        return_indices: also return the int64 position of each maximum along `L` (what `max_unpool1d` takes).
+
+    Returns:
+        The pooled tensor, or `(output, indices)`. With ties the first maximum is picked (a NaN wins), and it
+        alone gets the gradient, as in PyTorch.
 
     Example:
         >>> import tapeflow as tp
         >>> tp.nn.functional.adaptive_max_pool1d(tp.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0]]]), 2)
         tensor([[[5., 4.]]])
+        >>> tp.nn.functional.adaptive_max_pool1d(tp.tensor([[[1.0, 5.0, 3.0, 4.0, 2.0]]]), 2, return_indices=True)
+        (tensor([[[5., 4.]]]), tensor([[[1, 3]]]))
     """
     return _adaptive_max_pool(1, input, output_size, return_indices)
 
 
-def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Tensor:
-    """2-d adaptive max pooling to `output_size` `(H, W)`.
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """2-d adaptive max pooling to `output_size` `(H, W)` (an int for both; `None` keeps that size).
+
+    With `return_indices=True` also returns the int64 flat position `h * W + w` of each maximum in its input
+    plane (what `max_unpool2d` takes).
 
     Example:
         >>> import tapeflow as tp
         >>> tp.nn.functional.adaptive_max_pool2d(tp.arange(16.0).reshape(1, 1, 4, 4), 1)
         tensor([[[[15.]]]])
+        >>> tp.nn.functional.adaptive_max_pool2d(tp.arange(16.0).reshape(1, 4, 4), (1, 2), return_indices=True)
+        (tensor([[[13., 15.]]]), tensor([[[13, 15]]]))
     """
     return _adaptive_max_pool(2, input, output_size, return_indices)
 
 
-def _adaptive_max_pool(n, input, output_size, return_indices):
-    if return_indices:
-        raise NotImplementedError(f"adaptive_max_pool{n}d: return_indices=True is not supported yet")
-    x, unbatched = _batched(input, n, f"adaptive_max_pool{n}d")
-    # A maximum over a box is the maximum over each axis in turn: per axis, one max per bin.
-    # NOTE: tied maxima share the gradient (amax's rule); PyTorch gives it to one of them.
-    for axis, out in enumerate(_output_size(x, n, output_size)):
-        dim, size = x.ndim - n + axis, x.shape[x.ndim - n + axis]
-        bins = [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
-        x = _ops.cat([x.narrow(dim, lo, hi - lo).amax(dim, keepdim=True) for lo, hi in bins], dim)
-    return x.squeeze(0) if unbatched else x
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """3-d adaptive max pooling to `output_size` `(D, H, W)` over `(N, C, D, H, W)` or `(C, D, H, W)`.
+
+    With `return_indices=True` also returns the int64 flat position `(d * H + h) * W + w` of each maximum.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> y, i = tp.nn.functional.adaptive_max_pool3d(tp.arange(27.0).reshape(1, 1, 3, 3, 3), 1,
+        ...                                             return_indices=True)
+        >>> y, i
+        (tensor([[[[[26.]]]]]), tensor([[[[[26]]]]]))
+    """
+    return _adaptive_max_pool(3, input, output_size, return_indices)
+
+
+def _lp_pool(n, input, norm_type, kernel_size, stride, ceil_mode):
+    max_pool, avg_pool = ((max_pool1d, avg_pool1d), (max_pool2d, avg_pool2d), (max_pool3d, avg_pool3d))[n - 1]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    size = int(np.prod(_tuple(kernel_size, n, "kernel_size")))
+    return (out.sign() * out.abs().relu()).mul(size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """1-d power-average pooling: `(sum over the window of x ** p) ** (1 / p)`, as PyTorch computes it.
+
+    That is `avg_pool1d(x ** p)` times the window size, with negative sums clamped to zero (`sign(s) * relu(|s|)`),
+    to the power `1 / p`; `p = inf` is max pooling of `|x|` (and `-inf` the minimum).
+
+    Arguments:
+        input: `(N, C, L)` or `(C, L)`.
+        norm_type: `p`.
+        kernel_size, stride (default: kernel_size), ceil_mode: as in `avg_pool1d` (no padding).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.lp_pool1d(tp.tensor([[[3.0, 4.0, 1.0, 0.0]]]), 2, 2)
+        tensor([[[5., 1.]]])
+    """
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """2-d power-average pooling over `(N, C, H, W)` or `(C, H, W)`; arguments as `lp_pool1d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.lp_pool2d(tp.ones(1, 1, 4, 4), 2, 2)
+        tensor([[[[2., 2.],
+                  [2., 2.]]]])
+    """
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False) -> Tensor:
+    """3-d power-average pooling over `(N, C, D, H, W)` or `(C, D, H, W)`; arguments as `lp_pool1d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.lp_pool3d(tp.ones(1, 1, 2, 2, 2), 1, 2)
+        tensor([[[[[8.]]]]])
+    """
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+_AXES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _fractional_sizes(n, input, kernel_size, output_size, output_ratio):
+    name = f"fractional_max_pool{n}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if n == 2 and len(output_ratio) > 2:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        ratio = (output_ratio,) * n if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
+        if len(ratio) == 1:
+            ratio = ratio * n
+        output_size = [int(input.shape[input.ndim - n + i] * ratio[i]) for i in range(n)]
+    many = "Ints" if n == 2 else "three Ints"
+
+    def sizes(v, what):
+        v = (v,) * n if isinstance(v, int) else tuple(int(a) for a in v)
+        if len(v) == 1:
+            v = v * n
+        if len(v) != n:
+            raise RuntimeError(f"{name}: {what} must either be a single Int or tuple of {many}")
+        return v
+    return sizes(kernel_size, "kernel_size"), sizes(output_size, "output_size")
+
+
+def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    name = f"fractional_max_pool{n}d"
+    _check(input, name)
+    k, out_size = _fractional_sizes(n, input, kernel_size, output_size, output_ratio)
+    where = name + ("()" if n == 2 else "_out()")
+    if input.ndim < n + 1:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], "
+                         f"but got {-n - 1})")
+    if input.ndim > n + 2:
+        raise RuntimeError(f"{where}: Expected {n + 1}D or {n + 2}D tensor, but got: {list(input.shape)}")
+    for d in range(input.ndim - n - 1, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{where}: Expected input to have non-zero size for non-batch dimensions, but got"
+                               f"{list(input.shape)} with dimension {d} being empty.")
+    x, unbatched = _batched(input, n, name)
+    plane = tuple(x.shape[2:])
+    samples = _random_samples
+    if samples is None:
+        samples = _factories.rand(x.shape[0], x.shape[1], n, dtype=input.dtype)
+    else:
+        if samples.ndim != 3:
+            raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+        if samples.shape[1] != x.shape[1]:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+        if samples.shape[0] < x.shape[0]:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if samples.shape[2] != n:
+            raise RuntimeError(f"Expect _random_samples.size(2) equals to {n}; got {samples.shape[2]}.")
+        if samples.dtype != input.dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        samples = samples.detach()[:x.shape[0]]
+    for axis, size, kk, out in zip(_AXES[n], plane, k, out_size):
+        if out + kk - 1 > size:
+            raise RuntimeError(f"{where}: pool {axis} {kk} too large relative to input {axis} {size}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{name}_out_frame" not implemented for \'{_dtype_name(input.dtype)}\'')
+    # PyTorch's interval starts, per plane: with u the plane's sample for the axis and
+    # alpha = (size - k) / (out - 1) (in the input's dtype), start_i = int((i + u) * alpha) - int(u * alpha)
+    # and the last window ends at the last cell. The samples' columns are (W, H) in 2-d, (T, H, W) in 3-d.
+    columns = (1, 0) if n == 2 else (0, 1, 2)
+    positions = []
+    for col, size, kk, out in zip(columns, plane, k, out_size):
+        u = samples[:, :, col:col + 1]
+        last = _factories.full((*u.shape[:2], 1), size - kk, dtype=_dtype.int64)
+        if out > 1:
+            alpha = _factories.tensor((size - kk) / (out - 1), dtype=input.dtype)
+            i = _factories.arange(out - 1, dtype=input.dtype)
+            start = ((i + u) * alpha).long() - (u * alpha).long()
+            start = _ops.cat([start, last], -1)
+        else:
+            start = last[..., :out]
+        positions.append(start.unsqueeze(-1) + _factories.arange(kk))
+    cand = _plane_positions(positions, plane)
+    out, idx = _window_max(x, cand, None)
+    shape = (*x.shape[:2], *out_size)
+    return _unbatch((out.reshape(shape), idx.reshape(shape)) if return_indices else out.reshape(shape), None,
+                    unbatched)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None) -> Tensor | tuple[Tensor, Tensor]:
+    """2-d fractional max pooling (Graham, 2014): `kernel_size` windows at pseudo-random steps that give
+    `output_size` (or `output_ratio` times the input size).
+
+    Arguments:
+        input: `(N, C, H, W)` or `(C, H, W)`.
+        kernel_size: int or `(kH, kW)`.
+        output_size: int or `(H_out, W_out)`; or give
+        output_ratio: a number or pair in (0, 1).
+        return_indices: also return the int64 flat positions `h * W + w` of the maxima.
+        _random_samples: `(N, C, 2)` uniform samples in [0, 1) of the input's dtype, as PyTorch takes them
+            (column 0 places the windows along `W`, column 1 along `H`); drawn from tapeflow's global
+            generator when not given. With the same samples the result equals PyTorch's.
+
+    Returns:
+        The pooled tensor, or `(output, indices)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.arange(25.0).reshape(1, 1, 5, 5)
+        >>> tp.nn.functional.fractional_max_pool2d(x, 2, output_size=3, _random_samples=tp.tensor([[[0.5, 0.5]]]))
+        tensor([[[[ 6.,  8.,  9.],
+                  [16., 18., 19.],
+                  [21., 23., 24.]]]])
+    """
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None) -> Tensor | tuple[Tensor, Tensor]:
+    """3-d fractional max pooling over `(N, C, T, H, W)` or `(C, T, H, W)`; arguments as `fractional_max_pool2d`
+    (`_random_samples` is `(N, C, 3)`, columns for `T`, `H`, `W`; indices are flat over `T * H * W`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.functional.fractional_max_pool3d(tp.ones(2, 3, 6, 6, 6), 2, output_ratio=0.5).shape
+        tapeflow.Size([2, 3, 3, 3, 3])
+    """
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import linalg
+from .._factories import eye, randn, randperm
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -231,8 +233,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from .. import linalg
-    from .._factories import randn
 
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
@@ -281,8 +281,6 @@ def eye_(tensor: Tensor) -> Tensor:
     """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from .._factories import eye
-
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
 
@@ -298,8 +296,6 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     """
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from .._factories import randperm
-
     rows, cols = tensor.shape
     zeros = int(math.ceil(sparsity * rows))
     with no_grad():

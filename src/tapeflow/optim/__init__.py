@@ -8,7 +8,7 @@ Example:
     >>> opt.zero_grad(); loss.backward(); opt.step()
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adam import Adam
 from .adamw import AdamW
 from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam
@@ -17,6 +17,7 @@ from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "LBFGS", "lr_scheduler"]
+           "ASGD", "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils"]

@@ -38,6 +38,10 @@ def _target_name(fullname: str) -> str:
     return "tapeflow" + fullname[len("torch"):]
 
 
+#: Module attributes the import system sets on a module it creates.
+_IMPORT_ATTRS = frozenset({"__spec__", "__loader__", "__package__", "__path__", "__file__", "__cached__"})
+
+
 class _Alias(types.ModuleType):
     """`torch.X` seen through tapeflow: attribute reads and writes go to the tapeflow module."""
 
@@ -68,9 +72,10 @@ class _Alias(types.ModuleType):
                                   "torch API")
 
     def __setattr__(self, attr: str, value) -> None:
-        if isinstance(value, types.ModuleType):
-            # The import system binds `torch.nn` on `torch`: keep that binding on the alias, never on tapeflow
-            # (tapeflow.nn must stay tapeflow's own module after uninstall()).
+        if isinstance(value, types.ModuleType) or attr in _IMPORT_ATTRS:
+            # The import system binds `torch.nn` on `torch` and sets `__spec__`, `__package__`, ... on each
+            # alias: keep those on the alias, never on tapeflow (tapeflow.nn must stay tapeflow's own module, and
+            # tapeflow's relative imports must keep resolving against tapeflow's package names).
             object.__setattr__(self, attr, value)
         else:
             setattr(object.__getattribute__(self, "_tapeflow_module"), attr, value)

@@ -9,16 +9,17 @@ __all__ = ["surface_markdown"]
 
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
               "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations",
-              "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.utils.checkpoint",
+              "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils", "torch.utils.data",
+              "torch.utils.checkpoint",
               "torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.func", "torch.linalg",
               "torch.distributions", "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
-NOT_YET = ["torch.distributions beyond Normal, MultivariateNormal, Uniform, Bernoulli, Categorical, Gamma, Beta, "
-           "Dirichlet and Independent (Poisson, Binomial, Exponential, Laplace, transforms, ...)",
-           "torch.optim.SparseAdam; torch.optim.swa_utils",
-           "F.interpolate's antialias; AdaptiveMaxPool return_indices, AdaptiveMaxPool3d, LPPool, FractionalMaxPool",
+NOT_YET = ["torch.distributions: RelaxedBernoulli, LowRankMultivariateNormal, Wishart, VonMises and other families "
+           "not listed above; transforms over events (event_dim > 0)",
+           "F.interpolate's antialias; max_unpool3d",
            "torch.nn.utils.parametrizations.orthogonal",
+           "the meta device (tensor.to('meta'))",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 

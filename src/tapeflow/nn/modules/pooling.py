@@ -1,4 +1,5 @@
-"""Pooling layers: max (1-3 d), max-unpooling, average (1-3 d), adaptive average (1-3 d), adaptive max (1-2 d)."""
+"""Pooling layers: max (1-3 d), max-unpooling, average (1-3 d), adaptive average (1-3 d), adaptive max (1-3 d),
+power-average (1-3 d) and fractional max (2-3 d)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from .._functional_utils import _tuple
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -234,10 +236,18 @@ class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
 class AdaptiveMaxPool2d(Module):
     """2-d max pooling to `output_size` `(H, W)` (PyTorch's bins).
 
+    Arguments:
+        output_size: int or `(H, W)` (`None` keeps that size).
+        return_indices: also return the int64 flat positions `h * W + w` of the maxima (for `MaxUnpool2d`).
+
     Example:
         >>> import tapeflow as tp
         >>> tp.nn.AdaptiveMaxPool2d((2, 1))(tp.ones(2, 4, 5, 5)).shape
         tapeflow.Size([2, 4, 2, 1])
+        >>> out, idx = tp.nn.AdaptiveMaxPool2d(2, return_indices=True)(tp.arange(16.0).reshape(1, 4, 4))
+        >>> idx
+        tensor([[[ 5,  7],
+                 [13, 15]]])
     """
 
     _pool = staticmethod(F.adaptive_max_pool2d)
@@ -263,3 +273,138 @@ class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
     """
 
     _pool = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """3-d max pooling to `output_size` `(D, H, W)`; `return_indices` gives flat positions over `D * H * W`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.AdaptiveMaxPool3d((1, 2, 3))(tp.ones(2, 4, 3, 5, 7)).shape
+        tapeflow.Size([2, 4, 1, 2, 3])
+    """
+
+    _pool = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input):
+        return self._pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """1-d power-average pooling: `(sum over each window of x ** p) ** (1 / p)` (see `F.lp_pool1d`).
+
+    Arguments:
+        norm_type: `p` (`inf` is max pooling of `|x|`).
+        kernel_size, stride (default: kernel_size), ceil_mode: as in `AvgPool1d` (no padding).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.LPPool1d(2, 2)(tp.tensor([[3.0, 4.0, 1.0, 0.0]]))
+        tensor([[5., 1.]])
+    """
+
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """2-d power-average pooling over `(N, C, H, W)` or `(C, H, W)`; arguments as `LPPool1d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.LPPool2d(2, (2, 3), stride=1, ceil_mode=True)(tp.ones(1, 3, 5, 6)).shape
+        tapeflow.Size([1, 3, 4, 4])
+    """
+
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """3-d power-average pooling over `(N, C, D, H, W)` or `(C, D, H, W)`; arguments as `LPPool1d`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.LPPool3d(1, 2)(tp.ones(1, 2, 4, 4, 4)).shape
+        tapeflow.Size([1, 2, 2, 2, 2])
+    """
+
+    _pool = staticmethod(F.lp_pool3d)
+
+
+def _ntuple(v, n):
+    return (v,) * n if isinstance(v, (int, float)) else tuple(v)
+
+
+class _FractionalMaxPoolNd(Module):
+    _n = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = _ntuple(kernel_size, self._n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, self._n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, self._n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return self._pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                          _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-d fractional max pooling (Graham, 2014): `kernel_size` windows at pseudo-random steps.
+
+    Arguments:
+        kernel_size: int or `(kH, kW)`.
+        output_size: int or `(H_out, W_out)`; or give
+        output_ratio: a number or pair in (0, 1) (the output is `int(ratio * input size)`).
+        return_indices: also return the int64 flat positions `h * W + w` of the maxima (for `MaxUnpool2d`).
+        _random_samples: optional `(N, C, 2)` samples in [0, 1) fixing the windows (a buffer); by default
+            each call draws new ones from tapeflow's global generator (`tapeflow.manual_seed`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> pool = tp.nn.FractionalMaxPool2d(3, output_ratio=0.5)
+        >>> pool(tp.randn(2, 4, 10, 9)).shape
+        tapeflow.Size([2, 4, 5, 4])
+    """
+
+    _pool = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-d fractional max pooling over `(N, C, T, H, W)` or `(C, T, H, W)`; arguments as `FractionalMaxPool2d`
+    (`_random_samples` is `(N, C, 3)`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> pool = tp.nn.FractionalMaxPool3d(2, output_size=(3, 2, 4), return_indices=True)
+        >>> out, idx = pool(tp.randn(1, 2, 6, 6, 6))
+        >>> out.shape, idx.dtype
+        (tapeflow.Size([1, 2, 3, 2, 4]), tapeflow.int64)
+    """
+
+    _n = 3
+    _pool = staticmethod(F.fractional_max_pool3d)
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        if (isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples)
