@@ -31,11 +31,30 @@ def _batched(input, n, name):
     return input, False
 
 
-def _max_pool(x, k, s, p, dilation, ceil_mode, return_indices):
+def _pooled_size(x, k, s, p, dilation, ceil_mode, one_d: str = "") -> None:
+    """Refuse a window that leaves no output (PyTorch's messages); `one_d` names a 1-d max pooling."""
+    outs = []
+    for size, kk, ss, pp, dd in zip(x.shape[2:], k, s, p, dilation):
+        span = size + 2 * pp - dd * (kk - 1) - 1
+        out = (-(-span // ss) if ceil_mode else span // ss) + 1
+        if ceil_mode and (out - 1) * ss >= size + pp:
+            out -= 1
+        outs.append(out)
+    if min(outs) > 0:
+        return
+    if one_d:
+        raise RuntimeError(f"{one_d}() Invalid computed output size: {outs[-1]}")
+    given = "x".join(map(str, x.shape[1:]))
+    raise RuntimeError(f"Given input size: ({given}). Calculated output size: "
+                       f"({'x'.join(map(str, (x.shape[1], *outs)))}). Output size is too small")
+
+
+def _max_pool(x, k, s, p, dilation, ceil_mode, return_indices, one_d: str = ""):
     """Max pooling of a batched `(N, C, H, W)` input with normalised 2-tuples."""
     if any(pp * 2 > kk for pp, kk in zip(p, k)):
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p} and "
                            f"kernel_size={k}")
+    _pooled_size(x, k, s, p, dilation, ceil_mode, one_d)
     params = (("kernel", k), ("stride", s), ("padding", p), ("dilation", dilation), ("ceil_mode", bool(ceil_mode)))
     if return_indices:
         # One op gives both; its backward is `max_pool`'s and the int64 indices record no graph.
@@ -76,7 +95,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     k = _tuple(kernel_size, 1, "kernel_size")
     s = _stride(stride, k, 1)
     res = _max_pool(x.unsqueeze(-2), (1, *k), (1, *s), (0, *_tuple(padding, 1, "padding")),
-                    (1, *_tuple(dilation, 1, "dilation")), ceil_mode, return_indices)
+                    (1, *_tuple(dilation, 1, "dilation")), ceil_mode, return_indices, "max_pool1d")
     return _unbatch(res, -2, unbatched)
 
 
@@ -261,6 +280,8 @@ def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_p
     p = _tuple(padding, n, "padding")
     if any(pp * 2 > kk for pp, kk in zip(p, k)):
         raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}")
+    _pooled_size(x.unsqueeze(2) if n == 1 else x, (1, *k) if n == 1 else k, (1, *s) if n == 1 else s,
+                 (0, *p) if n == 1 else p, (1,) * (n + (n == 1)), ceil_mode)
     out = dispatch(X.nn.avg_pool, (x,), (("kernel", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
                                          ("count_include_pad", bool(count_include_pad)),
                                          ("divisor_override", divisor_override)))
