@@ -353,3 +353,26 @@ def test_non_tensor_aux_is_returned_as_is():
     for _ in range(3):
         g, aux = F.grad(f, has_aux=True)(t([1.0]))
         assert aux == 7 and type(aux) is int
+
+
+def test_requires_grad_inside_transforms_is_pytorchs():
+    """Inside torch.func's reverse-mode transforms the differentiated values require grad (and what is computed
+    from them); forward mode, vmap and values behind no_grad / detach do not."""
+    seen = []
+
+    def f(x):
+        with tp.no_grad():
+            frozen = x * 2
+        seen.append((x.requires_grad, (x * 2).requires_grad, x.detach().requires_grad, frozen.requires_grad))
+        return (x * frozen).sum()
+
+    x = tp.ones(2)
+    tp.func.grad(f)(x)
+    tp.func.jvp(f, (x,), (x,))
+    tp.func.vmap(tp.func.grad(f))(tp.ones(2, 2))
+    tp.func.vmap(f)(tp.ones(2, 2))
+    tp.func.jacrev(f)(x)
+    tp.autograd.functional.vjp(f, x)
+    assert seen == [(True, True, False, False), (False, False, False, False), (True, True, False, False),
+                    (False, False, False, False), (True, True, False, False), (True, True, False, False)]
+

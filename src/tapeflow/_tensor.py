@@ -171,7 +171,10 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        if self._requires_grad:
+            return True
+        a = self._raw
+        return isinstance(a, jax.core.Tracer) and _reverse_traced(a)
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -473,6 +476,28 @@ class Tensor:
                 if k not in ("_acc", "_hooks", "_post_accumulate_hooks", "_base", "_view"):
                     new.__dict__[k] = v
         return new
+
+
+try:  # JAX's reverse-mode tracer (no public name): under jax.grad / jax.vjp the differentiated values are these
+    from jax._src.interpreters.ad import LinearizeTracer as _LinearizeTracer
+except ImportError:  # pragma: no cover - a JAX without it: requires_grad stays False under transforms
+    _LinearizeTracer = ()
+
+
+def _reverse_traced(a) -> bool:
+    """Whether the traced value `a` is being differentiated in reverse mode (`tp.func.grad`, `vjp`, `jacrev`,
+    `autograd.functional`, `jax.grad`), looking through vmap's and forward mode's tracers: such a tensor
+    reports `requires_grad=True`, as it does under `torch.func.grad`."""
+    for _ in range(32):
+        if isinstance(a, _LinearizeTracer):
+            return True
+        inner = getattr(a, "val", None)
+        if inner is None:
+            inner = getattr(a, "primal", None)
+        if inner is None or not isinstance(inner, jax.core.Tracer):
+            return False
+        a = inner
+    return False
 
 
 def _init(t, data, grad_fn, output_nr, requires_grad):
