@@ -115,6 +115,8 @@ CASES = {
                                   "max_pool1d() Invalid computed output size: 0"),
     "avg_pool1d kernel too big": (lambda m: m.nn.functional.avg_pool1d(m.ones(1, 1, 2), 3), RuntimeError,
                                   "Given input size: (1x1x2). Calculated output size: (1x1x0)"),
+    "max_unpool index": (lambda m: m.nn.functional.max_unpool2d(m.ones(1, 1, 2, 2), m.tensor([[[[0, 1], [2, 40]]]]), 2),
+                         RuntimeError, "Found an invalid max index: 40 (output volumes are of size 4x4)"),
     "batch_norm features": (lambda m: m.nn.BatchNorm1d(3)(m.ones(4, 5)), RuntimeError,
                             "running_mean should contain 5 elements not 3"),
     "cross_entropy batch": (lambda m: m.nn.functional.cross_entropy(m.ones(2, 3), m.tensor([0, 1, 2])), ValueError,

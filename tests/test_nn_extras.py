@@ -312,3 +312,23 @@ def test_init_and_func_helpers_work_when_reached_as_torch_modules():
     )
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_rnn_flatten_parameters_and_all_weights_match_torch():
+    """The word_language_model example calls `model.rnn.flatten_parameters()` after `torch.load`: it was missing
+    (AttributeError). It is a no-op here; `all_weights` lists the parameters per layer and direction."""
+    torch = pytest.importorskip("torch")
+    for cls, kw in ((nn.LSTM, {"num_layers": 2, "bidirectional": True, "proj_size": 2}),
+                    (nn.GRU, {"num_layers": 2, "bias": False}), (nn.RNN, {})):
+        mine = cls(3, 4, **kw)
+        theirs = getattr(torch.nn, cls.__name__)(3, 4, **kw)
+        theirs.load_state_dict({k: torch.tensor(v.detach().numpy()) for k, v in mine.state_dict().items()})
+        x = tp.ones(2, 1, 3)
+        before = mine(x)[0].detach().numpy()
+        assert mine.flatten_parameters() is None
+        np.testing.assert_array_equal(mine(x)[0].detach().numpy(), before)
+        assert [[tuple(w.shape) for w in ws] for ws in mine.all_weights] == \
+            [[tuple(w.shape) for w in ws] for ws in theirs.all_weights]
+        named = dict(mine.named_parameters())
+        assert [[n for w in ws for n, p in named.items() if p is w] for ws in mine.all_weights] == \
+            [[n for w in ws for n, p in theirs.named_parameters() if p is w] for ws in theirs.all_weights]

@@ -236,3 +236,20 @@ def test_errors_match_pytorch(name):
     theirs = _error(torch, BAD[name])
     assert theirs is not None
     assert _error(tp, BAD[name]) == theirs
+
+
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_max_unpool3d_is_pytorchs(unbatched):
+    data = np.random.default_rng(3).normal(size=(2, 3, 5, 4, 6)).astype(np.float32)
+    if unbatched:
+        data = data[0]
+
+    def run(m):
+        x = m.tensor(data, requires_grad=True)
+        y, i = m.nn.functional.max_pool3d(x, 2, return_indices=True)
+        u = m.nn.MaxUnpool3d(2)(y, i, output_size=x.shape[-3:])
+        (u * m.arange(u.numel(), dtype=m.float32).reshape(u.shape)).sum().backward()
+        return u.detach().numpy(), x.grad.numpy()
+
+    for mine, theirs in zip(run(tp), run(torch)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-6)

@@ -152,3 +152,12 @@ def test_conjugation_and_hermitian_transposes():
         _ = x.H
     (g,) = tp.autograd.grad(z.conj(), z, tp.tensor([[1j, 1.0], [2.0, 1 - 1j]]))  # conj is its own transpose
     np.testing.assert_allclose(g.numpy(), [[-1j, 1.0], [2.0, 1 + 1j]])
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([np.float64(1.0), 2.0], "float64"), ([1.0, 2.0], "float32"), ([np.float32(1.0)], "float32"),
+    ([[np.complex128(1j)]], "complex128"), ([1j], "complex64"), ([np.int32(1), 2], "int64"), (3.5, "float32"),
+])
+def test_dtype_inferred_from_numpy_scalars_in_lists(data, dtype):
+    """NumPy scalars inside nested lists keep their precision, Python numbers take the defaults (as in PyTorch)."""
+    assert tp.tensor(data).dtype == getattr(tp, dtype)

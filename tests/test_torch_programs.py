@@ -99,3 +99,48 @@ def test_model_ensembling_gives_pytorchs_numbers():
     for k, v in theirs["grads"].items():
         np.testing.assert_allclose(mine["grads"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)
     np.testing.assert_allclose(mine["new_losses"], theirs["new_losses"], rtol=1e-5)
+
+
+def test_lstm_language_model_gives_pytorchs_numbers():
+    mine, theirs = _both("lstm_language_model.py")
+    assert mine["n_steps"] == theirs["n_steps"] == 3
+    assert mine["detached"] == theirs["detached"] == [[True, True]] * 3
+    assert mine["hidden_has_history"] and theirs["hidden_has_history"]
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-5)
+    np.testing.assert_allclose(mine["norms"], theirs["norms"], rtol=1e-5)
+    np.testing.assert_allclose(mine["val_loss"], theirs["val_loss"], rtol=1e-5)
+    np.testing.assert_allclose(mine["ppl"], theirs["ppl"], rtol=1e-5)
+    assert mine["generated"] == theirs["generated"]
+    np.testing.assert_allclose(mine["hidden"], theirs["hidden"], rtol=1e-4, atol=1e-6)
+    assert mine["weights"].keys() == theirs["weights"].keys()
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_gru_seq2seq_attention_gives_pytorchs_numbers():
+    mine, theirs = _both("gru_seq2seq_attention.py")
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-5)
+    assert mine["decoded_shape"] == theirs["decoded_shape"] == [5, 6]
+    assert mine["decoded"] == theirs["decoded"]
+    np.testing.assert_allclose(mine["log_probs"], theirs["log_probs"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(mine["attn"], theirs["attn"], rtol=1e-4, atol=1e-6)
+    assert mine["weights"].keys() == theirs["weights"].keys()
+    for k, v in theirs["weights"].items():
+        if k == "decoder.attention.Va.bias":
+            # softmax is shift-invariant, so Va's bias gets a gradient that is zero up to rounding, which Adam
+            # turns into steps of up to lr (0.01) of either sign in any two libraries (or thread counts)
+            np.testing.assert_allclose(mine["weights"][k], v, atol=2 * 0.01 + 1e-6, err_msg=k)
+            continue
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=2e-6, err_msg=k)
+
+
+def test_char_rnn_classifier_gives_pytorchs_numbers():
+    mine, theirs = _both("char_rnn_classifier.py")
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-5)
+    np.testing.assert_allclose(mine["losses_nn"], theirs["losses_nn"], rtol=1e-5)
+    assert mine["preds"] == theirs["preds"]
+    assert mine["preds_nn"] == theirs["preds_nn"]
+    np.testing.assert_allclose(mine["outputs"], theirs["outputs"], rtol=1e-5, atol=1e-6)
+    assert mine["weights"].keys() == theirs["weights"].keys()
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)

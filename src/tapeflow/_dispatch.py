@@ -220,6 +220,7 @@ def _record(op, args, arrays, params, out):
         res = tuple(None if o is None else Tensor._make(o, node, i, True) if _is_float_array(o)
                     else Tensor._wrap(o) for i, o in enumerate(out))
         node._out_meta = tuple(None if o is None or not _is_float_array(o) else (o.shape, o.dtype) for o in out)
+        node._aval = None
     else:
         if out.dtype.kind in _FLOAT_KINDS:
             res = _new(Tensor)

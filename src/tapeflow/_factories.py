@@ -42,6 +42,8 @@ def _infer(data, exact: bool = False):
     arr = np.asarray(data)
     if exact and arr.dtype.kind in "fiucb":
         return arr
+    if arr.dtype.kind in "fc" and arr.dtype.itemsize in (8, 16) and _holds_wide_numpy_scalars(data):
+        return arr  # NumPy float64 / complex128 scalars keep their precision, as in PyTorch
     if arr.dtype.kind == "f":
         arr = arr.astype(_dtype.get_default_dtype().jax)
     elif arr.dtype.kind in "iu":
@@ -56,6 +58,13 @@ def _infer(data, exact: bool = False):
     elif arr.size == 0 and arr.dtype.kind != "b":
         arr = arr.astype(_dtype.get_default_dtype().jax)
     return arr
+
+
+def _holds_wide_numpy_scalars(data) -> bool:
+    """Whether nested Python data holds NumPy float64 or complex128 scalars (which PyTorch does not narrow)."""
+    if not isinstance(data, (list, tuple)):
+        return type(data) in (np.float64, np.complex128)
+    return any(type(d) in (np.float64, np.complex128) for d in _flat(data))
 
 
 def _flat(data):

@@ -177,7 +177,7 @@ saved_output_hooks: list[Callable] = []
 class OpNode(Node):
     """The node of one `xla_ops` op; its backward is that op's compiled VJP."""
 
-    __slots__ = ("op", "params", "needs", "_saved", "_ans", "_metas", "_versions", "_freed")
+    __slots__ = ("op", "params", "needs", "_saved", "_ans", "_metas", "_versions", "_freed", "_aval")
 
     def apply(self, grads, create_graph):
         if self._freed:

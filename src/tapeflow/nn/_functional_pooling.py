@@ -13,10 +13,11 @@ import xla_ops as X
 
 from .. import _dtype, _factories, _ops
 from .._dispatch import dispatch
+from .._ops._checks import check_indices
 from .._tensor import Tensor
 from ._functional_utils import _check, _tuple
 
-__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "fractional_max_pool2d",
            "fractional_max_pool3d"]
@@ -167,6 +168,8 @@ def _max_unpool(x, indices, size, name):
     if indices.dtype != _dtype.int64:
         raise RuntimeError(f"{name}: elements in indices should be type int64 but got: {indices.dtype}; "
                            "pass the indices that max_pool returned (or call .long())")
+    check_indices(indices, int(np.prod(size)), lambda v: RuntimeError(
+        f"Found an invalid max index: {v} (output volumes are of size {'x'.join(map(str, size))})"), negative=False)
     return dispatch(X.nn.max_unpool, (x, indices), (("output_size", size),))
 
 
@@ -200,8 +203,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """The partial inverse of `max_pool2d`: each value goes to flat position `indices` of its output plane.
 
-    Positions that no index names are zero. Indices outside the output plane are dropped
-    (PyTorch raises; checking would cost a host sync).
+    Positions that no index names are zero; an index outside the output plane raises (as in PyTorch).
 
     Arguments:
         input: `(N, C, H_in, W_in)` or `(C, H_in, W_in)`.
@@ -227,6 +229,33 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     s = _stride(stride, k, 2)
     size = _unpool_size(x, k, s, _tuple(padding, 2, "padding"), output_size, 2)
     out = _max_unpool(x, indices.unsqueeze(0) if unbatched else indices, size, "max_unpool2d")
+    return _unbatch(out, None, unbatched)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """The partial inverse of `max_pool3d`: each value goes to flat position `indices` of its output volume.
+
+    Arguments:
+        input: `(N, C, D_in, H_in, W_in)` or `(C, D_in, H_in, W_in)`.
+        indices: int64, as returned by `max_pool3d(..., return_indices=True)`.
+        kernel_size, stride (default: kernel_size), padding: those of the pooling.
+        output_size: `(D, H, W)` (or with `N, C` in front) to restore; each within one stride of the default.
+
+    Returns:
+        `(N, C, D_out, H_out, W_out)`, each size `(size_in - 1) * stride - 2 * padding + kernel_size` by default.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> F = tp.nn.functional
+        >>> y, i = F.max_pool3d(tp.arange(8.).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> F.max_unpool3d(y, i, 2).flatten().tolist()
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]
+    """
+    x, unbatched = _batched(input, 3, "max_unpool3d")
+    k = _tuple(kernel_size, 3, "kernel_size")
+    s = _stride(stride, k, 3)
+    size = _unpool_size(x, k, s, _tuple(padding, 3, "padding"), output_size, 3)
+    out = _max_unpool(x, indices.unsqueeze(0) if unbatched else indices, size, "max_unpool3d")
     return _unbatch(out, None, unbatched)
 
 

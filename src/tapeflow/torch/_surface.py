@@ -17,8 +17,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions: RelaxedBernoulli, LowRankMultivariateNormal, Wishart, VonMises and other families "
            "not listed above; transforms over events (event_dim > 0)",
-           "F.interpolate's antialias; max_unpool3d",
-           "torch.nn.utils.parametrizations.orthogonal",
+           "F.interpolate's antialias",
            "the meta device (tensor.to('meta'))",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 

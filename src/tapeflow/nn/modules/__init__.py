@@ -65,6 +65,7 @@ from .pooling import (
     MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
+    MaxUnpool3d,
 )
 from .resample import (
     CircularPad1d,
@@ -104,7 +105,7 @@ from .transformer import (
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d", "ConvTranspose2d",
     "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout", "Embedding", "MaxPool1d", "MaxPool2d",
-    "MaxUnpool1d", "MaxUnpool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention", "ReLU", "GELU",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten", "MultiheadAttention", "ReLU", "GELU",
     "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "Hardtanh", "ReLU6", "Hardsigmoid",
     "Hardswish", "Softshrink", "Hardshrink", "Threshold", "CELU", "SELU", "Mish", "Softsign", "Tanhshrink",
     "LogSigmoid", "Softplus", "HuberLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "CrossEntropyLoss", "Upsample",

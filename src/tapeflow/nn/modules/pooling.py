@@ -7,7 +7,7 @@ from .. import functional as F
 from .._functional_utils import _tuple
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
            "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
@@ -119,6 +119,22 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
     def forward(self, input, indices, output_size=None):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of `MaxPool3d`: call as `unpool(output, indices, output_size=None)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> pool, unpool = tp.nn.MaxPool3d(2, return_indices=True), tp.nn.MaxUnpool3d(2)
+        >>> unpool(*pool(tp.randn(1, 1, 4, 4, 4))).shape
+        tapeflow.Size([1, 1, 4, 4, 4])
+    """
+
+    _n = 3
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class AvgPool1d(Module):

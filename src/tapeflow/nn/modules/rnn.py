@@ -69,6 +69,19 @@ class RNNBase(Module):
                     setattr(self, name, Parameter(_factories.empty(*shape, dtype=dtype)))
         _init_uniform(self, hidden_size)
 
+    def flatten_parameters(self) -> None:
+        """Does nothing: PyTorch packs the weights into one cuDNN buffer here; XLA needs no such buffer.
+
+        Programs call it after `torch.load` or `DataParallel` (the word_language_model example does).
+        """
+
+    @property
+    def all_weights(self) -> list:
+        """The parameters per layer and direction, in PyTorch's order (weight_ih, weight_hh, biases, weight_hr)."""
+        directions = 2 if self.bidirectional else 1
+        return [[w for w in self._weights(layer, suffix) if w is not None]
+                for layer in range(self.num_layers) for suffix in ["", "_reverse"][:directions]]
+
     def _weights(self, layer: int, suffix: str) -> tuple:
         get = self._parameters.get
         return (get(f"weight_ih_l{layer}{suffix}"), get(f"weight_hh_l{layer}{suffix}"),
