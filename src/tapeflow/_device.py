@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import jax
 
-__all__ = ["device", "to_jax_device"]
+__all__ = ["device", "to_jax_device", "is_meta_device"]
 
-_KINDS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu", "xla": None}
+_KINDS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu", "xla": None, "meta": "meta"}
 
 
 class device:
@@ -29,7 +29,7 @@ class device:
         name, _, idx = type.partition(":")
         if name not in _KINDS:
             raise RuntimeError(
-                f"Expected one of cpu, cuda, gpu, tpu, xla device type at start of device string: {type}")
+                f"Expected one of cpu, cuda, gpu, tpu, xla, meta device type at start of device string: {type}")
         if idx:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
@@ -51,10 +51,17 @@ class device:
         return hash((self.type, self.index or 0))
 
 
+def is_meta_device(d) -> bool:
+    """Whether `d` (a device or a string) is the meta device (shapes without data, see `_meta`)."""
+    return (d.type if isinstance(d, device) else device(d).type) == "meta"
+
+
 def to_jax_device(d) -> jax.Device:
     """The JAX device for a tapeflow device (or string); a clear error if JAX has none."""
     d = device(d) if not isinstance(d, device) else d
     platform = _KINDS[d.type]
+    if platform == "meta":
+        raise RuntimeError("tapeflow: the meta device holds no data, so it has no JAX device")
     try:
         devs = jax.devices(platform) if platform else jax.devices()
     except RuntimeError:

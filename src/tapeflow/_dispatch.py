@@ -19,6 +19,7 @@ from xla_ops.shape import view_apply, view_scatter
 
 from . import _adaptive as _lazy
 from . import _dtype
+from ._meta import MetaArray, meta_results
 from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
 from .autograd.graph import AccumulateGrad, _sequence, node_class
@@ -59,8 +60,18 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
     try:
         out = fn(*arrays)
     except (TypeError, ValueError) as e:
+        if any(type(a) is MetaArray for a in arrays):
+            return _meta_outputs(fn, arrays)
         raise _op_error(op, args, e) from e
     return _results(op, args, arrays, params, out)
+
+
+def _meta_outputs(fn, arrays):
+    """An op on meta tensors (see `_meta`): meta results, their shapes from abstract evaluation."""
+    out = meta_results(fn, arrays)
+    if type(out) is tuple:
+        return tuple(None if o is None else Tensor._wrap(o) for o in out)
+    return Tensor._wrap(out)
 
 
 def _dispatch_adaptive(op, args, params):
@@ -75,6 +86,8 @@ def _dispatch_adaptive(op, args, params):
             arrays = [a.get() if type(a) is _lazy.Pending else a for a in arrays]
             return _results(op, args, arrays, params, fn(*arrays))
     except (TypeError, ValueError) as e:
+        if any(type(a) is MetaArray for a in arrays):
+            return _meta_outputs(fn, arrays)
         raise _op_error(op, args, e) from e
     return _lazy.lazify(_results(op, args, arrays, params, out))
 

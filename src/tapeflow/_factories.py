@@ -12,7 +12,8 @@ import numpy as np
 import xla_ops
 
 from . import _dtype
-from ._device import to_jax_device
+from ._device import is_meta_device, to_jax_device
+from ._meta import meta_of
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
@@ -22,7 +23,9 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 
 
 def _leaf(arr, device, requires_grad) -> Tensor:
-    if device is not None:
+    if device is not None and is_meta_device(device):
+        arr = meta_of(arr)  # (made on the host first: factories build their data eagerly)
+    elif device is not None:
         arr = jax.device_put(arr, to_jax_device(device))
     t = Tensor._wrap(arr)
     if requires_grad:
@@ -487,7 +490,9 @@ def _like(t: Tensor, dtype):
 
 def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
     """Without a `device`, a `*_like` result lives where its input does (its device, or its sharding)."""
-    if device is None:
+    if device is None and input.is_meta:
+        out._data = meta_of(out._data)
+    elif device is None:
         src, data = input._data, out._data
         if not isinstance(src, jax.core.Tracer) and not isinstance(data, jax.core.Tracer):
             sharding = getattr(src, "sharding", None)

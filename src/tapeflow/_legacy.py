@@ -77,6 +77,5 @@ Tensor.values = _values
 Tensor.is_cpu = property(lambda self: self.device.type == "cpu")
 Tensor.is_xpu = property(lambda self: False)
 Tensor.is_mps = property(lambda self: False)
-Tensor.is_meta = property(lambda self: False)
 Tensor.is_sparse = property(lambda self: False)
 Tensor.is_quantized = property(lambda self: False)

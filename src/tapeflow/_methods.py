@@ -10,8 +10,9 @@ import xla_ops as X
 
 from . import _dtype, _ops, linalg
 from ._device import device as _device
-from ._device import to_jax_device
+from ._device import is_meta_device, to_jax_device
 from ._dispatch import dispatch, inplace
+from ._meta import NO_DATA, meta_of
 from ._tensor import Tensor, as_tensor
 
 # Functions of `_ops` that are also Tensor methods (same name).
@@ -241,12 +242,25 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, **k
     out = self
     if dtype is not None:
         out = _ops.to_dtype(out, dtype)
+    if device is not None and (is_meta_device(device) or out.is_meta):
+        return _meta_move(out, device)
     if device is not None:
         dev = to_jax_device(device)
         if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
             out = dispatch(X.to_device, (out,), (("device", dev),))
     if copy and out is self:
         out = _ops.clone(self)
+    return out
+
+
+def _meta_move(t, device):
+    """`t` moved onto the meta device (its shape and dtype, no data); nothing comes back from there."""
+    if not is_meta_device(device):
+        raise NotImplementedError(NO_DATA)
+    if t.is_meta:
+        return t
+    out = Tensor._wrap(meta_of(t._raw))
+    out._requires_grad = t._requires_grad
     return out
 
 
@@ -275,6 +289,8 @@ Tensor.byte = lambda self: to(self, _dtype.uint8)
 
 def _new_factory(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
+        if device is None and self.is_meta:
+            device = "meta"
         return fn(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
     return method
 

@@ -17,7 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype
+from ._device import device as _device_cls
 from ._device import from_jax_device, to_jax_device
+from ._meta import NO_DATA, MetaArray
 from ._state import state as _mode
 from ._tensor_str import format_array
 
@@ -350,6 +352,8 @@ class Tensor:
 
     @property
     def device(self):
+        if type(self._raw) is MetaArray:
+            return _META
         try:
             devs = self._raw.devices()
         except (AttributeError, jax.errors.ConcretizationTypeError):
@@ -390,7 +394,18 @@ class Tensor:
         return self._raw.shape[0]
 
     # -- conversions to Python / NumPy ---------------------------------------------
+    @property
+    def is_meta(self) -> bool:
+        return type(self._raw) is MetaArray
+
     def _concrete(self, what: str):
+        if type(self._raw) is MetaArray:
+            if what == "numpy()":
+                raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the "
+                                "tensor to host memory first.")
+            if what == "item()":
+                raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+            raise NotImplementedError(NO_DATA)
         if isinstance(self._data, jax.core.Tracer):
             raise TracedValueError(
                 f"tapeflow: {what} needs a concrete value, but this tensor is being traced by JAX "
@@ -410,6 +425,8 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if self._raw.size != 1:
+            raise RuntimeError(f"a Tensor with {self._raw.size} elements cannot be converted to Scalar")
         a = self._concrete("item()")
         if a.size != 1:
             raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
@@ -576,10 +593,19 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+_META = _device_cls("meta")
+
+
 def _format(t: Tensor) -> str:
     a = t._data
     extras = []
-    if isinstance(a, jax.core.Tracer):
+    if type(t._raw) is MetaArray:
+        body = "tensor(..."
+        extras.append("device='meta'")
+        extras.append(f"size={tuple(t._raw.shape)}")
+        if t.dtype is not _dtype.get_default_dtype():
+            extras.append(f"dtype={t.dtype!r}")
+    elif isinstance(a, jax.core.Tracer):
         body = f"tensor({a}"
     else:
         arr = np.asarray(a)

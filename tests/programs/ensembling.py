@@ -46,9 +46,9 @@ def main():
     minibatch = data[0]
 
     params, buffers = stack_module_state(models)
-    # the tutorial moves this stateless copy to the "meta" device to save memory; tapeflow has no meta device,
-    # and functional_call replaces every parameter anyway
-    base_model = copy.deepcopy(models[0])
+    # a stateless skeleton on the "meta" device: functional_call supplies every parameter
+    base_model = copy.deepcopy(models[0]).to("meta")
+    assert base_model.fc1.weight.is_meta and str(base_model.fc1.weight.device) == "meta"
 
     def fmodel(params, buffers, x):
         return functional_call(base_model, (params, buffers), (x,))

@@ -18,7 +18,6 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 NOT_YET = ["torch.distributions: RelaxedBernoulli, LowRankMultivariateNormal, Wishart, VonMises and other families "
            "not listed above; transforms over events (event_dim > 0)",
            "F.interpolate's antialias",
-           "the meta device (tensor.to('meta'))",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 

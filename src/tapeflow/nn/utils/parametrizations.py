@@ -1,9 +1,11 @@
 """Parametrizations built on `parametrize` (PyTorch's `torch.nn.utils.parametrizations`): `weight_norm`,
-`spectral_norm`."""
+`spectral_norm`, `orthogonal`."""
 
 from __future__ import annotations
 
-from ... import _ops
+import numpy as np
+
+from ... import _factories, _ops
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..functional import normalize
@@ -11,7 +13,7 @@ from ..modules.module import Module
 from .parametrize import register_parametrization
 from .weight_norm import norm_except_dim
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "weight_norm", "spectral_norm"]
 
 
 class _WeightNorm(Module):
@@ -103,3 +105,176 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     return register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+
+
+# -- orthogonal ------------------------------------------------------------------------------------------------
+_ORTH_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _householder_product(A, tau):
+    """`H_1 @ ... @ H_k` restricted to its first `k` columns, `H_i = I - tau_i v_i v_i^H` with `v_i` the `i`-th
+    column of `A` below the diagonal and a 1 on it (`torch.linalg.householder_product`), in differentiable ops."""
+    n, k = A.shape[-2], A.shape[-1]
+    eye = _factories.eye(n, k, dtype=A.dtype, device=A.device)
+    V = A.tril(-1) + eye
+    Q = eye.expand(*A.shape[:-2], n, k)
+    for i in reversed(range(k)):
+        v = V[..., :, i:i + 1]
+        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mH @ Q)
+    return Q
+
+
+def _geqrf(A):
+    """LAPACK's `geqrf` (`torch.geqrf`): reflectors below the diagonal of the result, `R` on and above it, and
+    the reflectors' scales `tau`. No gradient."""
+    a, tau = np.linalg.qr(A.detach().cpu().numpy(), mode="raw")  # LAPACK's output, transposed
+    return (_factories.tensor(np.swapaxes(a, -1, -2), device=A.device),
+            _factories.tensor(tau, device=A.device))
+
+
+def _is_orthogonal(Q) -> bool:
+    n, k = Q.shape[-2], Q.shape[-1]
+    eye = _factories.eye(k, dtype=Q.dtype, device=Q.device)
+    return bool(_ops.allclose(Q.mH @ Q, eye, atol=10.0 * n * float(np.finfo(Q.dtype.jax).eps)))
+
+
+def _make_orthogonal(A):
+    """The `Q` of `A = QR` (`A` tall, maybe complex) with the diagonal of `R` real and non-negative."""
+    from ...linalg import qr
+
+    Q, R = qr(A)
+    return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _Orthogonal(Module):
+    """An orthogonal (unitary) matrix, or batch of them, from an unconstrained one through `orthogonal_map`,
+    left-multiplied by the buffer `base` with `use_trivialization=True`."""
+
+    def __init__(self, weight, orthogonal_map: str, *, use_trivialization: bool = True):
+        super().__init__()
+        # Householder reflectors of a complex (or any rectangular) matrix cannot be recovered with their `tau`.
+        if weight.is_complex() and orthogonal_map == "householder":
+            raise ValueError("The householder parametrization does not support complex tensors.")
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        self._registering = False
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X, n, k = X.mT, k, n
+        if self.orthogonal_map == "householder":  # X is real
+            A = X.tril(-1)
+            Q = _householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
+            # the diagonal of X holds the signs (+-1); cast so that no gradient reaches it
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        else:
+            X = X.tril()  # n * k - k * (k - 1) / 2 free parameters
+            if n != k:  # pad to a square matrix
+                X = _ops.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], n, n - k)], dim=-1)
+            A = X - X.mH  # skew-symmetric (skew-Hermitian)
+            if self.orthogonal_map == "matrix_exp":
+                from ...linalg import matrix_exp
+
+                Q = matrix_exp(A)
+            else:  # Cayley: (I + A/2)(I - A/2)^-1
+                from ...linalg import solve
+
+                eye = _factories.eye(n, dtype=A.dtype, device=A.device)
+                Q = solve(eye - 0.5 * A, eye + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q):
+        with no_grad():
+            return self._right_inverse(Q)
+
+    def _right_inverse(self, Q):
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        Q_init = Q
+        n, k = Q.shape[-2], Q.shape[-1]
+        transposed = n < k
+        if transposed:
+            Q, n, k = Q.mT, k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map != "householder":
+                if self._registering:  # PyTorch keeps the original as it is (right_inverse as the identity)
+                    return Q_init
+                raise NotImplementedError("It is not possible to assign to the matrix exponential "
+                                          "or the Cayley parametrizations when use_trivialization=False.")
+            # reflectors of the QR decomposition with diag(R) > 0; the diagonal stores the sign to apply to
+            # each column (flipped where LAPACK used no reflection, tau == 0)
+            A, tau = _geqrf(Q)
+            d = A.diagonal(dim1=-2, dim2=-1).sign()
+            d = _ops.where(tau == 0.0, -d, d)
+            eye = _factories.eye(n, k, dtype=A.dtype, device=A.device)
+            A = A * (1 - eye) + eye * d.unsqueeze(-2)
+            return A.mT if transposed else A
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:  # complete Q to an n x n orthogonal matrix with random columns
+            N = _factories.randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(_ops.cat([Q, N], dim=-1))
+        self.base = Q
+        # -I: householder(zeros) is then the identity, and so is every map
+        return _factories.zeros_like(Q_init) - _factories.eye(Q_init.shape[-2], Q_init.shape[-1],
+                                                              dtype=Q_init.dtype, device=Q_init.device)
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True):
+    """Make `module.<name>` an orthogonal (unitary, for complex) matrix or batch of matrices `(*, m, n)`:
+    `Q^H Q = I` if `m >= n`, `Q Q^H = I` otherwise.
+
+    Arguments:
+        module: the module holding the tensor.
+        name: the tensor's name.
+        orthogonal_map: `"matrix_exp"` or `"cayley"` (of a skew-symmetric matrix built from the original's
+            lower triangle) or `"householder"` (a product of reflectors stored below the original's diagonal;
+            real tensors only). Default: `"matrix_exp"` for square or complex matrices, `"householder"`
+            otherwise.
+        use_trivialization: keep a buffer `parametrizations.<name>.0.base` that the map's result multiplies
+            (PyTorch's "dynamic trivialization"); the initial weight (and any weight assigned later) is stored
+            there and the original starts as `-I`.
+
+    Returns:
+        `module`. The initial weight is the original one if it is orthogonal, else the `Q` of its QR
+        decomposition (with `use_trivialization=True` or `"householder"`; otherwise the map applied to the
+        original). A tall or wide `base` is completed with random columns, as in PyTorch.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> m = tp.nn.utils.parametrizations.orthogonal(tp.nn.Linear(3, 5))
+        >>> list(m.state_dict())
+        ['bias', 'parametrizations.weight.original', 'parametrizations.weight.0.base']
+        >>> Q = m.weight
+        >>> bool(tp.dist(Q.T @ Q, tp.eye(3)) < 1e-5)
+        True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] or weight.is_complex() else "householder"
+    if not isinstance(orthogonal_map, str):
+        raise TypeError(f"attribute name must be string, not '{type(orthogonal_map).__name__}'")
+    if orthogonal_map not in _ORTH_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    orth._registering = True
+    try:
+        register_parametrization(module, name, orth, unsafe=True)
+    finally:
+        orth._registering = False
+    return module
