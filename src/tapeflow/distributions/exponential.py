@@ -84,15 +84,8 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class Laplace(Distribution):
-    """Laplace (double exponential) distribution with location `loc` and scale `scale`.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> d = tp.distributions.Laplace(0.0, 1.0)
-        >>> d.log_prob(tp.tensor(1.0)), d.variance
-        (tensor(-1.6931), tensor(2.))
-    """
+class _LocScale(Distribution):
+    """A real-valued family with a location `loc` (its mode) and a positive `scale`, broadcast together."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -103,11 +96,23 @@ class Laplace(Distribution):
         super().__init__(() if _scalar(loc, scale) else self.loc.shape, validate_args=validate_args)
 
     @property
-    def mean(self):
+    def mode(self):
         return self.loc
 
+
+class Laplace(_LocScale):
+    """Laplace (double exponential) distribution with location `loc` and scale `scale`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> d = tp.distributions.Laplace(0.0, 1.0)
+        >>> d.log_prob(tp.tensor(1.0)), d.variance
+        (tensor(-1.6931), tensor(2.))
+    """
+
+
     @property
-    def mode(self):
+    def mean(self):
         return self.loc
 
     @property
@@ -142,7 +147,7 @@ class Laplace(Distribution):
         return 1 + (2 * self.scale).log()
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocScale):
     """Cauchy (Lorentz) distribution with median `loc` and half-width `scale`; its mean is undefined (NaN) and
     its variance infinite.
 
@@ -153,21 +158,10 @@ class Cauchy(Distribution):
         (tensor(0.7500), tensor(1.))
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(() if _scalar(loc, scale) else self.loc.shape, validate_args=validate_args)
 
     @property
     def mean(self):
         return full(self._extended_shape(), float("nan"), dtype=self.loc.dtype)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -195,7 +189,7 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class Gumbel(Distribution):
+class Gumbel(_LocScale):
     """Gumbel (type-I extreme value) distribution with location `loc` and scale `scale`; drawn, as in PyTorch, as
     `loc - scale * log(-log(u))` with `u ~ U(tiny, 1 - eps)`.
 
@@ -206,13 +200,6 @@ class Gumbel(Distribution):
         (tensor(-1.), tensor(0.5772))
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args: bool | None = None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(() if _scalar(loc, scale) else self.loc.shape, validate_args=validate_args)
 
     def _bounds(self):
         f = _finfo(self.loc.dtype)
@@ -221,10 +208,6 @@ class Gumbel(Distribution):
     @property
     def mean(self):
         return self.loc + self.scale * _EULER
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
