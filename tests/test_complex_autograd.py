@@ -322,3 +322,29 @@ def test_values_of_the_new_functions():
     assert tp.abs(z).dtype == tp.float32 and z.real.dtype == tp.float32
     assert tp.complex(tp.ones(2, dtype=tp.float64), tp.zeros(2, dtype=tp.float64)).dtype == tp.complex128
     assert not z.is_conj() and z.is_complex()
+
+
+def test_complex_samplers_draw_both_parts():
+    u = tp.empty(4000, dtype=tp.complex64).uniform_(2, 3)
+    assert 2 <= float(u.real.min()) and float(u.real.max()) < 3 and 2 <= float(u.imag.min()) and float(u.imag.max()) < 3
+    n = tp.empty(20000, dtype=tp.complex128).normal_(1.0, 2.0)
+    assert abs(float(n.real.mean()) - 1) < 0.05 and abs(float(n.imag.mean()) - 1) < 0.05
+    assert abs(float(n.real.std()) - 2 ** 0.5) < 0.05  # as PyTorch: each part has variance std**2 / 2
+    assert tp.rand(3, dtype=tp.complex64).dtype == tp.complex64
+
+
+@needs_torch
+def test_complex_linear_layer_is_pytorchs():
+    w, b, x = _c(3, 2), _c(3), _c(4, 2)
+
+    def run(m):
+        lin = m.nn.Linear(2, 3, dtype=m.complex128)
+        with m.no_grad():
+            lin.weight.copy_(m.tensor(w))
+            lin.bias.copy_(m.tensor(b))
+        out = lin(m.tensor(x))
+        (out.abs() ** 2).sum().backward()
+        return out.detach().numpy(), lin.weight.grad.resolve_conj().numpy() if m is torch else lin.weight.grad.numpy()
+
+    for mine, theirs in zip(run(tp), run(torch)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10)

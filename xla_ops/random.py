@@ -8,8 +8,14 @@ import jax.numpy as jnp
 from ._op import op
 
 split_key = op("split_key", lambda key: tuple(jax.random.split(key)), differentiable=False)
-uniform = op("uniform", lambda key, shape, dtype, low=0.0, high=1.0:
-             jax.random.uniform(key, shape, dtype, low, high), differentiable=False)
+def _uniform(key, shape, dtype, low=0.0, high=1.0):
+    if jnp.issubdtype(dtype, jnp.complexfloating):  # real and imaginary parts drawn independently, as PyTorch
+        parts = jax.random.uniform(key, (*shape, 2), jnp.finfo(dtype).dtype, low, high)
+        return jax.lax.complex(parts[..., 0], parts[..., 1])
+    return jax.random.uniform(key, shape, dtype, low, high)
+
+
+uniform = op("uniform", _uniform, differentiable=False)
 normal = op("normal", lambda key, shape, dtype, mean=0.0, std=1.0:
             mean + std * jax.random.normal(key, shape, dtype), differentiable=False)
 randint = op("randint", lambda key, shape, low, high, dtype: jax.random.randint(key, shape, low, high, dtype),

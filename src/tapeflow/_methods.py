@@ -175,6 +175,8 @@ def _uniform(self, a=0.0, b=1.0, *, generator=None):
 
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+    if self.dtype.is_complex:  # both parts uniform on [a, b)
+        return rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a * (1 + 1j)
     return rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a
 
 
@@ -182,6 +184,8 @@ def _normal(self, mean=0.0, std=1.0, *, generator=None):
     from ._factories import _check_std, randn
 
     _check_std(std)
+    if self.dtype.is_complex:  # both parts normal with mean `mean` (randn's parts have variance 1/2)
+        return randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean * (1 + 1j)
     return randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean
 
 
