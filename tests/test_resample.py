@@ -75,3 +75,27 @@ def test_instance_norm_running_stats_equal_pytorch():
 
     for a, b in zip(run(tp), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("kw", [dict(size=(5, 7)), dict(size=(20, 30)), dict(size=(4, 17)), dict(size=(1, 1)),
+                                dict(scale_factor=0.37), dict(scale_factor=(0.5, 2.3)),
+                                dict(scale_factor=0.37, recompute_scale_factor=True)], ids=str)
+def test_antialias_is_pytorchs(mode, align_corners, kw):
+    x = np.random.default_rng(0).normal(size=(1, 2, 13, 17))
+    g = None
+    results = []
+    for m in (tp, torch):
+        t = m.tensor(x, requires_grad=True)
+        y = m.nn.functional.interpolate(t, mode=mode, antialias=True, align_corners=align_corners, **kw)
+        g = np.random.default_rng(1).normal(size=tuple(y.shape)) if g is None else g
+        (y * m.tensor(g)).sum().backward()
+        results.append((y.detach().numpy(), t.grad.numpy()))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_antialias_needs_bilinear_or_bicubic_on_4d():
+    with pytest.raises(ValueError, match="Anti-alias option is restricted to bilinear, bicubic"):
+        tp.nn.functional.interpolate(tp.ones(1, 1, 4), scale_factor=0.5, mode="linear", antialias=True)

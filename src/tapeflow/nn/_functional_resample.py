@@ -54,6 +54,35 @@ def _taps(out: int, inp: int, scale: float | None, mode: str, align_corners: boo
     return [(np.minimum(i0, inp - 1), 1.0 - t), (np.minimum(i0 + 1, inp - 1), t)]
 
 
+def _aa_taps(out: int, inp: int, scale: float | None, mode: str, align_corners: bool):
+    """Antialiased taps (bilinear's triangle or bicubic's a = -0.5 kernel, widened by the downsampling factor):
+    each output position averages every input position under its stretched kernel, weights summing to 1."""
+    if align_corners:
+        ratio = (inp - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale else inp / out
+    half = 2.0 if mode == "bicubic" else 1.0  # the kernel's half-width at scale 1
+    stretch = max(ratio, 1.0)
+    support = half * stretch
+    # NOTE: align_corners changes the ratio only; the kernel stays centred on pixel centres (PyTorch's rule).
+    centers = ratio * (np.arange(out, dtype=np.float64) + 0.5)
+    lo = np.maximum((centers - support + 0.5).astype(np.int64), 0)
+    hi = np.minimum((centers + support + 0.5).astype(np.int64), inp)
+    width = int(max((hi - lo).max(), 1))
+    offsets = np.arange(width)
+    x = (lo[:, None] + offsets[None, :] - centers[:, None] + 0.5) / stretch
+    if mode == "bicubic":
+        ax = np.abs(x)
+        w = np.where(ax < 1, (1.5 * ax - 2.5) * ax * ax + 1,
+                     np.where(ax < 2, ((-0.5 * ax + 2.5) * ax - 4) * ax + 2, 0.0))
+    else:
+        w = np.maximum(0.0, 1.0 - np.abs(x))
+    w = np.where(offsets[None, :] < (hi - lo)[:, None], w, 0.0)
+    total = w.sum(1, keepdims=True)
+    w = w / np.where(total == 0, 1.0, total)
+    return [(np.minimum(lo + k, inp - 1), w[:, k]) for k in range(width)]
+
+
 def _along(x: Tensor, dim: int, taps) -> Tensor:
     out = None
     for idx, w in taps:
@@ -69,6 +98,9 @@ def _along(x: Tensor, dim: int, taps) -> Tensor:
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions of `(N, C, *spatial)` to `size` or by `scale_factor`.
+
+    `antialias=True` (bilinear and bicubic, 4-D input) widens the kernel by the downsampling factor, so every
+    input pixel under it contributes (PyTorch's and PIL's antialiased resize).
 
     Example:
         >>> import tapeflow as tp
@@ -87,8 +119,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported yet")
+    if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
@@ -105,9 +138,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         from ._functional_pooling import _adaptive_avg_pool
 
         return _adaptive_avg_pool(spatial, input, sizes)
+    taps = _aa_taps if antialias else _taps
     out = input
     for k in range(spatial):
-        out = _along(out, 2 + k, _taps(sizes[k], input.shape[2 + k], scales[k], mode, bool(align_corners)))
+        out = _along(out, 2 + k, taps(sizes[k], input.shape[2 + k], scales[k], mode, bool(align_corners)))
     return out
 
 
