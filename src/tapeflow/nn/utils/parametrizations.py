@@ -157,7 +157,6 @@ class _Orthogonal(Module):
             raise ValueError("The householder parametrization does not support complex tensors.")
         self.shape = weight.shape
         self.orthogonal_map = orthogonal_map
-        self._registering = False
         if use_trivialization:
             self.register_buffer("base", None)
 
@@ -206,8 +205,6 @@ class _Orthogonal(Module):
             Q, n, k = Q.mT, k, n
         if not hasattr(self, "base"):
             if self.orthogonal_map != "householder":
-                if self._registering:  # PyTorch keeps the original as it is (right_inverse as the identity)
-                    return Q_init
                 raise NotImplementedError("It is not possible to assign to the matrix exponential "
                                           "or the Cayley parametrizations when use_trivialization=False.")
             # reflectors of the QR decomposition with diag(R) > 0; the diagonal stores the sign to apply to
@@ -272,9 +269,5 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
         raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
                          f"Got: {orthogonal_map}")
     orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
-    orth._registering = True
-    try:
-        register_parametrization(module, name, orth, unsafe=True)
-    finally:
-        orth._registering = False
+    register_parametrization(module, name, orth, unsafe=True)
     return module
