@@ -193,8 +193,9 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
 
     Example:
         >>> import tapeflow as tp
-        >>> tp.nn.functional.instance_norm(tp.tensor([[[1.0, 3.0]]])).tolist()
-        [[[-0.9999949932098389, 0.9999949932098389]]]
+        >>> tp.nn.functional.instance_norm(tp.tensor([[[1.0, 3.0], [2.0, 2.0]]]))
+        tensor([[[-1.0000,  1.0000],
+                 [ 0.0000,  0.0000]]])
     """
     from .functional import batch_norm, group_norm
 
