@@ -1085,4 +1085,5 @@ spec("asgd_update", [C(F((3,)), F((3,)), F((3,)), A(0.05, np.float32), A(1.0, np
 # == nn ops (xla_ops/nn.py) ===================================================================================
 # Entries for the neural-network ops go below this line.
 
+from op_specs_index import *  # noqa: E402,F401,F403  (the entries for writes at indices and strided views)
 from op_specs_nn import *  # noqa: E402,F401,F403  (the nn op entries register themselves into SPECS)

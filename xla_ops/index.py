@@ -43,3 +43,144 @@ index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=
 index_add = op("index_add", lambda x, index, src, dim, alpha=1:
                x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True)
 take = op("take", lambda x, index: jnp.ravel(x)[index], linear=True)
+
+
+# -- reductions into a copy: scatter_reduce, index_reduce ---------------------------------------------------
+# `where` is the NumPy-style index of the written positions: `grid_index(index, dim)` for scatter_reduce (one
+# index per element of `src`), `(:, ..., index)` for index_reduce (one index per slice of `source`).
+def _scatter_where(index, dim):
+    return grid_index(index, dim)
+
+
+def _index_where(index, dim):
+    return (slice(None),) * dim + (index,)
+
+
+def _identity(dtype, reduce):
+    """The value a position starts from when `include_self=False`: the reduction's identity."""
+    if reduce in ("sum", "mean"):
+        return jnp.zeros((), dtype)
+    if reduce == "prod":
+        return jnp.ones((), dtype)
+    big = jnp.inf if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).max
+    return jnp.asarray(-big if reduce == "amax" else big, dtype)
+
+
+def _counts(x, where, s, include_self):
+    """How many values meet at each position (self included or not); 1 where none do, as a divisor."""
+    n = jnp.full(x.shape, 1 if include_self else 0, x.dtype).at[where].add(jnp.ones(s.shape, x.dtype))
+    return jnp.where(n == 0, jnp.ones((), x.dtype), n)
+
+
+def _reduce_into(x, where, s, reduce, include_self):
+    base = x if include_self else x.at[where].set(_identity(x.dtype, reduce))
+    at = base.at[where]
+    out = {"sum": at.add, "mean": at.add, "prod": at.multiply, "amax": at.max, "amin": at.min}[reduce](s)
+    if reduce == "mean":  # integers divide with floor rounding, as in PyTorch
+        n = _counts(x, where, s, include_self)
+        out = out / n if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.floor_divide(out, n)
+    return out
+
+
+def _reduce_into_vjp(g, ans, x, where, s, reduce, include_self):
+    """Gradients for `x` and `s` (PyTorch's rules: amax/amin share among every value equal to the result, `x`'s
+    own counted even when `include_self=False`; prod divides out one zero at a time)."""
+    if reduce == "sum":
+        gx, gs = g, g[where]
+    elif reduce == "mean":
+        gx = g / _counts(g, where, s, include_self)
+        gs = gx[where]
+    elif reduce == "prod":
+        ones = jnp.ones((), x.dtype)
+        safe_x = jnp.where(x == 0, ones, x)
+        gx = g * _reduce_into(safe_x, where, s, "prod", include_self) / safe_x
+        zero = s == 0
+        zeros_at = jnp.zeros(x.shape, g.dtype).at[where].add(zero.astype(g.dtype))[where]
+        single = zero & (zeros_at == 1)
+        without = _reduce_into(x, where, jnp.where(single, ones, s), "prod", include_self)
+        gs = jnp.where(single, (g * without)[where], (g * ans)[where] / jnp.where(zero, ones, s))
+    else:
+        x_is = (x == ans).astype(g.dtype)
+        s_is = (s == ans[where]).astype(g.dtype)
+        share = g / x_is.at[where].add(s_is)
+        gx, gs = x_is * share, s_is * share[where]
+    if not include_self:
+        gx = gx.at[where].set(0)
+    return gx, gs
+
+
+def _src_part(src, index):
+    """The part of `src` that `index` covers (scatter reads `src[:index.shape]`)."""
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _scatter_reduce(x, index, src, dim, reduce, include_self=True):
+    return _reduce_into(x, _scatter_where(index, dim), _src_part(src, index), reduce, include_self)
+
+
+def _scatter_reduce_vjp(g, ans, x, index, src, dim, reduce, include_self=True):
+    gx, gs = _reduce_into_vjp(g, ans, x, _scatter_where(index, dim), _src_part(src, index), reduce, include_self)
+    if gs.shape != src.shape:
+        gs = jnp.zeros(src.shape, gs.dtype).at[tuple(slice(0, n) for n in index.shape)].set(gs)
+    return gx, None, gs
+
+
+def _index_reduce(x, index, source, dim, reduce, include_self=True):
+    return _reduce_into(x, _index_where(index, dim), source, reduce, include_self)
+
+
+def _index_reduce_vjp(g, ans, x, index, source, dim, reduce, include_self=True):
+    gx, gs = _reduce_into_vjp(g, ans, x, _index_where(index, dim), source, reduce, include_self)
+    return gx, None, gs
+
+
+scatter_reduce = op("scatter_reduce", _scatter_reduce, _scatter_reduce_vjp, saves=("x", "index", "src", "ans"))
+index_reduce = op("index_reduce", _index_reduce, _index_reduce_vjp, saves=("x", "index", "source", "ans"))
+
+
+# -- writes into a copy --------------------------------------------------------------------------------------
+# NOTE: with repeated indices one write wins, yet (as in PyTorch) every written value receives its gradient.
+def _index_copy_vjp(g, ans, x, index, source, dim):
+    where = _index_where(index, dim)
+    return g.at[where].set(0), None, g[where].reshape(source.shape)
+
+
+index_copy = op("index_copy", lambda x, index, source, dim: x.at[_index_where(index, dim)].set(
+    source.reshape(x[_index_where(index, dim)].shape)), _index_copy_vjp, saves=("index",), linear=True)
+
+
+def _index_fill_vjp(g, ans, x, index, value, dim):
+    # `value` counts once per position it fills, however often `index` names it.
+    filled = jnp.zeros(g.shape, bool).at[_index_where(index, dim)].set(True)
+    return jnp.where(filled, 0, g), None, jnp.sum(jnp.where(filled, g, 0)).reshape(jnp.shape(value))
+
+
+index_fill = op("index_fill", lambda x, index, value, dim: x.at[_index_where(index, dim)].set(
+    jnp.asarray(value).astype(x.dtype)), _index_fill_vjp, saves=("index",), linear=True)
+
+
+def _put(x, index, source, accumulate=False):
+    at = x.reshape(-1).at[index.reshape(-1)]
+    s = source.reshape(-1).astype(x.dtype)
+    return (at.add(s) if accumulate else at.set(s)).reshape(x.shape)
+
+
+def _put_vjp(g, ans, x, index, source, accumulate=False):
+    flat = index.reshape(-1)
+    gx = g if accumulate else g.reshape(-1).at[flat].set(0).reshape(g.shape)
+    return gx, None, g.reshape(-1)[flat].reshape(source.shape)
+
+
+put = op("put", _put, _put_vjp, saves=("index", "source"), linear=True)
+
+
+def _masked_scatter(x, mask, source):
+    """The elements of `source`, in order, at the positions where `mask` holds."""
+    if source.size == 0:
+        return x
+    m = jnp.broadcast_to(mask, x.shape)
+    pos = jnp.clip(jnp.cumsum(m.reshape(-1)) - 1, 0, source.size - 1)
+    return jnp.where(m, source.reshape(-1)[pos].reshape(x.shape), x)
+
+
+masked_scatter = op("masked_scatter", _masked_scatter, linear=True)

@@ -157,3 +157,45 @@ triu = op("triu", lambda x, diagonal=0: jnp.triu(x, diagonal), lambda g, ans, x,
 pad = op("pad", lambda x, widths, mode="constant", value=0.0:
          jnp.pad(x, widths, mode=mode, constant_values=value) if mode == "constant" else jnp.pad(x, widths, mode=mode),
          node="ConstantPadNdBackward0", linear=True)
+
+
+# -- writes through a view, into a copy: slice_scatter, select_scatter, diagonal_scatter ------------------------
+def _set_through(view_fn):
+    """`x` with `src` written where `view_fn` reads (found by applying it to the positions of `x`)."""
+    def fwd(x, src, **params):
+        where = view_fn(jnp.arange(x.size).reshape(x.shape), **params)
+        new = jnp.broadcast_to(jnp.asarray(src).astype(x.dtype), where.shape)
+        return x.reshape(-1).at[where.reshape(-1)].set(new.reshape(-1)).reshape(x.shape)
+    return fwd
+
+
+def _slice(x, dim, start, stop, step=1):
+    return x[(slice(None),) * dim + (slice(start, stop, step),)]
+
+
+slice_scatter = op("slice_scatter", _set_through(_slice), linear=True)
+select_scatter = op("select_scatter", _set_through(lambda x, dim, index: jnp.take(x, index, axis=dim)), linear=True)
+diagonal_scatter = op("diagonal_scatter", _set_through(_diagonal), linear=True)
+
+
+# -- strided views: unfold, as_strided -------------------------------------------------------------------------
+def _unfold(x, dim, size, step):
+    """Windows of `size` elements every `step` along `dim`, as a new last dimension."""
+    if x.ndim == 0:
+        return x.reshape(1)
+    count = (x.shape[dim] - size) // step + 1
+    idx = jnp.arange(count)[:, None] * step + jnp.arange(size)[None, :]
+    return jnp.moveaxis(jnp.take(x, idx, axis=dim), dim + 1, -1)
+
+
+def _as_strided(x, size, stride, storage_offset=0):
+    """Elements of the flattened `x` at `storage_offset + sum(i_k * stride_k)` for each index `(i_0, ...)`."""
+    where = jnp.asarray(storage_offset, jnp.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        where = where + (jnp.arange(n, dtype=jnp.int64) * s).reshape((n,) + (1,) * (len(size) - k - 1))
+    return x.reshape(-1)[jnp.broadcast_to(where, size)]
+
+
+# Both gather: an element read by several windows gets the sum of their gradients (a scatter-add).
+unfold = op("unfold", _unfold, _linear_vjp(_unfold), node="UnfoldBackward0")
+as_strided = op("as_strided", _as_strided, _linear_vjp(_as_strided), node="AsStridedBackward0")

@@ -31,11 +31,14 @@ expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk
 flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
 subtract cross float_power fmax fmin conj conj_physical resolve_conj angle sgn isreal vdot is_nonzero
+scatter_reduce index_reduce index_copy index_fill masked_scatter put slice_scatter select_scatter diagonal_scatter
+as_strided
 """.split()
 
 for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
 
+Tensor.unfold = _ops.arrange.unfold
 Tensor.inverse = linalg.inverse
 Tensor.cholesky_solve = linalg.cholesky_solve
 Tensor.cholesky_inverse = linalg.cholesky_inverse
@@ -135,7 +138,8 @@ def _make_inplace(fn, name):
 for _name in """add sub mul div pow remainder fmod atan2 neg exp expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin
 cos tan tanh sigmoid abs sign floor ceil trunc frac relu square round clamp clip clamp_min clamp_max masked_fill
 lerp addcmul addcdiv logical_not logical_and logical_or floor_divide index_put scatter scatter_add index_add
-nan_to_num erf asin acos atan sinh cosh""".split():
+nan_to_num erf asin acos atan sinh cosh
+scatter_reduce index_reduce index_copy index_fill masked_scatter put""".split():
     setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
 
 Tensor.__iadd__ = Tensor.add_

@@ -9,8 +9,9 @@ One module per concept, mirroring `xla_ops`: elementwise (with unary maths in
 `unary`), reduce, linalg, shape and index.
 """
 
-from . import complex_numbers, elementwise, index, linalg, reduce, shape, unary
+from . import arrange, complex_numbers, elementwise, index, linalg, reduce, shape, unary, writes
 from ._args import _to_float  # noqa: F401  (used by nn and tp.linalg)
+from .arrange import *  # noqa: F403
 from .complex_numbers import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .index import *  # noqa: F403
@@ -19,5 +20,7 @@ from .linalg import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .unary import *  # noqa: F403
+from .writes import *  # noqa: F403
 
-__all__ = [*complex_numbers.__all__, *elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__]
+__all__ = [*complex_numbers.__all__, *elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__,
+           *writes.__all__, *arrange.__all__]

@@ -1,0 +1,253 @@
+"""Structural, indexing and counting ops against PyTorch: values, dtypes, shapes, gradients (float64, with ties
+and repeated indices) and the errors bad arguments raise.
+
+Each case is one function of a module `m` (`torch` or `tapeflow`) and NumPy arguments: float arrays become
+tensors that require grad, integer and bool arrays plain tensors. Both libraries run it; the results must agree,
+and so must the gradients of a random weighted sum of the float results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch")
+
+R = np.random.default_rng(0)
+
+
+def _f(*shape):
+    return R.standard_normal(shape)
+
+
+def _ints(*values):
+    return np.asarray(values, np.int64)
+
+
+def _tensors(m, args):
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            t = m.tensor(a)
+            if a.dtype == np.float64:
+                t.requires_grad_(True)
+            out.append(t)
+        else:
+            out.append(a)
+    return out
+
+
+def _outs(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def _dtype_name(t) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _np(t):
+    return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
+
+
+def check(fn, *args, grad=True, atol=1e-12):
+    """`fn(torch, *args)` and `fn(tp, *args)` agree in values, dtypes, and gradients."""
+    ta, pa = _tensors(torch, args), _tensors(tp, args)
+    tout, pout = _outs(fn(torch, *ta)), _outs(fn(tp, *pa))
+    assert len(tout) == len(pout)
+    for t, p in zip(tout, pout):
+        if not hasattr(t, "dtype"):
+            assert t == p
+            continue
+        assert tuple(t.shape) == tuple(p.shape), (t.shape, p.shape)
+        assert _dtype_name(t) == _dtype_name(p), (t.dtype, p.dtype)
+        np.testing.assert_allclose(_np(p), _np(t), rtol=1e-12, atol=atol, equal_nan=True)
+    tin = [t for t in ta if isinstance(t, torch.Tensor) and t.requires_grad]
+    pin = [p for p in pa if isinstance(p, tp.Tensor) and p.requires_grad]
+    touts = [(i, t) for i, t in enumerate(tout) if hasattr(t, "dtype") and t.dtype.is_floating_point and t.requires_grad]
+    if not grad or not tin or not touts:
+        return
+    weights = [R.standard_normal(tuple(t.shape)) for _, t in touts]
+    tg = torch.autograd.grad(sum((t * torch.tensor(w)).sum() for (_, t), w in zip(touts, weights)), tin,
+                             allow_unused=True)
+    pg = tp.autograd.grad(sum((pout[i] * tp.tensor(w)).sum() for (i, _), w in zip(touts, weights)), pin,
+                          allow_unused=True)
+    for a, b in zip(tg, pg):
+        if a is None:
+            assert b is None or not np.any(_np(b))
+            continue
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-10, atol=1e-12)
+
+
+def check_error(fn, *args, phrase=None):
+    """Both raise the same class; the message is PyTorch's (its first line), or contains `phrase`."""
+    with pytest.raises(Exception) as te:
+        fn(torch, *_tensors(torch, args))
+    with pytest.raises(Exception) as pe:
+        fn(tp, *_tensors(tp, args))
+    assert type(pe.value) is type(te.value), (te.value, pe.value)
+    if phrase is None:
+        assert str(pe.value) == str(te.value).split("\n")[0]
+    else:
+        assert phrase in str(te.value) and phrase in str(pe.value), (te.value, pe.value)
+
+
+# == 1. writes at indices ===========================================================================================
+TIES = np.array([[3.0, 1.0, 0.0, 2.0], [1.0, 1.0, 5.0, 0.0], [2.0, 2.0, 2.0, 2.0]])
+SRC_TIES = np.array([[3.0, 3.0, 2.0, 0.0], [5.0, 1.0, 0.0, 0.0], [2.0, 2.0, 7.0, 2.0]])
+IDX = _ints([0, 0, 1, 3], [2, 0, 0, 3], [1, 1, 1, 1])
+REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce, include_self):
+    def f(m, x, i, s):
+        return m.scatter_reduce(x, 1, i, s, reduce, include_self=include_self)
+
+    check(f, TIES.copy(), IDX, SRC_TIES.copy())  # ties, zeros, repeated indices
+    check(f, _f(3, 4), IDX, _f(3, 5), grad=False)  # src larger than index (PyTorch's backward fails there)
+    check(lambda m, x, i, s: x.scatter_reduce(0, i, s, reduce, include_self=include_self),
+          _f(4, 2), _ints([0, 1], [0, 1], [3, 3]), _f(3, 2))
+    check(lambda m, x, i, s: x.scatter_reduce(0, i, s, reduce, include_self=include_self),
+          np.arange(6).reshape(3, 2) - 2, _ints([0, 1], [0, 1], [2, 2]), np.arange(6).reshape(3, 2) * 3 - 7)
+
+
+def test_scatter_reduce_prod_zeros():
+    x, s, i = np.array([0.0, 2.0, 3.0, 0.0]), np.array([0.0, 4.0, 0.0, 0.0, 5.0, 2.0]), _ints(0, 1, 1, 2, 2, 3)
+    for inc in (True, False):
+        check(lambda m, x, i, s, inc=inc: m.scatter_reduce(x, 0, i, s, "prod", include_self=inc), x, i, s)
+
+
+def test_scatter_reduce_in_place():
+    check(lambda m, x, i, s: (x * 1).scatter_reduce_(1, i, s, "amax"), TIES.copy(), IDX, SRC_TIES.copy())
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(reduce, include_self):
+    def f(m, x, i, s):
+        return x.index_reduce(0, i, s, reduce, include_self=include_self)
+
+    check(f, TIES.copy(), _ints(0, 2, 0), SRC_TIES.copy())
+    check(lambda m, x, i, s: m.index_reduce(x, 1, i, s, reduce, include_self=include_self),
+          _f(2, 3), _ints(2, 0, 2, 2, 1), _f(2, 5))
+    check(lambda m, x, i, s: (x * 1).index_reduce_(1, i, s, reduce, include_self=include_self),
+          TIES.copy(), _ints(3, 3, 0, 1), SRC_TIES.copy())
+    check(f, np.arange(6).reshape(3, 2) - 2, _ints(0, 0, 2), np.arange(6).reshape(3, 2) * 3 - 7)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x, i, s: m.index_copy(x, 0, i, s),
+    lambda m, x, i, s: (x * 1).index_copy_(0, i, s),
+])
+def test_index_copy(fn):
+    check(fn, _f(4, 3), _ints(2, 0), _f(2, 3))
+    check(fn, _f(4, 3), _ints(1, 1, 3), _f(3, 3))  # repeated: every copied row gets its gradient
+    check(lambda m, x, i, s: x.index_copy(1, i, s), _f(2, 4), _ints(3, 0), _f(2, 2))
+    check(lambda m, x, i, s: x.index_copy(0, i, s), _f(3), np.asarray(1), np.asarray(2.5))
+
+
+def test_index_fill():
+    check(lambda m, x, i: m.index_fill(x, 1, i, -2.0), _f(2, 4), _ints(0, 3, 3, -1))
+    check(lambda m, x, i, v: x.index_fill(0, i, v), _f(3, 2), _ints(2, 0, 2), np.asarray(1.5))
+    check(lambda m, x, i, v: (x * 1).index_fill_(0, i, v), _f(3, 2), _ints(1, 1), np.asarray(1.5))
+    check(lambda m, x, i: x.index_fill(0, i, 7), np.arange(6).reshape(3, 2), _ints(1))
+    check(lambda m, x, i: m.index_fill(x, 0, i, 7.0), _f(), np.asarray(0))
+
+
+def test_masked_scatter():
+    mask = np.array([[True, False, True], [False, True, True]])
+    check(lambda m, x, k, s: m.masked_scatter(x, k, s), _f(2, 3), mask, _f(6))
+    check(lambda m, x, k, s: x.masked_scatter(k, s), _f(2, 3), mask, _f(2, 5))  # source larger
+    check(lambda m, x, k, s: (x * 1).masked_scatter_(k, s), _f(2, 3), np.array([True, False, True]), _f(4))
+    check(lambda m, x, k, s: m.masked_scatter(x, k, s), _f(3), mask, _f(5))  # self broadcasts to the mask
+    check(lambda m, x, k, s: x.masked_scatter(k, s), _f(2, 3), np.zeros((2, 3), bool), _f(0))
+
+
+def test_put():
+    check(lambda m, x, i, s: x.put(i, s), _f(2, 3), _ints([0, -1], [4, 2]), _f(2, 2))
+    check(lambda m, x, i, s: m.put(x, i, s, accumulate=True), _f(2, 3), _ints(1, 1, -5, 0), _f(4))
+    check(lambda m, x, i, s: x.put(i, s), _f(2, 3), _ints(1, 1), np.array([3.0, 3.0]))
+    check(lambda m, x, i, s: (x * 1).put_(i, s, accumulate=True), _f(3), _ints(2, 2), _f(2))
+
+
+def test_index_put_function():
+    def f(m, x, i, v):
+        y = x * 1
+        return m.index_put_(y, (i,), v, accumulate=True)
+
+    check(f, _f(4), _ints(0, 0, 3), _f(3))
+
+
+def test_view_scatters():
+    check(lambda m, x, s: m.slice_scatter(x, s, 1, 1, None, 2), _f(3, 5), _f(3, 2))
+    check(lambda m, x, s: m.slice_scatter(x, s), _f(2, 2), _f(2, 2))
+    check(lambda m, x, s: x.slice_scatter(s, dim=0, start=-2, end=10), _f(3, 2), _f(2, 2))
+    check(lambda m, x, s: m.select_scatter(x, s, -1, -2), _f(3, 4), _f(3))
+    check(lambda m, x, s: x.select_scatter(s, 0, 1), _f(2), _f())
+    check(lambda m, x, s: m.diagonal_scatter(x, s), _f(3, 3), _f(3))
+    check(lambda m, x, s: m.diagonal_scatter(x, s, -1), _f(3, 4), _f(2))
+    check(lambda m, x, s: x.diagonal_scatter(s, 2, 0, 2), _f(3, 2, 4), _f(2, 2))
+
+
+def test_index_ops_under_jit():
+    x, i, s = tp.tensor(TIES), tp.tensor(IDX), tp.tensor(SRC_TIES)
+    f = tp.interop.to_jax(lambda x, i, s: tp.scatter_reduce(x, 1, i, s, "amax") + x.index_fill(0, i[0, :2], 0.0))
+    want = tp.scatter_reduce(x, 1, i, s, "amax") + x.index_fill(0, i[0, :2], 0.0)
+    import jax
+
+    np.testing.assert_allclose(np.asarray(jax.jit(f)(x.jax, i.jax, s.jax)), want.numpy())
+
+
+BAD_WRITES = [
+    (lambda m, x, i: x.scatter_reduce(0, i, x, "foo"), (_f(3, 2), _ints([0, 1]))),
+    (lambda m, x, i: x.scatter_reduce(0, i, x, "add"), (_f(3, 2), _ints([0, 1]))),
+    (lambda m, x, i: x.scatter_reduce(0, i.float(), x, "sum"), (_f(3, 2), _ints([0, 1]))),
+    (lambda m, x, i: x.scatter_reduce(0, i, x, "sum"), (_f(3, 2), _ints(0, 1))),
+    (lambda m, x, i: x.scatter_reduce(0, i, x.float(), "sum"), (_f(3, 2), _ints([0, 1]))),
+    (lambda m, x, i: x.scatter_reduce(0, i, x, "sum"), (_f(3, 2), _ints([0, 3]))),
+    (lambda m, x, i: x.scatter_reduce(0, i, x, "sum"), (_f(3, 2), _ints([-1, 0]))),
+    (lambda m, x, i: x.scatter_reduce(0, i, x, "sum"), (_f(3, 2), np.zeros((2, 3), np.int64))),
+    (lambda m, x, i: x.scatter_reduce(2, i, x, "sum"), (_f(3, 2), _ints([0, 1]))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1], "sum"), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_reduce(0, i.float(), x[:1], "prod"), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1], "prod"), (_f(3, 2), _ints(3))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1], "prod"), (_f(3, 2), _ints(-1))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1], "prod"), (_f(3, 2), _ints(0, 1))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1].float(), "prod"), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1], "prod"), (_f(3, 2), _ints([0]))),
+    (lambda m, x, i: x.index_reduce(0, i, x[:1, :1], "prod"), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_copy(0, i, x[:1]), (_f(3, 2), _ints(3))),
+    (lambda m, x, i: x.index_copy(0, i, x[:1]), (_f(3, 2), _ints(-1))),
+    (lambda m, x, i: x.index_copy(0, i, x[:1]), (_f(3, 2), _ints(0, 1))),
+    (lambda m, x, i: x.index_copy(0, i, x[:1].float()), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_copy(0, i.float(), x[:1]), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_copy(0, i.int(), x[:1]), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_copy(1, i, m.zeros(2, 1, 4, dtype=m.float64)), (_f(3, 5, 2), _ints(0))),
+    (lambda m, x, i: x.index_copy(0, i, x[:1]), (_f(3, 2), _ints([0]))),
+    (lambda m, x, i: x.index_fill(0, i, 1.0), (_f(3, 2), _ints(3))),
+    (lambda m, x, i: x.index_fill(0, i.float(), 1.0), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_fill(0, i, m.ones(2)), (_f(3, 2), _ints(0))),
+    (lambda m, x, i: x.index_fill(0, i, 1.0), (_f(3, 2), _ints([0]))),
+    (lambda m, x, k: x.masked_scatter(k.float(), x), (_f(3, 2), np.ones((3, 2), bool))),
+    (lambda m, x, k: x.masked_scatter(k, x[:2]), (_f(3, 2), np.ones((3, 2), bool))),
+    (lambda m, x, k: x.masked_scatter(k, x.float()), (_f(3, 2), np.ones((3, 2), bool))),
+    (lambda m, x, i: x.put(i, m.ones(1, dtype=m.float64)), (_f(3, 2), _ints(6))),
+    (lambda m, x, i: x.put(i, m.ones(1, dtype=m.float64)), (_f(3, 2), _ints(-7))),
+    (lambda m, x, i: x.put(i, m.ones(1, dtype=m.float64)), (_f(3, 2), _ints(1, 2))),
+    (lambda m, x, i: x.put(i, m.ones(2)), (_f(3, 2), _ints(1, 2))),
+    (lambda m, x, i: x.put(i.float(), m.ones(2, dtype=m.float64)), (_f(3, 2), _ints(1, 2))),
+    (lambda m, x: m.slice_scatter(x, m.zeros(2, 2, dtype=m.float64), 0, 0, 1), (_f(3, 2),)),
+    (lambda m, x: m.slice_scatter(x, m.zeros(1, 2, dtype=m.float64), 0, 0, 1, 0), (_f(3, 2),)),
+    (lambda m, x: m.select_scatter(x, m.zeros(3, dtype=m.float64), 0, 0), (_f(3, 2),)),
+    (lambda m, x: m.select_scatter(x, m.zeros(2, dtype=m.float64), 0, 3), (_f(3, 2),)),
+    (lambda m, x: m.diagonal_scatter(x, m.zeros(3, dtype=m.float64)), (_f(3, 2),)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_WRITES)))
+def test_bad_writes(case):
+    fn, args = BAD_WRITES[case]
+    check_error(fn, *args)
