@@ -154,3 +154,42 @@ spec("unfold", [C(F((3, 7)), dim=1, size=3, step=2), C(F((5, 2)), dim=0, size=2,
 spec("as_strided", [C(F((3, 4)), size=(2, 3), stride=(1, 2), storage_offset=1),
                     C(F((6,)), size=(3, 3), stride=(1, 1), storage_offset=0)],
      _np_as_strided, tf=lambda x: x.as_strided((2, 3), (1, 2), 1))
+
+
+# -- searching and counting (not differentiable) --------------------------------------------------------------------
+def _np_searchsorted(seq, values, right=False, out_int32=False):
+    side = "right" if right else "left"
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, values, side=side)
+    else:
+        out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, values)])
+    return np.asarray(out, np.int32 if out_int32 else np.int64)
+
+
+def _np_histc(x, bins, min, max):
+    lo, hi = (min, max) if min != max else (x.min(), x.max())
+    lo, hi = (lo - 1, hi + 1) if lo == hi else (lo, hi)
+    return np.histogram(x, bins, (lo, hi))[0].astype(x.dtype)
+
+
+def _np_histogram(x, edges, weight=None, density=False):
+    return np.histogram(x, edges, weights=weight, density=density)[0].astype(x.dtype)
+
+
+_SORTED = A([[1.0, 3.0, 5.0, 7.0], [0.0, 2.0, 2.0, 9.0]], np.float64)
+spec("searchsorted", [C(A([1.0, 3.0, 5.0, 7.0], np.float64), A([[3.0, 6.0], [9.0, 0.0]], np.float64)),
+                      C(_SORTED, A([[3.0, 7.5], [2.0, -1.0]], np.float64), right=True),
+                      C(A([1, 3, 5], np.int64), A([3, 4], np.int64), out_int32=True)],
+     _np_searchsorted, diff=False, tf=lambda s, v: tp.searchsorted(s, v))
+spec("histc", [C(F((20,)), bins=5, min=-1.0, max=1.0), C(F((3, 4)), bins=3, min=0.0, max=0.0),
+               C(A([2.0, 2.0], np.float64), bins=3, min=0.0, max=0.0)],
+     _np_histc, diff=False, tf=lambda x: tp.histc(x, 5, -1.0, 1.0))
+spec("histogram", [C(F((20,)), A([-2.0, -0.5, 0.0, 1.0, 2.0], np.float64)),
+                   C(F((20,)), A([-1.0, 0.0, 1.5], np.float64), density=True)],
+     _np_histogram, diff=False, tf=lambda x, e: tp.histogram(x, e)[0])
+spec("histogram_weighted", [C(F((20,)), A([-2.0, -0.5, 0.0, 1.0, 2.0], np.float64), F((20,))),
+                            C(F((20,)), A([-1.0, 0.0, 1.5], np.float64), F((20,)), density=True)],
+     _np_histogram, diff=False, tf=lambda x, e, w: tp.histogram(x, e, weight=w)[0])
+spec("isin", [C(A([[1, 2], [3, 4]]), A([4, 2, 9])), C(A([1.0, 2.5, np.nan], np.float64), A([2.5], np.float64),
+                                                      invert=True)],
+     lambda a, b, invert=False: np.isin(a, b, invert=invert), diff=False, tf=lambda a, b: tp.isin(a, b))

@@ -251,3 +251,113 @@ BAD_WRITES = [
 def test_bad_writes(case):
     fn, args = BAD_WRITES[case]
     check_error(fn, *args)
+
+
+# == 2. counting and searching =======================================================================================
+DUPS = np.array([[3.0, 1.0, 3.0, np.nan], [1.0, 2.0, 3.0, np.nan]])
+ROWS = np.array([[1, 2, 1], [0, 5, 0], [1, 2, 1], [0, 5, 0], [0, 4, 9]])
+
+
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True), (True, True)])
+def test_unique(flags):
+    inv, cnt = flags
+    check(lambda m, x: m.unique(x, return_inverse=inv, return_counts=cnt), DUPS, grad=False)
+    check(lambda m, x: x.unique(sorted=False, return_inverse=inv, return_counts=cnt), ROWS)
+    for dim in (0, 1, -1):
+        check(lambda m, x, d=dim: m.unique(x, return_inverse=inv, return_counts=cnt, dim=d), ROWS)
+    check(lambda m, x: m.unique(x, return_inverse=inv, return_counts=cnt), np.asarray(3))
+    check(lambda m, x: m.unique(x, return_inverse=inv, return_counts=cnt, dim=0), np.zeros((0, 3)), grad=False)
+    check(lambda m, x: m.unique_consecutive(x, return_inverse=inv, return_counts=cnt), _ints(1, 1, 2, 2, 3, 1, 1))
+    check(lambda m, x: x.unique_consecutive(return_inverse=inv, return_counts=cnt, dim=0), ROWS[[0, 2, 1, 3, 3, 4]])
+    check(lambda m, x: m.unique_consecutive(x, return_inverse=inv, return_counts=cnt, dim=1), ROWS.T.copy())
+    check(lambda m, x: m.unique_consecutive(x, return_inverse=inv, return_counts=cnt), DUPS, grad=False)
+    check(lambda m, x: m.unique(x, return_inverse=inv, return_counts=cnt), np.array([True, False, True]))
+
+
+def test_bincount():
+    check(lambda m, x: m.bincount(x), _ints(1, 1, 3, 0))
+    check(lambda m, x: x.bincount(minlength=7), _ints(1, 1, 3))
+    check(lambda m, x: m.bincount(x), _ints())
+    check(lambda m, x, w: m.bincount(x, w), _ints(1, 1, 3), np.array([0.5, 0.25, 2.0]), grad=False)
+    check(lambda m, x, w: m.bincount(x, w.float(), 6), _ints(1, 1, 3), np.array([0.5, 0.25, 2.0]), grad=False)
+    check(lambda m, x, w: m.bincount(x, w), _ints(1, 1, 3), _ints(1, 2, 3))
+
+
+def test_histc_and_histogram():
+    x = np.array([1.0, 2.0, 1.0, 4.0, 2.5, 0.0, np.nan, 7.0, -1.0])
+    check(lambda m, x: m.histc(x, bins=4, min=0, max=4), x)
+    check(lambda m, x: x.float().histc(bins=3, min=-0.5, max=2.5), x)
+    check(lambda m, x: m.histc(x, bins=5), x[:6])
+    check(lambda m, x: m.histc(x.float(), bins=7), _f(50))
+    check(lambda m, x: m.histc(x, bins=3), np.array([2.0, 2.0]))
+    check(lambda m, x: m.histogram(x, bins=3), x[:6], grad=False)
+    check(lambda m, x: x.float().histogram(bins=6), _f(40), grad=False)
+    check(lambda m, x: m.histogram(x, bins=3, range=(0.0, 2.0), density=True), x, grad=False)
+    check(lambda m, x: m.histogram(x, bins=2), np.array([2.0, 2.0]), grad=False)
+    check(lambda m, x, b, w: m.histogram(x, bins=b, weight=w, density=True), x[:6], np.array([0.0, 1.0, 3.0, 4.0]),
+          np.arange(6.0), grad=False)
+    check(lambda m, x, b, w: m.histogram(x, b, weight=w), x, np.array([-1.0, 1.0, 3.0, 7.0]), np.arange(9.0),
+          grad=False)
+
+
+def test_isin_searchsorted_bucketize():
+    check(lambda m, a, b: m.isin(a, b), _ints([1, 2], [3, 4]), _ints(4, 2, 9))
+    check(lambda m, a, b: m.isin(a, b, invert=True), _ints(1, 2, 3), np.array([2.0, 3.5]))
+    check(lambda m, a: m.isin(a, 2), _ints(1, 2, 3))
+    check(lambda m, b: m.isin(2, b), _ints(1, 2))
+    check(lambda m, a, b: m.isin(a, b), np.array([1.0, np.nan, 2.0]), np.array([np.nan, 2.0]), grad=False)
+    s, v = np.array([1.0, 3.0, 5.0, 7.0]), np.array([[3.0, 6.0, 9.0], [0.0, 1.0, 7.0]])
+    for kw in ({}, {"right": True}, {"side": "right"}, {"side": "left"}, {"out_int32": True}):
+        check(lambda m, s, v, kw=kw: m.searchsorted(s, v, **kw), s, v)
+        check(lambda m, s, v, kw=kw: m.searchsorted(s, v, **kw), _ints([1, 3, 5], [2, 4, 6]), _ints([3, 6], [1, 7]))
+        check(lambda m, b, kw=kw: m.bucketize(b, m.tensor([1, 3, 5, 7]), **{k: a for k, a in kw.items()
+                                                                         if k != "side"}), _ints(1, 3, 6, 9, 0))
+    check(lambda m, s: m.searchsorted(s, 3.0), s)
+    check(lambda m, s, v: m.searchsorted(s, v), s, _ints(3, 4))
+    check(lambda m, s, v, k: m.searchsorted(s, v, sorter=k), np.array([5.0, 1.0, 3.0]), np.array([2.0, 4.0]),
+          _ints(1, 2, 0))
+    check(lambda m: m.bucketize(3, m.tensor([1, 3, 5]), right=True))
+
+
+BAD_COUNTING = [
+    (lambda m, x: m.unique(x, dim=2), (_f(2, 3),)),
+    (lambda m, x: m.unique(x, dim=1), (np.zeros((0, 3)),)),
+    (lambda m, x: m.bincount(x), (_ints(-1, 2),)),
+    (lambda m, x: m.bincount(x), (_ints([1]),)),
+    (lambda m, x: m.bincount(x.float()), (_ints(1),)),
+    (lambda m, x: m.bincount(x, minlength=-1), (_ints(1),)),
+    (lambda m, x: m.bincount(x, m.ones(1)), (_ints(1, 2),)),
+    (lambda m, x: m.histc(x, bins=3), (_ints(1, 2),)),
+    (lambda m, x: m.histc(x, bins=0), (_f(3),)),
+    (lambda m, x: m.histc(x, bins=3, min=3, max=1), (_f(3),)),
+    (lambda m, x: m.histc(x, bins=3), (np.array([1.0, np.inf]),)),
+    (lambda m, x: m.histogram(x, bins=3), (_ints(1, 2),)),
+    (lambda m, x: m.histogram(x, bins=3, range=(2.0, 1.0)), (_f(3),)),
+    (lambda m, x: m.histogram(x, bins=-1), (_f(3),)),
+    (lambda m, x: m.histogram(x, bins=3, weight=m.ones(2, dtype=m.float64)), (_f(6),)),
+    (lambda m, x: m.histogram(x, bins=m.tensor([1.0, 3.0])), (_f(6),)),
+    (lambda m, x: m.histogram(x, bins=3), (np.array([1.0, np.inf]),)),
+    (lambda m, s, v: m.searchsorted(s, v, side="foo"), (_f(3), _f(2))),
+    (lambda m, s, v: m.searchsorted(s, v, side="left", right=True), (_f(3), _f(2))),
+    (lambda m, s, v: m.searchsorted(s, v), (_f(2, 3), _f(3, 1))),
+    (lambda m, s, v: m.searchsorted(s, v, sorter=m.tensor([0, 1])), (_f(3), _f(2))),
+    (lambda m, s, v: m.searchsorted(s, v, sorter=m.tensor([0, 1, 2], dtype=m.int32)), (_f(3), _f(2))),
+    (lambda m, s, v: m.searchsorted(s, v, sorter=m.tensor([0, 1, 3])), (_f(3), _f(2))),
+    (lambda m, s, v: m.searchsorted(s[0], v), (_f(3), _f(2))),
+    (lambda m, b, v: m.bucketize(v, b), (_f(2, 2), _f(2))),
+    (lambda m, a, b: m.isin(a, b.bool()), (_f(2), _ints(1))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_COUNTING)))
+def test_bad_counting(case):
+    fn, args = BAD_COUNTING[case]
+    check_error(fn, *args)
+
+
+def test_data_dependent_shapes_refuse_tracing():
+    import jax
+
+    for fn in (tp.unique, tp.unique_consecutive, tp.bincount):
+        with pytest.raises(Exception, match="needs a concrete value"):
+            jax.jit(tp.interop.to_jax(fn))(jax.numpy.array([1, 1, 2]))

@@ -57,3 +57,55 @@ median_dim = op("median_dim", _median_dim, _indexed_vjp, saves=("ans",), node="M
 kthvalue = op("kthvalue", lambda x, k, dim, keepdim=False: _kth(x, k, dim, keepdim),
               lambda g, ans, x, k, dim, keepdim=False: _indexed_vjp(g, ans, x, dim, keepdim), saves=("ans",),
               node="KthvalueBackward0")
+
+
+# -- searching and counting (integer or bool results: never differentiable) -----------------------------------------
+def _searchsorted(sorted_sequence, values, right=False, out_int32=False):
+    """Insertion points of `values` in the last dimension of `sorted_sequence` (whose leading dimensions, if any,
+    match those of `values`)."""
+    side = "right" if right else "left"
+    if sorted_sequence.ndim == 1:
+        out = jnp.searchsorted(sorted_sequence, values, side=side)
+    else:
+        lead = sorted_sequence.shape[:-1]
+        seq = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
+        vals = values.reshape(seq.shape[0], -1)
+        out = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))(seq, vals).reshape(lead + values.shape[-1:])
+    return out.astype(jnp.int32 if out_int32 else jnp.int64)
+
+
+def _histc(x, bins, min, max):
+    """Counts in `bins` equal bins over `[min, max]` (the data's range when both are 0), as PyTorch bins them:
+    position `(x - min) * bins / (max - min)` rounded down, `max` itself in the last bin."""
+    lo, hi = jnp.asarray(min, x.dtype), jnp.asarray(max, x.dtype)
+    if min == max:
+        lo, hi = jnp.min(x, initial=jnp.inf), jnp.max(x, initial=-jnp.inf)
+        same = lo == hi
+        lo, hi = jnp.where(same, lo - 1, lo).astype(x.dtype), jnp.where(same, hi + 1, hi).astype(x.dtype)
+    inside = (x >= lo) & (x <= hi)
+    pos = jnp.floor((x - lo) * jnp.asarray(bins, x.dtype) / (hi - lo))
+    pos = jnp.where(inside, jnp.clip(pos, 0, bins - 1), 0).astype(jnp.int64)
+    return jnp.zeros(bins, x.dtype).at[pos.reshape(-1)].add(inside.reshape(-1).astype(x.dtype))
+
+
+def _histogram(x, edges, weight=None, density=False):
+    """Counts (or summed weights) of `x` between consecutive `edges`, the last bin closed on the right."""
+    n = edges.shape[0] - 1
+    pos = jnp.searchsorted(edges, x, side="right") - 1
+    pos = jnp.where(x == edges[-1], n - 1, pos)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    w = jnp.ones(x.shape, x.dtype) if weight is None else weight.astype(x.dtype)
+    hist = jnp.zeros(n, x.dtype).at[jnp.where(inside, pos, 0).reshape(-1)].add(jnp.where(inside, w, 0).reshape(-1))
+    if density:
+        hist = hist / (jnp.sum(hist) * (edges[1:] - edges[:-1]))
+    return hist
+
+
+searchsorted = op("searchsorted", _searchsorted, differentiable=False)
+histc = op("histc", _histc, differentiable=False)
+histogram = op("histogram", lambda x, edges, density=False: _histogram(x, edges, None, density),
+               differentiable=False)
+histogram_weighted = op("histogram_weighted", lambda x, edges, weight, density=False:
+                        _histogram(x, edges, weight, density), differentiable=False)
+isin = op("isin", lambda elements, test_elements, invert=False:
+          jnp.isin(elements, test_elements, invert=invert), differentiable=False)

@@ -32,7 +32,7 @@ flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
 subtract cross float_power fmax fmin conj conj_physical resolve_conj angle sgn isreal vdot is_nonzero
 scatter_reduce index_reduce index_copy index_fill masked_scatter put slice_scatter select_scatter diagonal_scatter
-as_strided
+as_strided unique unique_consecutive bincount histc histogram
 """.split()
 
 for _name in _METHODS:
