@@ -361,3 +361,204 @@ def test_data_dependent_shapes_refuse_tracing():
     for fn in (tp.unique, tp.unique_consecutive, tp.bincount):
         with pytest.raises(Exception, match="needs a concrete value"):
             jax.jit(tp.interop.to_jax(fn))(jax.numpy.array([1, 1, 2]))
+
+
+# == 3. structure ====================================================================================================
+def test_diff():
+    check(lambda m, x: m.diff(x), _f(3, 5))
+    check(lambda m, x: x.diff(n=2, dim=0), _f(4, 3))
+    check(lambda m, x, p, a: m.diff(x, n=3, dim=1, prepend=p, append=a), _f(2, 3), _f(2, 1), _f(2, 2))
+    check(lambda m, x: m.diff(x, n=5), _f(3))
+    check(lambda m, x: m.diff(x, n=0), _f(3))
+    check(lambda m, x: m.diff(x, n=2, append=m.tensor([16])), _ints(1, 4, 9))
+    check(lambda m, x: m.diff(x), np.array([True, False, False, True]))
+
+
+def test_kron_rot90_vander():
+    check(lambda m, a, b: m.kron(a, b), _f(2, 3), _f(3, 2))
+    check(lambda m, a, b: a.kron(b), _f(2), _f(2, 3, 2))
+    check(lambda m, a, b: m.kron(a, b), _ints([1, 2]), np.array([[1.0], [10.0]]))
+    for k in (-3, -1, 0, 1, 2, 3, 5):
+        check(lambda m, x, k=k: m.rot90(x, k), _f(2, 3))
+        check(lambda m, x, k=k: x.rot90(k, [2, 0]), _f(2, 3, 4))
+    # PyTorch's vander cannot be differentiated (an in-place cumprod on a saved view): values only
+    check(lambda m, x: m.vander(x), np.array([0.5, 0.0, -2.0]), grad=False)
+    check(lambda m, x: m.vander(x, N=5, increasing=True), np.array([0.5, 0.0, -2.0]), grad=False)
+    check(lambda m, x: m.vander(x, 0), _f(2))
+    check(lambda m, x: m.vander(x.int()), _ints(1, 2, 3))
+    check(lambda m, x: m.vander(x), np.array([True, False]))
+
+
+def test_cov_corrcoef():
+    check(lambda m, x: m.cov(x), _f(3, 5))
+    check(lambda m, x: x.cov(correction=0), _f(5))
+    check(lambda m, x, f, a: m.cov(x, fweights=f, aweights=a), _f(2, 4), _ints(1, 2, 0, 3), np.array([0.5, 1, 2, 1]))
+    check(lambda m, x, f, a: m.cov(x, correction=2, fweights=f, aweights=a), _f(2, 4), _ints(1, 2, 1, 3),
+          np.array([0.5, 1, 2, 1]))
+    check(lambda m, x, f: m.cov(x, correction=0, fweights=f), _f(2, 4), _ints(1, 2, 1, 3))
+    check(lambda m, x, a: m.cov(x, aweights=a), _f(2, 4), np.array([0.5, 1, 2, 1]))
+    check(lambda m, x: m.cov(x), np.array([[1, 2, 4], [3, 1, 0]]), atol=1e-6)  # float32: matmul rounding
+    check(lambda m, x: m.cov(x.to(m.complex128)), _f(2, 3), atol=1e-12)
+    check(lambda m, x: m.corrcoef(x), _f(3, 6))
+    check(lambda m, x: x.corrcoef(), _f(4))
+    check(lambda m, x: m.corrcoef(x), np.array([[1, 2, 4], [3, 1, 0]]), atol=1e-6)
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        assert tp.cov(tp.tensor([1.0, 2.0]), correction=3).item() == float("inf")
+
+
+def test_trapezoid():
+    check(lambda m, y: m.trapezoid(y), _f(3, 5))
+    check(lambda m, y: m.trapezoid(y, dx=0.5, dim=0), _f(3, 5))
+    check(lambda m, y, x: m.trapezoid(y, x), _f(3, 5), np.array([0.0, 0.5, 2.0, 2.5, 4.0]))
+    check(lambda m, y, x: m.trapezoid(y, x, dim=0), _f(3, 5), _f(3, 5))
+    check(lambda m, y: m.trapz(y, dx=2.0), _f(4))
+    check(lambda m, y, x: m.trapz(y, x), _f(4), _f(4))
+    check(lambda m, y: m.trapezoid(y), _ints(1, 2, 4))
+    check(lambda m, y: m.trapezoid(y), np.zeros((3, 0)))
+    check(lambda m, y: m.cumulative_trapezoid(y), _f(3, 5))
+    check(lambda m, y: m.cumulative_trapezoid(y, dx=0.25, dim=0), _f(3, 5))
+    check(lambda m, y, x: m.cumulative_trapezoid(y, x), _f(2, 4), np.array([0.0, 1.0, 1.5, 4.0]))
+    check(lambda m, y: m.cumulative_trapezoid(y), _ints(1, 2, 4))
+
+
+def test_index_grids_and_products():
+    for args in ((3, 3), (3, 4, 1), (4, 3, -1), (0, 0), (3, 3, -5), (2, 5, 10)):
+        check(lambda m, a=args: m.tril_indices(*a))
+        check(lambda m, a=args: m.triu_indices(*a))
+    check(lambda m: m.tril_indices(3, 3, dtype=m.int32))
+    check(lambda m, a: m.cartesian_prod(a), _f(3))
+    check(lambda m, a, b, c: m.cartesian_prod(a, b, c), _f(2), _f(3), _f(2))
+    for r, rep in ((2, False), (3, False), (2, True), (0, False), (5, False), (3, True)):
+        check(lambda m, x, r=r, rep=rep: m.combinations(x, r, with_replacement=rep), _f(4))
+    check(lambda m, x: m.combinations(x), np.array([1.0]))
+    check(lambda m, a, b, c: m.block_diag(a, b, c), _f(), _f(2), _f(2, 3))
+    check(lambda m, a, b: m.block_diag(a, b), _ints([1, 2]), np.array([[3.0]]))
+    check(lambda m, a, b: m.block_diag(a, b), np.zeros((0, 2)), _f(1, 1))
+    check(lambda m: m.block_diag())
+
+
+def test_stacking_and_splitting():
+    for fn in ("atleast_1d", "atleast_2d", "atleast_3d"):
+        for shape in ((), (3,), (2, 3), (2, 3, 1, 2)):
+            check(lambda m, x, fn=fn: getattr(m, fn)(x), _f(*shape))
+        check(lambda m, x, y, fn=fn: getattr(m, fn)(x, y), _f(), _f(2))
+        check(lambda m, x, y, fn=fn: getattr(m, fn)([x, y]), _f(), _f(2))
+    check(lambda m, a, b, c: m.column_stack([a, b, c]), _f(), _f(1), _f(1, 2))
+    check(lambda m, a, b: m.column_stack((a, b)), _f(3), _f(3, 2))
+    check(lambda m, a, b: m.row_stack([a, b]), _f(3), _f(2, 3))
+    check(lambda m, a, b, c: m.dstack([a, b, c]), _f(2), _f(1, 2), _f(1, 2, 3))
+    for sections in (2, [1, 3], [3, 1], [-1], [0, 0, 9], m_ints := _ints(1, 3)):
+        check(lambda m, x, s=sections: m.hsplit(x, s.tolist() if isinstance(s, np.ndarray) else s), _f(4, 4, 2))
+        check(lambda m, x, s=sections: x.vsplit(s.tolist() if isinstance(s, np.ndarray) else s), _f(4, 3))
+        check(lambda m, x, s=sections: m.dsplit(x, s.tolist() if isinstance(s, np.ndarray) else s), _f(1, 2, 4))
+        check(lambda m, x, s=sections: m.tensor_split(x, s.tolist() if isinstance(s, np.ndarray) else s, dim=1),
+              _f(2, 4))
+    check(lambda m, x, s: m.tensor_split(x, s), _f(7), m_ints)
+    check(lambda m, x, s: m.tensor_split(x, s), _f(7), np.asarray(3))
+    check(lambda m, x: m.hsplit(x, 3), _f(6))
+    check(lambda m, x: x.split_with_sizes([1, 0, 3], dim=1), _f(2, 4))
+
+
+def test_diagonals():
+    check(lambda m, x: m.diag_embed(x), _f(2, 3))
+    check(lambda m, x: m.diag_embed(x, 1, 0, 2), _f(2, 3))
+    check(lambda m, x: x.diag_embed(-2, -1, 0), _f(3))
+    check(lambda m, x: m.diagflat(x), _f(2, 2))
+    check(lambda m, x: x.diagflat(-1), _f(3))
+
+
+def test_views_and_shapes():
+    check(lambda m, x: x.unfold(1, 3, 2), _f(2, 7))
+    check(lambda m, x: x.unfold(0, 2, 1) * 1, _f(4, 2))  # overlapping windows: gradients add up
+    check(lambda m, x: x.unfold(0, 1, 1), _f())
+    check(lambda m, x: x.unfold(-1, 4, 1).unfold(0, 2, 2), _f(5, 6))
+    check(lambda m, x: m.as_strided(x, (3, 3), (1, 1)), _f(6))
+    check(lambda m, x: x.as_strided((2, 2), (1, 2), 1), _f(2, 3))
+    check(lambda m, x: x.as_strided((0, 3), (1, 2), 10), _f(6), grad=False)  # PyTorch's backward fails here
+    check(lambda m, x: m.unravel_index(x, (3, 4)), _ints(12, -1, 5, 0))
+    check(lambda m, x: m.unravel_index(x, (2, 3, 2)), _ints([1, 5], [11, 7]))
+    check(lambda m, x: m.unravel_index(x, m.Size([3, 4])), np.asarray(7))
+    check(lambda m, x: x.sum_to_size(1, 3), _f(2, 3))
+    check(lambda m, x: x.sum_to_size((3, 1, 1)), _f(2, 3, 4, 1))
+    check(lambda m, x: x.sum_to_size(4), _f(3, 4))
+    check(lambda m, x, y: x.reshape_as(y), _f(6), _f(2, 3))
+    check(lambda m, x: m.narrow_copy(x, 1, 1, 2), _f(2, 4))
+    check(lambda m, x: x.narrow_copy(0, -2, 2), _f(3), grad=False)  # PyTorch's backward fails for start < 0
+    check(lambda m, x: x.positive(), _f(3))
+    assert tp.zeros(2, 3).is_same_size(tp.ones(2, 3)) and not tp.zeros(2, 3).is_same_size(tp.ones(3, 2))
+
+
+def test_in_place_reshapes_and_scans():
+    for fn in (lambda m, x: (x * 1).t_(), lambda m, x: (x * 1).transpose_(0, 1), lambda m, x: (x * 1).swapaxes_(1, 0),
+               lambda m, x: (x * 1).swapdims_(-1, 0), lambda m, x: (x * 1).tril_(), lambda m, x: (x * 1).triu_(1),
+               lambda m, x: (x * 1).cumsum_(1), lambda m, x: (x * 1).cumprod_(0), lambda m, x: (x * 1).tril_(-1)):
+        check(fn, _f(3, 3))
+    check(lambda m, x: x.clone().cumsum_(0), _ints(1, 2, 3))
+    check(lambda m, x: (x * 1).t_(), _f(3))
+    y = tp.zeros(2, 3)
+    assert y.t_() is y and tuple(y.shape) == (3, 2)
+
+
+BAD_STRUCTURE = [
+    (lambda m, x: m.diff(x[0, 0]), (_f(3, 4),)),
+    (lambda m, x: m.diff(x, n=-1), (_f(3, 4),)),
+    (lambda m, x: m.diff(x, prepend=m.zeros(2, 3, dtype=m.float64)), (_f(3, 4),)),
+    (lambda m, x: m.diff(x, prepend=m.zeros(3, dtype=m.float64)), (_f(3, 4),)),
+    (lambda m, x: m.rot90(x, 1, [0, 1, 2]), (_f(3, 4),)),
+    (lambda m, x: m.rot90(x[0], 1, [0, 0]), (_f(3, 4),)),
+    (lambda m, x: m.rot90(x, 1, [0, -2]), (_f(3, 4),)),
+    (lambda m, x: m.cov(x), (_f(2, 2, 2),)),
+    (lambda m, x, w: m.cov(x, fweights=w), (_f(3, 4), np.ones((2, 2), np.int64))),
+    (lambda m, x, w: m.cov(x, fweights=w), (_f(3, 4), _ints(1, 1, 1))),
+    (lambda m, x, w: m.cov(x, fweights=w.float()), (_f(3, 4), _ints(1, 1, 1, 1))),
+    (lambda m, x, w: m.cov(x, fweights=-w), (_f(3, 4), _ints(1, 1, 1, 1))),
+    (lambda m, x, w: m.cov(x, aweights=w), (_f(3, 4), _ints(1, 1, 1, 1))),
+    (lambda m, x, w: m.cov(x, aweights=-w.double()), (_f(3, 4), _ints(1, 1, 1, 1))),
+    (lambda m, x: m.corrcoef(x), (_f(2, 2, 2),)),
+    (lambda m, x: m.trapezoid(x[0, 0]), (_f(3, 4),)),
+    (lambda m, x: m.trapezoid(x, m.zeros(3)), (_f(3, 4),)),
+    (lambda m, x: m.cumulative_trapezoid(x[0, 0]), (_f(3, 4),)),
+    (lambda m, x: m.vander(x), (_f(2, 2),)),
+    (lambda m, x: m.vander(x, N=-1), (_f(2),)),
+    (lambda m: m.tril_indices(-1, 3), ()),
+    (lambda m: m.triu_indices(3, -3), ()),
+    (lambda m: m.tril_indices(3, 3, dtype=m.float32), ()),
+    (lambda m, x: m.cartesian_prod(x), (_f(2, 2),)),
+    (lambda m, x: m.cartesian_prod(x, x.float()), (_f(2),)),
+    (lambda m, x: m.combinations(x), (_f(2, 2),)),
+    (lambda m, x: m.combinations(x, -1), (_f(3),)),
+    (lambda m, x: m.block_diag(x), (_f(2, 2, 2),)),
+    (lambda m, x: m.hsplit(x[0, 0], 1), (_f(3, 4),)),
+    (lambda m, x: m.hsplit(x, 3), (_f(3, 4),)),
+    (lambda m, x: m.vsplit(x[0], 2), (_f(3, 4),)),
+    (lambda m, x: m.dsplit(x, 2), (_f(3, 4),)),
+    (lambda m, x: m.dsplit(x, 2), (_f(4, 2, 3),)),
+    (lambda m, x: m.tensor_split(x, 0), (_f(4),)),
+    (lambda m, x: m.tensor_split(x, m.zeros(2, 2, dtype=m.int64)), (_f(4),)),
+    (lambda m, x: m.tensor_split(x, m.zeros(2)), (_f(4),)),
+    (lambda m, x: m.split_with_sizes(x, [1, 2]), (_f(4),)),
+    (lambda m, x: m.column_stack([]), ()),
+    (lambda m, x: m.diag_embed(x, 0, 1, 1), (_f(2, 3),)),
+    (lambda m, x: m.diag_embed(x, 0, 0, 3), (_f(2, 3),)),
+    (lambda m, x: m.unravel_index(x.float(), (3, 4)), (_ints(1),), "expected 'indices' to be integer dtype"),
+    (lambda m, x: m.unravel_index(x, (3, -4)), (_ints(1),)),
+    (lambda m, x: x.sum_to_size(2, 4), (_f(3, 4),)),
+    (lambda m, x: x.sum_to_size(1, 1, 4), (_f(3, 4),)),
+    (lambda m, x: m.narrow_copy(x, 0, 2, 2), (_f(3, 4),)),
+    (lambda m, x: x.t_(), (_f(2, 3, 4),)),
+    (lambda m, x: x.t_(), (_f(2, 3),)),
+    (lambda m, x: x.unfold(0, 7, 1), (_f(6),)),
+    (lambda m, x: x.unfold(0, 2, 0), (_f(6),)),
+    (lambda m, x: x.unfold(0, -1, 1), (_f(6),)),
+    (lambda m, x: x.unfold(1, 2, 1), (_f(6),)),
+    (lambda m, x: x.as_strided((2, 3), (1,)), (_f(6),)),
+    (lambda m, x: x.as_strided((2, 3), (1, -2)), (_f(6),)),
+    (lambda m, x: x.as_strided((2, 3), (1, 2), -1), (_f(6),)),
+    (lambda m, x: x.as_strided((3, 3), (1, 2)), (_f(6),)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAD_STRUCTURE)))
+def test_bad_structure(case):
+    fn, args, *phrase = BAD_STRUCTURE[case]
+    check_error(fn, *args, phrase=phrase[0] if phrase else None)

@@ -32,13 +32,16 @@ flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
 subtract cross float_power fmax fmin conj conj_physical resolve_conj angle sgn isreal vdot is_nonzero
 scatter_reduce index_reduce index_copy index_fill masked_scatter put slice_scatter select_scatter diagonal_scatter
-as_strided unique unique_consecutive bincount histc histogram
+as_strided unique unique_consecutive bincount histc histogram corrcoef cov diag_embed diagflat diff dsplit hsplit
+vsplit kron narrow_copy positive reshape_as rot90 split_with_sizes sum_to_size is_same_size
 """.split()
 
 for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
 
 Tensor.unfold = _ops.arrange.unfold
+Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = _ops.arrange.transpose_
+Tensor.t_ = _ops.arrange.t_
 Tensor.inverse = linalg.inverse
 Tensor.cholesky_solve = linalg.cholesky_solve
 Tensor.cholesky_inverse = linalg.cholesky_inverse
@@ -139,7 +142,7 @@ for _name in """add sub mul div pow remainder fmod atan2 neg exp expm1 log log2 
 cos tan tanh sigmoid abs sign floor ceil trunc frac relu square round clamp clip clamp_min clamp_max masked_fill
 lerp addcmul addcdiv logical_not logical_and logical_or floor_divide index_put scatter scatter_add index_add
 nan_to_num erf asin acos atan sinh cosh
-scatter_reduce index_reduce index_copy index_fill masked_scatter put""".split():
+scatter_reduce index_reduce index_copy index_fill masked_scatter put tril triu cumsum cumprod""".split():
     setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
 
 Tensor.__iadd__ = Tensor.add_

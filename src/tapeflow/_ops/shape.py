@@ -8,6 +8,7 @@ import numpy as np
 
 import xla_ops as X
 
+from .. import _dtype
 from .._dispatch import dispatch, view
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _dims, _t
@@ -378,16 +379,33 @@ def chunk(input, chunks, dim=0):
     return split(input, builtins.max(size, 1), dim)
 
 
-def tensor_split(input, sections, dim=0):
+def tensor_split(input, indices_or_sections, dim=0):
     """Split into `indices_or_sections` pieces along `dim`: a count (the first pieces one larger) or split points.
 
     Example:
         >>> tp.tensor_split(tp.arange(7), 3)
         (tensor([0, 1, 2]), tensor([3, 4]), tensor([5, 6]))
+        >>> tp.tensor_split(tp.arange(7), [1, 5])
+        (tensor([0]), tensor([1, 2, 3, 4]), tensor([5, 6]))
     """
-    n = input._raw.shape[_dim(dim, input.ndim)]
-    q, r = divmod(n, sections)
-    return split(input, [q + 1] * r + [q] * (sections - r), dim)
+    sections = indices_or_sections
+    if isinstance(sections, Tensor):
+        if sections.dtype.name != "int64":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{_dtype.SCALAR_NAMES[sections.dtype.name]}")
+        if sections.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {sections.ndim} dims")
+        sections = int(sections.item()) if sections.ndim == 0 else [int(i) for i in sections.tolist()]
+    d = _dim(dim, input.ndim)
+    n = input._raw.shape[d]
+    if not isinstance(sections, (list, tuple)):
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        q, r = divmod(n, sections)
+        return split(input, [q + 1] * r + [q] * (sections - r), dim)
+    bounds = [builtins.min(builtins.max(int(i) + (n if i < 0 else 0), 0), n) for i in sections]
+    return tuple(narrow(input, d, lo, builtins.max(hi - lo, 0)) for lo, hi in zip([0, *bounds], [*bounds, n]))
 
 
 def unbind(input, dim=0):
