@@ -183,4 +183,12 @@ def _masked_scatter(x, mask, source):
     return jnp.where(m, source.reshape(-1)[pos].reshape(x.shape), x)
 
 
-masked_scatter = op("masked_scatter", _masked_scatter, linear=True)
+def _masked_scatter_vjp(g, ans, x, mask, source):
+    m = jnp.broadcast_to(mask, g.shape).reshape(-1)
+    # The k-th selected position took source element k: its gradient goes back there (the rest get zero).
+    pos = jnp.where(m, jnp.cumsum(m) - 1, source.size)
+    gs = jnp.zeros(source.size + 1, g.dtype).at[pos].add(g.reshape(-1))[:source.size].reshape(source.shape)
+    return jnp.where(jnp.broadcast_to(mask, g.shape), jnp.zeros((), g.dtype), g), None, gs
+
+
+masked_scatter = op("masked_scatter", _masked_scatter, _masked_scatter_vjp, saves=("mask",), linear=True)

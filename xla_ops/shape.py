@@ -173,9 +173,20 @@ def _slice(x, dim, start, stop, step=1):
     return x[(slice(None),) * dim + (slice(start, stop, step),)]
 
 
-slice_scatter = op("slice_scatter", _set_through(_slice), linear=True)
-select_scatter = op("select_scatter", _set_through(lambda x, dim, index: jnp.take(x, index, axis=dim)), linear=True)
-diagonal_scatter = op("diagonal_scatter", _set_through(_diagonal), linear=True)
+def _set_through_vjp(view_fn):
+    """`g` with the written positions cleared, for `x`; what the view reads of `g`, for `src`."""
+    def vjp(g, ans, x, src, **params):
+        return _set_through(view_fn)(g, jnp.zeros((), g.dtype), **params), view_fn(g, **params).reshape(src.shape)
+    return vjp
+
+
+def _select(x, dim, index):
+    return jnp.take(x, index, axis=dim)
+
+
+slice_scatter = op("slice_scatter", _set_through(_slice), _set_through_vjp(_slice), linear=True)
+select_scatter = op("select_scatter", _set_through(_select), _set_through_vjp(_select), linear=True)
+diagonal_scatter = op("diagonal_scatter", _set_through(_diagonal), _set_through_vjp(_diagonal), linear=True)
 
 
 # -- strided views: unfold, as_strided -------------------------------------------------------------------------
