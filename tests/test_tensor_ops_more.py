@@ -562,3 +562,21 @@ BAD_STRUCTURE = [
 def test_bad_structure(case):
     fn, args, *phrase = BAD_STRUCTURE[case]
     check_error(fn, *args, phrase=phrase[0] if phrase else None)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod", "amax"])
+def test_scatter_reduce_second_order(reduce):
+    """Double backward (create_graph=True) as PyTorch's, ties and one zero per product included."""
+    x, s = np.array([[3.0, 0.5, -1.0, 2.0]]), np.array([[3.0, 0.0, 2.0, 1.5, -0.5]])
+    i = _ints([0, 1, 1, 3, 3])
+    results = []
+    for m in (torch, tp):
+        xt, st, it = _tensors(m, (x, s, i))
+        y = m.scatter_reduce(xt, 1, it, st, reduce)
+        w = m.tensor(np.array([[0.3, -1.2, 0.7, 2.0]]))
+        gx, gs = (torch.autograd.grad if m is torch else tp.autograd.grad)((y * w * y).sum(), (xt, st),
+                                                                         create_graph=True)
+        results.append([_np(g) for g in (*(torch.autograd.grad if m is torch else tp.autograd.grad)(
+            (gx * gx).sum() + (gs * gs.exp()).sum(), (xt, st)),)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)

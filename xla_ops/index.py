@@ -92,12 +92,11 @@ def _reduce_into_vjp(g, ans, x, where, s, reduce, include_self):
         gs = gx[where]
     elif reduce == "prod":
         ones = jnp.ones((), x.dtype)
-        safe_x = jnp.where(x == 0, ones, x)
-        gx = g * _reduce_into(safe_x, where, s, "prod", include_self) / safe_x
+        gx = g * _products(x.shape, where, s)
         zero = s == 0
         zeros_at = jnp.zeros(x.shape, g.dtype).at[where].add(zero.astype(g.dtype))[where]
         single = zero & (zeros_at == 1)
-        without = _reduce_into(x, where, jnp.where(single, ones, s), "prod", include_self)
+        without = _products(x.shape, where, jnp.where(single, ones, s)) * (x if include_self else ones)
         gs = jnp.where(single, (g * without)[where], (g * ans)[where] / jnp.where(zero, ones, s))
     else:
         x_is = (x == ans).astype(g.dtype)
@@ -107,6 +106,20 @@ def _reduce_into_vjp(g, ans, x, where, s, reduce, include_self):
     if not include_self:
         gx = gx.at[where].set(0)
     return gx, gs
+
+
+def _products(shape, where, s):
+    """The product of the values of `s` that meet at each position (1 where none do), by logarithms of their
+    magnitudes, a count of negative signs and a count of zeros: JAX differentiates this (to any order), not a
+    scatter-multiply with repeated indices."""
+    if jnp.iscomplexobj(s):
+        return jnp.ones(shape, s.dtype).at[where].multiply(s)
+    zero = s == 0
+    logs = jnp.zeros(shape, s.dtype).at[where].add(jnp.log(jnp.abs(jnp.where(zero, jnp.ones((), s.dtype), s))))
+    negatives = jnp.zeros(shape, jnp.int32).at[where].add((s < 0).astype(jnp.int32))
+    zeros = jnp.zeros(shape, jnp.int32).at[where].add(zero.astype(jnp.int32))
+    sign = jnp.where(negatives % 2 == 1, -1, 1).astype(s.dtype)
+    return jnp.where(zeros > 0, jnp.zeros((), s.dtype), sign * jnp.exp(logs))
 
 
 def _src_part(src, index):
