@@ -495,6 +495,7 @@ def test_in_place_reshapes_and_scans():
         check(fn, _f(3, 3))
     check(lambda m, x: x.clone().cumsum_(0), _ints(1, 2, 3))
     check(lambda m, x: (x * 1).t_(), _f(3))
+    check(lambda m, x: m.as_strided_(x * 1, (2, 2), (1, 2), 1), _f(2, 3))
     y = tp.zeros(2, 3)
     assert y.t_() is y and tuple(y.shape) == (3, 2)
 

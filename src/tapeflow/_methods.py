@@ -42,6 +42,7 @@ for _name in _METHODS:
 Tensor.unfold = _ops.arrange.unfold
 Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = _ops.arrange.transpose_
 Tensor.t_ = _ops.arrange.t_
+Tensor.as_strided_ = _ops.arrange.as_strided_
 Tensor.inverse = linalg.inverse
 Tensor.cholesky_solve = linalg.cholesky_solve
 Tensor.cholesky_inverse = linalg.cholesky_inverse

@@ -17,7 +17,7 @@ from .._tensor import as_tensor
 from ._args import _dim, _t
 
 __all__ = [
-    "as_strided", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "column_stack",
+    "as_strided", "as_strided_", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "column_stack",
     "combinations", "diag_embed", "diagflat", "dsplit", "dstack", "hsplit", "is_same_size", "kron", "narrow_copy",
     "reshape_as", "rot90", "row_stack", "split_with_sizes", "sum_to_size", "tril_indices", "triu_indices",
     "unravel_index", "vander", "vsplit",
@@ -527,6 +527,18 @@ def t_(self):
     if self.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
     return _become(self, t(self))
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """In-place `as_strided`: this tensor takes the strided view of its elements.
+
+    Example:
+        >>> x = tp.arange(4.0); x.as_strided_((2, 2), (1, 2))
+        tensor([[0., 2.],
+                [1., 3.]])
+    """
+    _leaf_check(input)
+    return _become(input, as_strided(input, size, stride, storage_offset))
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.
