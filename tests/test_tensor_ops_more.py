@@ -192,13 +192,23 @@ def test_view_scatters():
     check(lambda m, x, s: x.diagonal_scatter(s, 2, 0, 2), _f(3, 2, 4), _f(2, 2))
 
 
-def test_index_ops_under_jit():
-    x, i, s = tp.tensor(TIES), tp.tensor(IDX), tp.tensor(SRC_TIES)
-    f = tp.interop.to_jax(lambda x, i, s: tp.scatter_reduce(x, 1, i, s, "amax") + x.index_fill(0, i[0, :2], 0.0))
-    want = tp.scatter_reduce(x, 1, i, s, "amax") + x.index_fill(0, i[0, :2], 0.0)
+def test_traced_paths_give_the_tape_numbers():
+    """Under `jax.jit` and `jax.grad` (through `to_jax`) the new ops give the tape's values and gradients."""
     import jax
 
-    np.testing.assert_allclose(np.asarray(jax.jit(f)(x.jax, i.jax, s.jax)), want.numpy())
+    def f(x, i, s):
+        y = tp.scatter_reduce(x, 1, i, s, "amax") + x.index_fill(0, i[0, :2], 0.0)
+        z = x.unfold(1, 2, 1).sum(-1).diff(dim=1) * tp.histc(x, 3, -1.0, 4.0)[0]
+        return (y * y).sum() + z.sum() + tp.cov(s).sum() + tp.bucketize(s, tp.tensor([1.0, 2.5])).sum()
+
+    x, i, s = tp.tensor(TIES, requires_grad=True), tp.tensor(IDX), tp.tensor(SRC_TIES, requires_grad=True)
+    out = f(x, i, s)
+    gx, gs = tp.autograd.grad(out, (x, s))
+    g = tp.interop.to_jax(f)
+    val, (jx, js) = jax.jit(jax.value_and_grad(g, argnums=(0, 2)))(x.detach().jax, i.jax, s.detach().jax)
+    np.testing.assert_allclose(float(val), out.item(), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(jx), gx.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(js), gs.numpy(), rtol=1e-12, atol=1e-12)
 
 
 BAD_WRITES = [
@@ -378,7 +388,7 @@ def test_kron_rot90_vander():
     check(lambda m, a, b: m.kron(a, b), _f(2, 3), _f(3, 2))
     check(lambda m, a, b: a.kron(b), _f(2), _f(2, 3, 2))
     check(lambda m, a, b: m.kron(a, b), _ints([1, 2]), np.array([[1.0], [10.0]]))
-    for k in (-3, -1, 0, 1, 2, 3, 5):
+    for k in (-1, 0, 2, 5):
         check(lambda m, x, k=k: m.rot90(x, k), _f(2, 3))
         check(lambda m, x, k=k: x.rot90(k, [2, 0]), _f(2, 3, 4))
     # PyTorch's vander cannot be differentiated (an in-place cumprod on a saved view): values only
@@ -439,7 +449,7 @@ def test_index_grids_and_products():
 
 def test_stacking_and_splitting():
     for fn in ("atleast_1d", "atleast_2d", "atleast_3d"):
-        for shape in ((), (3,), (2, 3), (2, 3, 1, 2)):
+        for shape in ((), (3,), (2, 3, 1)):
             check(lambda m, x, fn=fn: getattr(m, fn)(x), _f(*shape))
         check(lambda m, x, y, fn=fn: getattr(m, fn)(x, y), _f(), _f(2))
         check(lambda m, x, y, fn=fn: getattr(m, fn)([x, y]), _f(), _f(2))
@@ -447,13 +457,12 @@ def test_stacking_and_splitting():
     check(lambda m, a, b: m.column_stack((a, b)), _f(3), _f(3, 2))
     check(lambda m, a, b: m.row_stack([a, b]), _f(3), _f(2, 3))
     check(lambda m, a, b, c: m.dstack([a, b, c]), _f(2), _f(1, 2), _f(1, 2, 3))
-    for sections in (2, [1, 3], [3, 1], [-1], [0, 0, 9], m_ints := _ints(1, 3)):
-        check(lambda m, x, s=sections: m.hsplit(x, s.tolist() if isinstance(s, np.ndarray) else s), _f(4, 4, 2))
-        check(lambda m, x, s=sections: x.vsplit(s.tolist() if isinstance(s, np.ndarray) else s), _f(4, 3))
-        check(lambda m, x, s=sections: m.dsplit(x, s.tolist() if isinstance(s, np.ndarray) else s), _f(1, 2, 4))
-        check(lambda m, x, s=sections: m.tensor_split(x, s.tolist() if isinstance(s, np.ndarray) else s, dim=1),
-              _f(2, 4))
-    check(lambda m, x, s: m.tensor_split(x, s), _f(7), m_ints)
+    for sections in (2, [3, 1], [-1, 0, 9]):
+        check(lambda m, x, s=sections: m.hsplit(x, s), _f(4, 4, 2))
+        check(lambda m, x, s=sections: x.vsplit(s), _f(4, 3))
+        check(lambda m, x, s=sections: m.dsplit(x, s), _f(1, 2, 4))
+        check(lambda m, x, s=sections: m.tensor_split(x, s, dim=1), _f(2, 4))
+    check(lambda m, x, s: m.tensor_split(x, s), _f(7), _ints(1, 3))
     check(lambda m, x, s: m.tensor_split(x, s), _f(7), np.asarray(3))
     check(lambda m, x: m.hsplit(x, 3), _f(6))
     check(lambda m, x: x.split_with_sizes([1, 0, 3], dim=1), _f(2, 4))
