@@ -272,6 +272,8 @@ binary("fmod", np.fmod, dom=lambda r, s: r.uniform(2.1, 2.4, s) * r.choice([-1, 
 binary("remainder", np.remainder, dom=lambda r, s: r.uniform(2.1, 2.4, s) * r.choice([-1, 1], s),
        dom2=lambda r, s: r.uniform(1.3, 1.45, s), tf=lambda x, y: x % y)
 binary("hypot", np.hypot, dom=NOKINK, dom2=NOKINK, tf=lambda x, y: tp.hypot(x, y))
+binary("fmax", np.fmax, tf=lambda x, y: tp.fmax(x, y))
+binary("fmin", np.fmin, tf=lambda x, y: tp.fmin(x, y))
 spec("floor_divide", [C(F((3, 4)), F((4,), NOKINK)), C(A([[7, -7, 3]]), A([2, 2, -2]))], np.floor_divide,
      diff=False, tf=lambda x, y: x // y)
 
@@ -1087,3 +1089,4 @@ spec("asgd_update", [C(F((3,)), F((3,)), F((3,)), A(0.05, np.float32), A(1.0, np
 
 from op_specs_index import *  # noqa: E402,F401,F403  (the entries for writes at indices and strided views)
 from op_specs_nn import *  # noqa: E402,F401,F403  (the nn op entries register themselves into SPECS)
+from op_specs_special import *  # noqa: E402,F401,F403  (special functions, nan-skipping order statistics)

@@ -17,7 +17,7 @@ import jax as _jax
 # float64 and int64 must be real (PyTorch semantics, gradient checking).
 _jax.config.update("jax_enable_x64", True)
 
-from . import elementwise, index, linalg, nn, optim, random, reduce, shape, sort  # noqa: E402
+from . import elementwise, index, linalg, nn, optim, random, reduce, shape, sort, special, stats  # noqa: E402
 from ._op import TABLE, Meta, Op, broadcast_axes, derived_vjp, op, torch_vjp, unbroadcast  # noqa: E402
 from .elementwise import *  # noqa: E402,F401,F403
 from .index import *  # noqa: E402,F401,F403
@@ -25,6 +25,8 @@ from .linalg import *  # noqa: E402,F401,F403
 from .reduce import *  # noqa: E402,F401,F403
 from .shape import *  # noqa: E402,F401,F403
 from .sort import *  # noqa: E402,F401,F403
+from .special import *  # noqa: E402,F401,F403
+from .stats import *  # noqa: E402,F401,F403
 
 __all__ = ["TABLE", "Meta", "Op", "broadcast_axes", "derived_vjp", "op", "torch_vjp", "unbroadcast",
-           "elementwise", "index", "linalg", "random", "reduce", "shape", "sort", "nn", "optim"]
+           "elementwise", "index", "linalg", "random", "reduce", "shape", "sort", "special", "stats", "nn", "optim"]

@@ -36,15 +36,22 @@ def _pow(x, y):
     return jnp.power(x, y)
 
 
+def _pow_base_grad(g, x, y):
+    # NOTE: PyTorch's rule: no gradient for the base where the exponent is 0 (x**0 is constant, even at x == 0
+    # where y * x**(y-1) would be 0 * inf). The factor is masked, not the product, so that forward mode (this
+    # map transposed) gets the same zero.
+    return g * jnp.where(y == 0, 0, y * jnp.power(x, y - 1))
+
+
 def _pow_vjp(g, ans, x, y):
-    gx = g * y * jnp.power(x, y - 1)
+    gx = _pow_base_grad(g, x, y)
     # NOTE: d/dy x**y = x**y log x; PyTorch defines it as 0 where x == 0 and y >= 0.
     gy = jnp.where((x == 0) & (y >= 0), 0, g * ans * jnp.log(jnp.where(x == 0, 1, x)))
     return unbroadcast(gx, x), unbroadcast(gy, y)
 
 
 pow = op("pow", _pow, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
-pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(g * y * jnp.power(x, y - 1), x), None),
+pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(_pow_base_grad(g, x, y), x), None),
                 saves=("x", "y"), node="PowBackward0")
 # NOTE: d/dx y**x = y**x log y, defined as 0 where y == 0 and x >= 0 (PyTorch's rule, as for `pow`).
 rpow = op("rpow", lambda x, y: jnp.power(y, x),
@@ -53,7 +60,18 @@ rpow = op("rpow", lambda x, y: jnp.power(y, x),
 atan2 = op("atan2", jnp.arctan2)
 fmod = op("fmod", jnp.fmod)
 remainder = op("remainder", jnp.remainder)
-hypot = op("hypot", jnp.hypot)
+# PyTorch's rules: `g * x / hypot` (0/0 is NaN at the origin, as in PyTorch), and for fmax/fmin a tie or a NaN
+# on the other side sends the whole gradient to the first input.
+hypot = op("hypot", jnp.hypot, lambda g, ans, x, y: (unbroadcast(g * x / ans, x), unbroadcast(g * y / ans, y)),
+           saves=("x", "y", "ans"))
+
+
+def _fminmax_vjp(g, x, y, x_wins):
+    return unbroadcast(jnp.where(x_wins, g, 0), x), unbroadcast(jnp.where(x_wins, 0, g), y)
+
+
+fmax = op("fmax", jnp.fmax, lambda g, ans, x, y: _fminmax_vjp(g, x, y, (x >= y) | jnp.isnan(y)), saves=("x", "y"))
+fmin = op("fmin", jnp.fmin, lambda g, ans, x, y: _fminmax_vjp(g, x, y, (x <= y) | jnp.isnan(y)), saves=("x", "y"))
 floor_divide = op("floor_divide", jnp.floor_divide, differentiable=False)
 
 
@@ -110,7 +128,9 @@ ceil = op("ceil", jnp.ceil, _zero_vjp)
 trunc = op("trunc", jnp.trunc, _zero_vjp)
 round = op("round", lambda x, decimals=0: jnp.round(x, decimals), _zero_vjp)
 frac = op("frac", lambda x: x - jnp.trunc(x), lambda g, ans, x: (g,))
-nan_to_num = op("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
+# PyTorch's rule, a product with the mask (so that a non-finite tangent stays NaN in forward mode, as in PyTorch).
+nan_to_num = op("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+                lambda g, ans, x, **kw: (g * jnp.isfinite(x).astype(g.dtype),), saves=("x",))
 
 # -- complex numbers -----------------------------------------------------------
 # VJPs in JAX's convention, the transpose of each map read as a real-linear one (`imag`'s is `-1j * g`); the
@@ -131,7 +151,9 @@ view_as_complex = op("view_as_complex", lambda x: jax.lax.complex(x[..., 0], x[.
 complex = op("complex", jax.lax.complex,
              lambda g, ans, x, y: (unbroadcast(jnp.real(g), x), unbroadcast(-jnp.imag(g), y)))
 polar = op("polar", lambda r, theta: jax.lax.complex(r * jnp.cos(theta), r * jnp.sin(theta)))
-angle = op("angle", jnp.angle)
+# The angle of a real number is piecewise constant: PyTorch gives it no gradient, even at 0.
+angle = op("angle", jnp.angle, lambda g, ans, x: (
+    jax.vjp(jnp.angle, x)[1](g)[0] if _is_complex(x.dtype) else jnp.zeros(x.shape, x.dtype),), saves=("x",))
 
 
 def _sgn(x):

@@ -29,6 +29,7 @@ einsum = op("einsum", lambda *xs, equation: jnp.einsum(equation, *xs), node="Ein
 linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @ _mT(ans),), saves=("ans",),
                 node="LinalgInvExBackward0")
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")
+linalg_slogdet = op("linalg_slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), node="LinalgSlogdetBackward0")
 linalg_solve = op("linalg_solve", jnp.linalg.solve, node="LinalgSolveExBackward0")
 
 

@@ -515,7 +515,23 @@ mse_loss = op("mse_loss", lambda x, y, reduction="mean": _reduce(jnp.square(x - 
 l1_loss = op("l1_loss", lambda x, y, reduction="mean": _reduce(_abs0(x - y), reduction), node="L1LossBackward0")
 smooth_l1_loss = op("smooth_l1_loss", _smooth_l1, node="SmoothL1LossBackward0")
 huber_loss = op("huber_loss", _huber, node="HuberLossBackward0")
-binary_cross_entropy = op("binary_cross_entropy", _bce, node="BinaryCrossEntropyBackward0")
+
+
+def _bce_vjp(g, ans, x, y, weight, reduction="mean"):
+    # NOTE: PyTorch's rules: the input's gradient divides by max(x (1 - x), 1e-12), so it stays finite where the
+    # clamped logs make the loss finite (x at 0 or 1); the target's is -logit(x). (PyTorch does not
+    # differentiate the weight; here it gets the unweighted loss.)
+    g = jnp.broadcast_to(g / x.size if reduction == "mean" else g, x.shape)
+    gw = None if weight is None else unbroadcast(g * _bce(x, y, None, "none"), weight)
+    if weight is not None:
+        g = g * weight
+    gx = g * (x - y) / jnp.maximum(x * (1 - x), jnp.asarray(np.float32(1e-12), x.dtype))  # PyTorch's float epsilon
+    gy = -g * (jnp.log(x) - jnp.log1p(-x))
+    return gx.astype(x.dtype), gy.astype(y.dtype), gw
+
+
+binary_cross_entropy = op("binary_cross_entropy", _bce, _bce_vjp, saves=("x", "y", "weight"),
+                          node="BinaryCrossEntropyBackward0")
 binary_cross_entropy_with_logits = op("binary_cross_entropy_with_logits", _bce_logits,
                                       node="BinaryCrossEntropyWithLogitsBackward0")
 kl_div = op("kl_div", _kl_div, node="KlDivBackward0")

@@ -30,6 +30,7 @@ from . import (
     linalg,
     nn,
     optim,
+    special,
     testing,
     utils,
 )
@@ -116,7 +117,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .interop import compile, from_dlpack
-from .linalg import cholesky_inverse, cholesky_solve, det, inverse
+from .linalg import cholesky_inverse, cholesky_solve, det, inverse, logdet, slogdet
 from .serialization import load, save
 
 interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported

@@ -31,6 +31,9 @@ expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk
 flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
 index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
 subtract cross float_power fmax fmin conj conj_physical resolve_conj angle sgn isreal vdot is_nonzero
+copysign heaviside logaddexp logaddexp2 sinc xlogy deg2rad rad2deg signbit isneginf isposinf i0 gcd lcm
+mvlgamma igamma igammac nextafter frexp ldexp bitwise_left_shift bitwise_right_shift nanmedian mode quantile
+nanquantile renorm arctan2 fix
 scatter_reduce index_reduce index_copy index_fill masked_scatter put slice_scatter select_scatter diagonal_scatter
 as_strided unique unique_consecutive bincount histc histogram corrcoef cov diag_embed diagflat diff dsplit hsplit
 vsplit kron narrow_copy positive reshape_as rot90 split_with_sizes sum_to_size is_same_size
@@ -145,6 +148,20 @@ lerp addcmul addcdiv logical_not logical_and logical_or floor_divide index_put s
 nan_to_num erf asin acos atan sinh cosh
 scatter_reduce index_reduce index_copy index_fill masked_scatter put tril triu cumsum cumprod""".split():
     setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
+
+Tensor.polygamma = lambda self, n: _ops.polygamma(n, self)  # (the function takes n first)
+Tensor.polygamma_ = lambda self, n: inplace(self, _ops.polygamma(n, self))
+Tensor.logdet = linalg.logdet
+Tensor.slogdet = linalg.slogdet
+
+# The in-place forms PyTorch has of the other elementwise ops (where tapeflow has the op).
+for _name in """absolute acosh arccos arccosh arcsin arcsinh arctan arctan2 arctanh asinh atanh bitwise_and bitwise_not
+bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift copysign deg2rad digamma divide eq erfc erfinv exp2 fix
+float_power fmax fmin gcd ge greater greater_equal gt heaviside hypot i0 igamma igammac lcm ldexp le less less_equal
+lgamma logaddexp logical_xor logit lt multiply mvlgamma ne negative nextafter not_equal rad2deg renorm sgn
+sinc subtract true_divide xlogy""".split():
+    if hasattr(_ops, _name) and not hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
 
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_

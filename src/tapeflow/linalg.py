@@ -28,6 +28,7 @@ from ._dispatch import dispatch
 from ._dtype import int64
 from ._ops import _to_float, matmul
 from ._ops import norm as _vector_norm
+from ._ops import where as tp_where
 from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
@@ -42,7 +43,8 @@ for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots")
                        ("linalg_cholesky_ex", "L info"),
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor_ex", "LU pivots info"),
                        ("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
-                       ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R")]:
+                       ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R"),
+                       ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet")]:
     setattr(return_types, _name, namedtuple(_name, _fields))
 
 
@@ -163,7 +165,8 @@ def det(A: Tensor) -> Tensor:
 
 
 def slogdet(A: Tensor):
-    """(sign, log|det|) of each square matrix, computed from `det` (fine for well-scaled matrices).
+    """The named tuple `(sign, logabsdet)` of each square matrix (from an LU factorisation, so it neither
+    overflows nor underflows where `det` would); `sign` is 0 and `logabsdet` `-inf` for a singular matrix.
 
     Example:
         >>> import tapeflow as tp
@@ -172,8 +175,21 @@ def slogdet(A: Tensor):
         >>> sign, logabsdet.exp()
         (tensor(1.), tensor(11.0000))
     """
-    d = det(A)
-    return d.sign(), d.abs().log()
+    return return_types.linalg_slogdet(*dispatch(X.linalg_slogdet, (_square("slogdet", A),)))
+
+
+def logdet(A: Tensor) -> Tensor:
+    """`log(det(A))` of each square matrix: NaN where the determinant is negative, `-inf` where it is 0.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.logdet(tp.tensor([[4.0, 1.0], [1.0, 3.0]])).exp()
+        tensor(11.0000)
+    """
+    sign, logabsdet = slogdet(A)
+    if sign.dtype.is_complex:
+        return logabsdet + sign.log()
+    return tp_where(sign < 0, float("nan"), logabsdet)
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:

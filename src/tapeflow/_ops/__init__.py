@@ -9,7 +9,7 @@ One module per concept, mirroring `xla_ops`: elementwise (with unary maths in
 `unary`), reduce, linalg, shape and index.
 """
 
-from . import arrange, complex_numbers, counting, elementwise, index, linalg, numeric, reduce, shape, unary, writes
+from . import arrange, complex_numbers, counting, elementwise, index, linalg, numeric, reduce, shape, special, stats, unary, writes
 from ._args import _to_float  # noqa: F401  (used by nn and tp.linalg)
 from .arrange import *  # noqa: F403
 from .complex_numbers import *  # noqa: F403
@@ -21,8 +21,11 @@ from .linalg import *  # noqa: F403
 from .numeric import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .special import *  # noqa: F403
+from .stats import *  # noqa: F403
 from .unary import *  # noqa: F403
 from .writes import *  # noqa: F403
 
 __all__ = [*complex_numbers.__all__, *elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__,
-           *writes.__all__, *arrange.__all__, *counting.__all__, *numeric.__all__]
+           *special.__all__, *stats.__all__, *writes.__all__,
+           *arrange.__all__, *counting.__all__, *numeric.__all__]

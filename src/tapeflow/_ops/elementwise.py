@@ -248,8 +248,7 @@ def fmax(input, other):
         >>> tp.fmax(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
         tensor([1., 2.])
     """
-    other = _t(other)
-    return where(isnan(other), input, where(isnan(input), other, maximum(input, other)))
+    return dispatch(X.fmax, _pair(_t(input), _t(other)))
 
 
 def fmin(input, other):
@@ -259,8 +258,7 @@ def fmin(input, other):
         >>> tp.fmin(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
         tensor([0., 2.])
     """
-    other = _t(other)
-    return where(isnan(other), input, where(isnan(input), other, minimum(input, other)))
+    return dispatch(X.fmin, _pair(_t(input), _t(other)))
 
 
 def neg(input):

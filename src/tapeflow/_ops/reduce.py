@@ -155,8 +155,9 @@ return_types = type("return_types", (), {"__doc__": """The named tuples ops with
         >>> isinstance(r, tp.return_types.max), r.values, r.indices
         (True, tensor([5., 4.]), tensor([1, 0]))
     """})
-for _n in ["max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"]:
+for _n in ["max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"]:
     setattr(return_types, _n, namedtuple(_n, ["values", "indices"]))
+return_types.frexp = namedtuple("frexp", ["mantissa", "exponent"])
 
 
 def _nonempty(name: str, input, dim, whole_error=RuntimeError):

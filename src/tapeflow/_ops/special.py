@@ -1,0 +1,414 @@
+"""Special functions and the rarer elementwise maths: copysign, heaviside, logaddexp, xlogy, sinc, Bessel
+functions, the gamma family, bit shifts (`tapeflow.special` gives them PyTorch's `torch.special` names)."""
+
+from __future__ import annotations
+
+import xla_ops as X
+
+from .. import _dtype
+from .._dispatch import dispatch
+from .._tensor import Tensor
+from ._args import _pair, _t, _to_float
+
+__all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "deg2rad", "rad2deg", "signbit",
+           "isneginf", "isposinf", "i0", "gcd", "lcm", "polygamma", "mvlgamma", "igamma", "igammac", "nextafter",
+           "frexp", "ldexp", "bitwise_left_shift", "bitwise_right_shift"]
+
+
+def _floating(x: Tensor, y):
+    """`x`, `y` promoted as PyTorch promotes them for a floating-point result (two integers give the default float)."""
+    x, y = _pair(_t(x), y)
+    y_integral = isinstance(y, (int, bool)) or (isinstance(y, Tensor) and y._raw.dtype.kind in "iub")
+    if x._raw.dtype.kind in "iub" and y_integral:
+        x = _to_float(x)
+        if isinstance(y, Tensor):
+            y = dispatch(X.to_dtype, (y,), (("dtype", x._raw.dtype),))
+    return x, y
+
+
+def _not_implemented_for(name: str, a) -> NotImplementedError:
+    scalar = _dtype.SCALAR_NAMES.get(str(a._raw.dtype), str(a._raw.dtype))
+    return NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar}\'')
+
+
+def _no_integers(name: str, *args) -> None:
+    for a in args:
+        if isinstance(a, Tensor) and a._raw.dtype.kind in "iub":
+            raise _not_implemented_for(name, a)
+
+
+def _integers_only(name: str, *args) -> None:
+    for a in args:
+        if isinstance(a, Tensor) and a._raw.dtype.kind not in "iu":
+            raise _not_implemented_for(name, a)
+
+
+def copysign(input, other):
+    """The magnitude of `input` with the sign of `other` (a float result, also for integers).
+
+    Example:
+        >>> tp.copysign(tp.tensor([1.0, -2.0, 3.0]), tp.tensor([-1.0, 1.0, -0.0]))
+        tensor([-1.,  2., -3.])
+    """
+    return dispatch(X.copysign, _floating(input, other))
+
+
+def heaviside(input, values):
+    """The Heaviside step: 0 below zero, 1 above, `values` where `input` is zero (same dtypes, as in PyTorch).
+
+    Example:
+        >>> tp.heaviside(tp.tensor([-1.5, 0.0, 2.0]), tp.tensor([0.5]))
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+    input, values = _t(input), _t(values)
+    if input._raw.dtype != values._raw.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return dispatch(X.heaviside, (input, values))
+
+
+def logaddexp(input, other):
+    """`log(exp(input) + exp(other))`, computed without overflow.
+
+    Example:
+        >>> tp.logaddexp(tp.tensor([0.0, 1.0]), tp.tensor([0.0, -1.0]))
+        tensor([0.6931, 1.1269])
+    """
+    input = _t(input)
+    _no_integers("logaddexp", input, other)
+    return dispatch(X.logaddexp, _pair(input, other))
+
+
+def logaddexp2(input, other):
+    """`log2(2 ** input + 2 ** other)`, computed without overflow.
+
+    Example:
+        >>> tp.logaddexp2(tp.tensor([0.0, 1.0]), tp.tensor([0.0, 1.0]))
+        tensor([1., 2.])
+    """
+    input = _t(input)
+    _no_integers("logaddexp2", input, other)
+    return dispatch(X.logaddexp2, _pair(input, other))
+
+
+def sinc(input):
+    """The normalised sinc `sin(pi x) / (pi x)`, 1 at 0.
+
+    Example:
+        >>> tp.sinc(tp.tensor([0.0, 0.5, 1.0]))
+        tensor([ 1.0000e+00,  6.3662e-01, -2.7828e-08])
+    """
+    return dispatch(X.sinc, (_to_float(_t(input)),))
+
+
+def xlogy(input, other):
+    """`input * log(other)`, 0 where `input` is 0 (unless `other` is NaN).
+
+    Example:
+        >>> tp.xlogy(tp.tensor([0.0, 1.0, 2.0]), tp.tensor([0.0, 2.0, 3.0]))
+        tensor([0.0000, 0.6931, 2.1972])
+    """
+    return dispatch(X.xlogy, _floating(input, other))
+
+
+def xlog1py(input, other):
+    """`input * log1p(other)`, 0 where `input` is 0 (unless `other` is NaN).
+
+    Example:
+        >>> tp.special.xlog1py(tp.tensor([0.0, 1.0]), tp.tensor([-1.0, 1.0]))
+        tensor([0.0000, 0.6931])
+    """
+    return dispatch(X.xlog1py, _floating(input, other))
+
+
+def entr(input):
+    """The elementwise entropy term `-x log x` (0 at 0, `-inf` below 0).
+
+    Example:
+        >>> tp.special.entr(tp.tensor([0.0, 0.5, 1.0, -1.0]))
+        tensor([0.0000, 0.3466, -0.0000,   -inf])
+    """
+    return dispatch(X.entr, (_to_float(_t(input)),))
+
+
+def deg2rad(input):
+    """Degrees to radians.
+
+    Example:
+        >>> tp.deg2rad(tp.tensor([180.0, 90.0]))
+        tensor([3.1416, 1.5708])
+    """
+    return dispatch(X.deg2rad, (_to_float(_t(input)),))
+
+
+def rad2deg(input):
+    """Radians to degrees.
+
+    Example:
+        >>> tp.rad2deg(tp.tensor([3.141592653589793, 1.0]))
+        tensor([180.0000,  57.2958])
+    """
+    return dispatch(X.rad2deg, (_to_float(_t(input)),))
+
+
+def signbit(input):
+    """Whether each element's sign bit is set (true for -0.0).
+
+    Example:
+        >>> tp.signbit(tp.tensor([-1.0, -0.0, 0.0, 2.0]))
+        tensor([ True,  True, False, False])
+    """
+    return dispatch(X.signbit, (_t(input),))
+
+
+def isneginf(input):
+    """Whether each element is negative infinity.
+
+    Example:
+        >>> tp.isneginf(tp.tensor([float("-inf"), float("inf"), 1.0]))
+        tensor([ True, False, False])
+    """
+    return dispatch(X.isneginf, (_t(input),))
+
+
+def isposinf(input):
+    """Whether each element is positive infinity.
+
+    Example:
+        >>> tp.isposinf(tp.tensor([float("-inf"), float("inf"), 1.0]))
+        tensor([False,  True, False])
+    """
+    return dispatch(X.isposinf, (_t(input),))
+
+
+def i0(input):
+    """The modified Bessel function of the first kind, order 0.
+
+    Example:
+        >>> tp.i0(tp.tensor([0.0, 1.0, 2.0]))
+        tensor([1.0000, 1.2661, 2.2796])
+    """
+    return dispatch(X.i0, (_to_float(_t(input)),))
+
+
+def i0e(input):
+    """The exponentially scaled `i0`: `exp(-|x|) * i0(x)`.
+
+    Example:
+        >>> tp.special.i0e(tp.tensor([0.0, 1.0]))
+        tensor([1.0000, 0.4658])
+    """
+    return dispatch(X.i0e, (_to_float(_t(input)),))
+
+
+def i1(input):
+    """The modified Bessel function of the first kind, order 1.
+
+    Example:
+        >>> tp.special.i1(tp.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.5652])
+    """
+    return dispatch(X.i1, (_to_float(_t(input)),))
+
+
+def i1e(input):
+    """The exponentially scaled `i1`: `exp(-|x|) * i1(x)`.
+
+    Example:
+        >>> tp.special.i1e(tp.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.2079])
+    """
+    return dispatch(X.i1e, (_to_float(_t(input)),))
+
+
+def gcd(input, other):
+    """The greatest common divisor of integers (non-negative).
+
+    Example:
+        >>> tp.gcd(tp.tensor([12, -18, 0]), tp.tensor([8, 12, 5]))
+        tensor([4, 6, 5])
+    """
+    input, other = _pair(_t(input), _t(other))
+    _integers_only("gcd", input, other)
+    return dispatch(X.gcd, (input, other))
+
+
+def lcm(input, other):
+    """The least common multiple of integers (non-negative).
+
+    Example:
+        >>> tp.lcm(tp.tensor([4, 6, 0]), tp.tensor([6, 4, 5]))
+        tensor([12, 12,  0])
+    """
+    input, other = _pair(_t(input), _t(other))
+    _integers_only("lcm", input, other)
+    return dispatch(X.lcm, (input, other))
+
+
+def polygamma(n, input):
+    """The `n`-th derivative of the digamma function.
+
+    Example:
+        >>> tp.polygamma(1, tp.tensor([1.0, 2.0]))
+        tensor([1.6449, 0.6449])
+    """
+    if int(n) != n or n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return dispatch(X.polygamma, (_to_float(_t(input)),), (("n", int(n)),))
+
+
+def mvlgamma(input, p):
+    """The log of the multivariate gamma function of dimension `p` (`inf` where an element is at most
+    `(p - 1) / 2`, as in PyTorch).
+
+    Example:
+        >>> tp.mvlgamma(tp.tensor([2.5, 3.0]), 2)
+        tensor([0.8570, 1.5502])
+    """
+    input = _t(input)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if input._raw.dtype.kind not in "fc":
+        raise RuntimeError("mvlgamma is not implemented for " + _dtype.from_jax_dtype(input._raw.dtype).name)
+    return dispatch(X.mvlgamma, (input,), (("p", int(p)),))
+
+
+def _no_grad_for_a(name, input):
+    from .._state import state
+
+    if isinstance(input, Tensor) and input.requires_grad and state.grad_enabled:
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+
+
+def igamma(input, other):
+    """The regularised lower incomplete gamma function `P(input, other)`.
+
+    Example:
+        >>> tp.igamma(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 1.0]))
+        tensor([0.6321, 0.2642])
+    """
+    _no_grad_for_a("igamma", input)
+    return dispatch(X.igamma, _floating(input, other))
+
+
+def igammac(input, other):
+    """The regularised upper incomplete gamma function `Q(input, other) = 1 - P(input, other)`.
+
+    Example:
+        >>> tp.igammac(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 1.0]))
+        tensor([0.3679, 0.7358])
+    """
+    _no_grad_for_a("igammac", input)
+    return dispatch(X.igammac, _floating(input, other))
+
+
+def nextafter(input, other):
+    """The next floating-point value after `input` towards `other`.
+
+    Example:
+        >>> tp.nextafter(tp.tensor([1.0], dtype=tp.float64), tp.tensor([2.0], dtype=tp.float64)) - 1
+        tensor([2.2204e-16], dtype=tapeflow.float64)
+    """
+    input, other = _pair(_t(input), _t(other))
+    return dispatch(X.nextafter, (input, other))
+
+
+def frexp(input):
+    """Mantissa and exponent: `input = mantissa * 2 ** exponent`, `0.5 <= |mantissa| < 1` (exponent int32).
+
+    Example:
+        >>> tp.frexp(tp.tensor([8.0, 0.75]))
+        frexp(mantissa=tensor([0.5000, 0.7500]), exponent=tensor([4, 0], dtype=tapeflow.int32))
+    """
+    from .reduce import return_types
+
+    input = _t(input)
+    if input._raw.dtype.kind not in "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return return_types.frexp(*dispatch(X.frexp, (input,)))
+
+
+def ldexp(input, other):
+    """`input * 2 ** other`.
+
+    Example:
+        >>> tp.ldexp(tp.tensor([1.0, 3.0]), tp.tensor([2, 3]))
+        tensor([ 4., 24.])
+    """
+    from .elementwise import mul, pow
+
+    input = _to_float(_t(input))
+    return mul(input, pow(2.0, _t(other)))
+
+
+def bitwise_left_shift(input, other):
+    """Shift the bits of integers left by `other`.
+
+    Example:
+        >>> tp.bitwise_left_shift(tp.tensor([1, 3]), 2)
+        tensor([ 4, 12])
+    """
+    input, other = _pair(_t(input), other)
+    _integers_only("lshift", input, other)
+    return dispatch(X.bitwise_left_shift, (input, other))
+
+
+def bitwise_right_shift(input, other):
+    """Shift the bits of integers right by `other` (arithmetic for signed integers).
+
+    Example:
+        >>> tp.bitwise_right_shift(tp.tensor([16, -16]), 2)
+        tensor([ 4, -4])
+    """
+    input, other = _pair(_t(input), other)
+    _integers_only("rshift", input, other)
+    return dispatch(X.bitwise_right_shift, (input, other))
+
+
+def erfcx(input):
+    """The scaled complementary error function `exp(x ** 2) * erfc(x)`.
+
+    Example:
+        >>> tp.special.erfcx(tp.tensor([0.0, 1.0]))
+        tensor([1.0000, 0.4276])
+    """
+    return dispatch(X.erfcx, (_to_float(_t(input)),))
+
+
+def ndtr(input):
+    """The standard normal cumulative distribution function.
+
+    Example:
+        >>> tp.special.ndtr(tp.tensor([0.0, 1.0]))
+        tensor([0.5000, 0.8413])
+    """
+    return dispatch(X.ndtr, (_to_float(_t(input)),))
+
+
+def ndtri(input):
+    """The inverse of `ndtr` (the standard normal quantile function).
+
+    Example:
+        >>> tp.special.ndtri(tp.tensor([0.5, 0.975]))
+        tensor([0.0000, 1.9600])
+    """
+    return dispatch(X.ndtri, (_to_float(_t(input)),))
+
+
+def log_ndtr(input):
+    """`log(ndtr(input))`, accurate far into the lower tail.
+
+    Example:
+        >>> tp.special.log_ndtr(tp.tensor([0.0, -10.0]))
+        tensor([ -0.6931, -53.2313])
+    """
+    return dispatch(X.log_ndtr, (_to_float(_t(input)),))
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function `sum_k (k + other) ** -input`.
+
+    Example:
+        >>> tp.special.zeta(tp.tensor([2.0]), tp.tensor([1.0]))
+        tensor([1.6449])
+    """
+    return dispatch(X.zeta, _floating(input, other))

@@ -1,0 +1,159 @@
+"""Special functions and the rarer elementwise maths (`torch.special`, copysign, logaddexp, xlogy, Bessel, ...).
+
+Where PyTorch's derivative differs from the chain rule at a point (`copysign` at 0, `sinc` at 0, `xlogy` where
+`x == 0`), the VJP here is PyTorch's, and a NOTE says so.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+
+from ._op import op, unbroadcast
+
+__all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "xlog1py", "entr", "deg2rad",
+           "rad2deg", "signbit", "isneginf", "isposinf", "i0", "i0e", "i1", "i1e", "gcd", "lcm", "polygamma",
+           "mvlgamma", "igamma", "igammac", "nextafter", "frexp", "erfcx", "ndtr", "ndtri", "log_ndtr",
+           "bitwise_left_shift", "bitwise_right_shift", "zeta"]
+
+
+def _zero_at(cond, v):
+    return jnp.where(cond, jnp.zeros((), v.dtype), v)
+
+
+# NOTE: PyTorch's rule: the magnitude's gradient is `sign(result / x)`, 0 where x == 0; the sign source gets none.
+copysign = op("copysign", jnp.copysign,
+              lambda g, ans, x, y: (unbroadcast(g * _zero_at(x == 0, ans / jnp.where(x == 0, 1, x)), x),
+                                    unbroadcast(jnp.zeros_like(g), y)),
+              saves=("x", "y", "ans"))
+heaviside = op("heaviside", jnp.heaviside, differentiable=False)
+logaddexp = op("logaddexp", jnp.logaddexp,
+               lambda g, ans, x, y: (unbroadcast(g / (1 + jnp.exp(y - x)), x),
+                                     unbroadcast(g / (1 + jnp.exp(x - y)), y)), saves=("x", "y"))
+logaddexp2 = op("logaddexp2", jnp.logaddexp2,
+                lambda g, ans, x, y: (unbroadcast(g / (1 + jnp.exp2(y - x)), x),
+                                      unbroadcast(g / (1 + jnp.exp2(x - y)), y)), saves=("x", "y"))
+
+
+def _sinc_vjp(g, ans, x):
+    # NOTE: PyTorch's rule, written out: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0.
+    px = math.pi * x
+    safe = jnp.where(x == 0, 1, x)
+    d = (px * jnp.cos(px) - jnp.sin(px)) / (math.pi * safe * safe)
+    return (g * _zero_at(x == 0, d),)
+
+
+sinc = op("sinc", jnp.sinc, _sinc_vjp, saves=("x",))
+
+
+def _xlogy(x, y):
+    # 0 where x == 0, unless y is NaN (PyTorch's definition).
+    return jnp.where(jnp.isnan(y), jnp.nan, jnp.where(x == 0, 0, x * jnp.log(jnp.where(x == 0, 1, y))))
+
+
+def _xlog1py(x, y):
+    return jnp.where(jnp.isnan(y), jnp.nan, jnp.where(x == 0, 0, x * jnp.log1p(jnp.where(x == 0, 0, y))))
+
+
+# NOTE: PyTorch's rules: the first argument's gradient is xlogy(x != 0, y), so it is 0 where x == 0.
+xlogy = op("xlogy", _xlogy,
+           lambda g, ans, x, y: (unbroadcast(g * _xlogy((x != 0).astype(g.dtype), y), x),
+                                 unbroadcast(g * x / y, y)), saves=("x", "y"))
+xlog1py = op("xlog1py", _xlog1py,
+             lambda g, ans, x, y: (unbroadcast(g * _xlog1py((x != 0).astype(g.dtype), y), x),
+                                   unbroadcast(g * x / (y + 1), y)), saves=("x", "y"),
+             node="SpecialXlog1PyBackward0")
+
+
+def _entr(x):
+    # -x log x for x > 0, 0 at 0, -inf below 0, NaN stays NaN
+    inner = jnp.where(x > 0, -x * jnp.log(jnp.where(x > 0, x, 1)), jnp.where(x == 0, 0, -jnp.inf))
+    return jnp.where(jnp.isnan(x), x, inner).astype(x.dtype)
+
+
+entr = op("entr", _entr, lambda g, ans, x: (-g * (1 + jnp.log(x)),), saves=("x",), node="SpecialEntrBackward0")
+deg2rad = op("deg2rad", lambda x: x * jnp.asarray(math.pi / 180, x.dtype),
+             lambda g, ans, x: (g * jnp.asarray(math.pi / 180, g.dtype),), node="Deg2RadBackward0")
+rad2deg = op("rad2deg", lambda x: x * jnp.asarray(180 / math.pi, x.dtype),
+             lambda g, ans, x: (g * jnp.asarray(180 / math.pi, g.dtype),), node="Rad2DegBackward0")
+signbit = op("signbit", jnp.signbit, differentiable=False)
+isneginf = op("isneginf", jnp.isneginf, differentiable=False)
+isposinf = op("isposinf", jnp.isposinf, differentiable=False)
+
+# -- Bessel functions of the first kind -------------------------------------------------------------------------
+i0 = op("i0", jsp.i0, lambda g, ans, x: (g * jsp.i1(x),), saves=("x",))
+i0e = op("i0e", jsp.i0e, lambda g, ans, x: (g * (jsp.i1e(x) - jnp.sign(x) * ans),), saves=("x", "ans"),
+         node="SpecialI0EBackward0")
+
+
+def _i1_vjp(g, ans, x):
+    # d/dx I1 = I0 - I1 / x, 1/2 at 0
+    safe = jnp.where(x == 0, 1, x)
+    return (g * jnp.where(x == 0, 0.5, jsp.i0(x) - ans / safe).astype(g.dtype),)
+
+
+def _i1e_vjp(g, ans, x):
+    # d/dx I1e = I0e - I1e (sign(x) + 1 / x), 1/2 at 0
+    safe = jnp.where(x == 0, 1, x)
+    return (g * jnp.where(x == 0, 0.5, jsp.i0e(x) - ans * (jnp.sign(x) + 1 / safe)).astype(g.dtype),)
+
+
+i1 = op("i1", jsp.i1, _i1_vjp, saves=("x", "ans"), node="SpecialI1Backward0")
+i1e = op("i1e", jsp.i1e, _i1e_vjp, saves=("x", "ans"), node="SpecialI1EBackward0")
+
+# -- gamma family -------------------------------------------------------------------------------------------------
+gcd = op("gcd", jnp.gcd, differentiable=False)
+lcm = op("lcm", jnp.lcm, differentiable=False)
+polygamma = op("polygamma", lambda x, n: jsp.polygamma(n, x),
+               lambda g, ans, x, n: (g * jsp.polygamma(n + 1, x),), saves=("x",))
+
+
+def _mvlgamma(x, p):
+    shifts = jnp.arange(p, dtype=x.dtype) / 2
+    return jnp.sum(jsp.gammaln(x[..., None] - shifts), axis=-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+mvlgamma = op("mvlgamma", _mvlgamma,
+              lambda g, ans, x, p: (g * jnp.sum(jsp.digamma(x[..., None] - jnp.arange(p, dtype=x.dtype) / 2), -1),),
+              saves=("x",))
+
+
+def _igamma_x_grad(a, x):
+    # d/dx P(a, x) = x^(a-1) e^(-x) / Gamma(a)
+    return jnp.exp((a - 1) * jnp.log(x) - x - jsp.gammaln(a))
+
+
+# As PyTorch, igamma / igammac are differentiable in `x` only (the tapeflow layer refuses an `a` that requires
+# grad, as PyTorch's backward does); `a` enters through stop_gradient, so every JAX path agrees on that.
+def _in_x(fn):
+    return lambda a, x: fn(jax.lax.stop_gradient(a), x)
+
+
+igamma = op("igamma", _in_x(jsp.gammainc), lambda g, ans, a, x: (
+    unbroadcast(jnp.zeros_like(g), a), unbroadcast(g * _igamma_x_grad(a, x), x)), saves=("a", "x"))
+igammac = op("igammac", _in_x(jsp.gammaincc), lambda g, ans, a, x: (
+    unbroadcast(jnp.zeros_like(g), a), unbroadcast(-g * _igamma_x_grad(a, x), x)), saves=("a", "x"))
+nextafter = op("nextafter", jnp.nextafter, differentiable=False)
+
+
+def _frexp(x):
+    m, e = jnp.frexp(x)
+    return m, e.astype(jnp.int32)
+
+
+frexp = op("frexp", _frexp, lambda g, ans, x: (g[0] / jnp.exp2(ans[1].astype(g[0].dtype)),), saves=("ans",))
+erfcx = op("erfcx", jsp.erfcx, lambda g, ans, x: (g * (2 * x * ans - 2 / math.sqrt(math.pi)),), saves=("x", "ans"),
+           node="SpecialErfcxBackward0")
+ndtr = op("ndtr", jsp.ndtr, lambda g, ans, x: (g * jnp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi),), saves=("x",),
+          node="SpecialNdtrBackward0")
+ndtri = op("ndtri", jsp.ndtri, lambda g, ans, x: (g * math.sqrt(2 * math.pi) * jnp.exp(0.5 * ans * ans),),
+           saves=("ans",), node="SpecialNdtriBackward0")
+log_ndtr = op("log_ndtr", jsp.log_ndtr,
+              lambda g, ans, x: (g * jnp.exp(-0.5 * x * x - ans) / math.sqrt(2 * math.pi),), saves=("x", "ans"),
+              node="SpecialLogNdtrBackward0")
+zeta = op("zeta", jsp.zeta, differentiable=False)
+bitwise_left_shift = op("bitwise_left_shift", jnp.left_shift, differentiable=False)
+bitwise_right_shift = op("bitwise_right_shift", jnp.right_shift, differentiable=False)
