@@ -590,3 +590,26 @@ def test_scatter_reduce_second_order(reduce):
             (gx * gx).sum() + (gs * gs.exp()).sum(), (xt, st)),)])
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+EDGES = [  # 0-d tensors, empty indices, bools and complex numbers
+    (lambda m, x, i, s: m.scatter_reduce(x, 0, i, s, "amax", include_self=False), (_f(), np.asarray(0), _f())),
+    (lambda m, x, i, s: m.index_reduce(x, 0, i, s, "prod"), (_f(), _ints(0), _f())),
+    (lambda m, x, i, s: m.index_copy(x, 0, i, s), (_f(), np.asarray(0), _f())),
+    (lambda m, x, i, s: m.put(x, i, s), (_f(), _ints(0), _f(1))),
+    (lambda m, x, k, s: m.masked_scatter(x, k, s), (_f(), np.asarray(True), _f(2))),
+    (lambda m, x, i, s: m.index_reduce(x, 0, i, s, "amax"), (_f(3, 2), _ints(), _f(0, 2))),
+    (lambda m, x, i, s: m.scatter_reduce(x, 0, i, s, "mean"), (_f(3, 2), np.zeros((0, 2), np.int64), _f(1, 2))),
+    (lambda m, x, i, s: m.index_copy(x, 0, i, s), (np.array([True, False]), _ints(1), np.array([True]))),
+    (lambda m, x: m.diff(x, prepend=m.tensor([True])), (np.array([True, False]),)),
+    (lambda m, x: m.cov(x), (np.zeros((2, 0)),)),
+    (lambda m, a, b: m.block_diag(a, b), (np.array([True]), np.array([[False, True]]))),
+    (lambda m, x: m.unravel_index(x, (2, 0)), (_ints(),)),
+    (lambda m, x: m.vander(x.to(m.complex128), 3), (_f(2),)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(EDGES)))
+def test_edge_cases(case):
+    fn, args = EDGES[case]
+    check(fn, *args)

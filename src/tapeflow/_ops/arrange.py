@@ -411,6 +411,8 @@ def unravel_index(indices, shape):
     if builtins.any(s < 0 for s in shape):
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     flat = indices.to(_dtype.int64)
+    if flat.numel() == 0:
+        return tuple(flat.clone() for _ in shape)
     out, stride = [], 1
     for s in reversed(shape):
         out.append(flat.floor_divide(stride).remainder(s) if s else flat * 0)

@@ -56,8 +56,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if mode is None:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _check_scatter(input, dim, index, src)
-    return dispatch(X.scatter_reduce, (input, index, src),
-                    (("dim", d), ("reduce", mode), ("include_self", builtins.bool(include_self))))
+    params = (("dim", d), ("reduce", mode), ("include_self", builtins.bool(include_self)))
+    if input.ndim == 0:  # a 0-d tensor is written as one of shape (1,)
+        return dispatch(X.scatter_reduce, (input.reshape(1), index.reshape(-1), src.reshape(-1)), params).reshape(())
+    return dispatch(X.scatter_reduce, (input, index, src), params)
 
 
 def _check_scatter(input, dim, index, src) -> int:
@@ -98,8 +100,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     d = _check_index_source(input, dim, index, source, "index_reduce_")
-    return dispatch(X.index_reduce, (input, index, source),
-                    (("dim", d), ("reduce", reduce), ("include_self", builtins.bool(include_self))))
+    params = (("dim", d), ("reduce", reduce), ("include_self", builtins.bool(include_self)))
+    if input.ndim <= 1 and source.ndim == 0:  # a single value is written as a slice of shape (1,)
+        source = source.reshape(1)
+    if input.ndim == 0:
+        return dispatch(X.index_reduce, (input.reshape(1), index.reshape(-1), source), params).reshape(())
+    return dispatch(X.index_reduce, (input, index.reshape(-1), source), params)
 
 
 def _check_index_source(input, dim, index, source, name) -> int:
