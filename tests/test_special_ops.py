@@ -121,6 +121,8 @@ def test_elementwise_equal_pytorch(name):
     lambda lib: lib.heaviside(lib.tensor([-1.5, 0.0, 2.0]), lib.tensor([0.5])),
     lambda lib: lib.nextafter(lib.tensor([1.0, 2.0]), lib.tensor([2.0, 1.0])) - lib.tensor([1.0, 2.0]),
     lambda lib: lib.copysign(lib.tensor([1, 2, 3]), -1),
+    lambda lib: lib.tensor([2, 3, 1, -1, -1, 0, 5]) ** lib.tensor([1, -1, -2, -1, -2, -1, 0]),
+    lambda lib: lib.tensor([2, 3], dtype=lib.int32) ** lib.tensor([3, 2], dtype=lib.int32),
     lambda lib: lib.xlogy(lib.tensor([0, 2]), lib.tensor([0, 3])),
     lambda lib: lib.deg2rad(lib.tensor([180, 90])),
     lambda lib: lib.special.zeta(lib.tensor([2.0, 3.0]), lib.tensor([1.0, 2.0])),

@@ -33,6 +33,12 @@ def _minmax_vjp(g, x, y, x_wins):
 
 
 def _pow(x, y):
+    if jnp.issubdtype(jnp.result_type(x, y), jnp.integer):
+        # PyTorch's integer powers with a negative exponent: 1 for a base of 1, +-1 for -1, 0 otherwise
+        neg = y < 0
+        odd = (y % 2) != 0
+        small = jnp.where(x == 1, 1, jnp.where(x == -1, jnp.where(odd, -1, 1), 0))
+        return jnp.where(neg, small, jnp.power(x, jnp.where(neg, 0, y))).astype(jnp.result_type(x, y))
     return jnp.power(x, y)
 
 

@@ -42,7 +42,11 @@ def _infer(data, exact: bool = False):
         return data
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
         return jnp.stack([jnp.asarray(_infer(d)) for d in data]) if data else np.zeros((0,), np.float32)
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:
+        _ragged(data)
+        raise
     if exact and arr.dtype.kind in "fiucb":
         return arr
     if arr.dtype.kind in "fc" and arr.dtype.itemsize in (8, 16) and _holds_wide_numpy_scalars(data):
@@ -61,6 +65,25 @@ def _infer(data, exact: bool = False):
     elif arr.size == 0 and arr.dtype.kind != "b":
         arr = arr.astype(_dtype.get_default_dtype().jax)
     return arr
+
+
+def _ragged(data, dim: int = 0) -> None:
+    """Raise PyTorch's error for nested sequences of unequal lengths (NumPy refused them)."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return
+    first = data[0]
+    if isinstance(first, (list, tuple)):
+        for item in data:
+            if not isinstance(item, (list, tuple)):
+                raise TypeError("not a sequence")
+            if len(item) != len(first):
+                raise ValueError(f"expected sequence of length {len(first)} at dim {dim + 1} (got {len(item)})")
+        for item in data:
+            _ragged(item, dim + 1)
+    else:
+        for item in data:
+            if isinstance(item, (list, tuple)):
+                raise TypeError(f"'{type(item).__name__}' object cannot be interpreted as an integer")
 
 
 def _holds_wide_numpy_scalars(data) -> bool:
@@ -273,6 +296,10 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=Fal
         tensor([[1., 0.],
                 [0., 1.]])
     """
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _leaf(jnp.eye(n, m, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
@@ -446,6 +473,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
         >>> sorted(tp.randperm(5).tolist())
         [0, 1, 2, 3, 4]
     """
+    _shape((n,))
     arr = xla_ops.random.permutation(next_key(generator), n=int(n))
     if dtype is not None:
         arr = arr.astype(_dtype.to_jax_dtype(dtype))

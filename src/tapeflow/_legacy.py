@@ -52,7 +52,9 @@ def _type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     if dtype is None:
         prefix = "torch.cuda." if self.is_cuda else "torch."
         return prefix + _BY_DTYPE[self.dtype].__name__ if self.dtype in _BY_DTYPE else f"torch.{self.dtype.name}"
-    if isinstance(dtype, str) and dtype in _BY_NAME:
+    if isinstance(dtype, str):
+        if dtype not in _BY_NAME:
+            raise ValueError(f"invalid type: '{dtype}'")
         dtype = _BY_NAME[dtype].dtype
     elif isinstance(dtype, _LegacyType):
         dtype = dtype.dtype

@@ -442,9 +442,13 @@ class Tensor:
         return bool(a.reshape(()))
 
     def __float__(self) -> float:
+        if self._raw.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._raw.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self) -> int:

@@ -587,6 +587,9 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, not {ord!r} (use matrix_norm for 'fro'/'nuc')")
     if dtype is not None:
         x = x.to(dtype)
+    if x._raw.dtype.kind not in "fcV":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           + _dtype.SCALAR_NAMES.get(str(x._raw.dtype), str(x._raw.dtype)))
     return _vector_norm(x, ord, dim, keepdim)
 
 

@@ -155,11 +155,20 @@ def pow(input, exponent):
     if not isinstance(input, Tensor):
         exponent = _t(exponent)
         return dispatch(X.rpow, (exponent, _operand(exponent, input)))
+    if input._raw.dtype.kind in "iu":
+        _no_negative_integer_powers(exponent)
     if isinstance(exponent, Tensor):
         return dispatch(X.pow, (input, exponent))
     if exponent == 2 and input._raw.dtype.kind in "fc":
         return dispatch(X.square, (input,))
     return dispatch(X.pow_scalar, (input, _operand(input, exponent)))
+
+
+def _no_negative_integer_powers(exponent) -> None:
+    """PyTorch refuses an integer base with a negative Python-integer exponent (a tensor exponent gives 0, or +-1
+    for a base of +-1, as integer division would)."""
+    if isinstance(exponent, int) and not isinstance(exponent, builtins.bool) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 def float_power(input, exponent):
@@ -421,13 +430,26 @@ def masked_fill(input, mask, value):
 
 
 # -- comparisons and logic (never differentiable) -------------------------------------------------
+def _no_complex(name, *args) -> None:
+    """Complex numbers have no order: PyTorch refuses them in <, <=, >, >=."""
+    for a in args:
+        if isinstance(a, Tensor) and a._raw.dtype.kind == "c":
+            scalar = _dtype.SCALAR_NAMES[str(a._raw.dtype)]
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar}\'')
+
+
+
 def _cmp(op, name):
     bitwise = name.startswith("bitwise")
+
+    ordered = name in ("lt", "le", "gt", "ge")
 
     def f(input, other):
         a, b = _pair(_t(input), other)
         if bitwise:
             _integral(name, a, b)
+        elif ordered:
+            _no_complex(name, a, b)
         return dispatch(op, (a, b))
     f.__name__ = f.__qualname__ = name
     summary, example, other, result = _COMPARISON_DOCS[name]

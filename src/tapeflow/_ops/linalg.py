@@ -225,6 +225,8 @@ def trace(input):
         >>> tp.trace(tp.tensor([[1.0, 2.0], [3.0, 4.0]]))
         tensor(5.)
     """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return diagonal(input).sum()
 
 

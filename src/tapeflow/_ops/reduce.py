@@ -101,6 +101,11 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+def _floating_or_complex(input) -> None:
+    if input._raw.dtype.kind not in "fcV":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance (Bessel-corrected by default, `correction=0` for the population variance).
 
@@ -110,6 +115,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     if isinstance(dim, builtins.bool):
         unbiased, dim = dim, None
+    _floating_or_complex(input)
     return dispatch(X.var, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
                                       ("keepdim", keepdim)))
 
@@ -123,6 +129,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     if isinstance(dim, builtins.bool):
         unbiased, dim = dim, None
+    _floating_or_complex(input)
     return dispatch(X.std, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
                                       ("keepdim", keepdim)))
 
@@ -447,6 +454,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         >>> tp.topk(tp.tensor([1.0, 5.0, 3.0, 4.0]), 2)
         topk(values=tensor([5., 4.]), indices=tensor([1, 3]))
     """
+    d = _dim(dim, input.ndim)
+    if not 0 <= k <= (input.shape[d] if input.ndim else 1):
+        raise RuntimeError("selected index k out of range")
     return return_types.topk(*dispatch(X.topk, (input,), (("k", int(k)), ("dim", _dim(dim, input.ndim)),
                                                           ("largest", largest))))
 

@@ -147,8 +147,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     for i, t in enumerate(ins):
         if not isinstance(t, Tensor):
             raise TypeError(f"grad: inputs must be Tensors, got {type(t).__name__} at position {i}")
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
     if grad_outputs is None:
         gouts = (None,) * len(outs)
     else:
@@ -157,7 +155,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         retain_graph = create_graph
     if materialize_grads:
         allow_unused = True
-    edges, grads = _roots(outs, gouts, create_graph, "grad")
+    edges, grads = _roots(outs, gouts, create_graph, "grad")  # (the outputs are checked first, as in PyTorch)
+    if not all(t._requires_grad for t in ins):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     res = run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=list(ins),
                        capture=True, allow_unused=bool(allow_unused))
     if materialize_grads:

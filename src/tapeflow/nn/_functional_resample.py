@@ -122,7 +122,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
-    if (size is None) == (scale_factor is None):
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
         sizes = [int(size)] * spatial if isinstance(size, int) else [int(s) for s in size]

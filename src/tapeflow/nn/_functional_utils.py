@@ -81,12 +81,16 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
         >>> tp.nn.functional.pad(tp.ones(2), (1, 2))
         tensor([0., 1., 1., 0., 0.])
     """
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(f"Padding length must be divisible by 2 and at most twice the number of dimensions "
-                         f"(got {len(pad)} for a {input.ndim}-d input)")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
     modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
     if mode not in modes:
         raise NotImplementedError(f"padding mode {mode!r} is not one of {sorted(modes)}")
+    if mode != "constant":
+        _check_non_constant_pad(input, pad, mode)
     widths = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
@@ -98,6 +102,27 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
     if mode == "constant":
         params += (("value", 0.0 if value is None else value),)
     return dispatch(X.pad, (input,), params)
+
+
+def _check_non_constant_pad(input, pad, mode) -> None:
+    """PyTorch's limits on reflect / replicate / circular padding: which input ranks, and how wide."""
+    k = len(pad) // 2
+    if input.ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    shape = list(input.shape)
+    for i in range(k):
+        d = input.ndim - 1 - i
+        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
+        if mode == "reflect" and (lo >= shape[d] or hi >= shape[d]):
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input {shape}")
+        if mode == "circular" and (lo > shape[d] or hi > shape[d]):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12) -> Tensor:
