@@ -266,6 +266,23 @@ CASES = {
                              "quantile() input tensor must be either float or double dtype"),
     "quantile q range": (lambda m: m.tensor([1.0, 2.0]).quantile(1.5), RuntimeError,
                          "quantile() q must be in the range [0, 1] but got 1.5"),
+    "gather rank": (lambda m: m.ones(3, 3).gather(0, m.tensor([0])), RuntimeError,
+                    "Index tensor must have the same number of dimensions as input tensor"),
+    "gather size": (lambda m: m.ones(2, 2).gather(1, m.zeros(3, 1, dtype=m.int64)), RuntimeError,
+                    "Size does not match at dimension 0 expected index [3, 1] to be no larger than self [2, 2] apart "
+                    "from dimension 1"),
+    "scatter dtype": (lambda m: m.ones(3).scatter(0, m.tensor([0]), m.ones(1, dtype=m.float64)), RuntimeError,
+                      "scatter(): Expected self.dtype to be equal to src.dtype"),
+    "scatter_add dtype": (lambda m: m.ones(3).scatter_add(0, m.tensor([0]), m.ones(1, dtype=m.float64)), RuntimeError,
+                          "scatter(): Expected self.dtype to be equal to src.dtype"),
+    "scatter rank": (lambda m: m.ones(3).scatter(0, m.tensor([[0]]), m.ones(1, 1)), RuntimeError,
+                     "Index tensor must have the same number of dimensions as self tensor"),
+    "index_select matrix index": (lambda m: m.ones(3).index_select(0, m.tensor([[0]])), IndexError,
+                                  "index_select(): Index is supposed to be a vector"),
+    "roll shifts and dims": (lambda m: m.ones(2, 3).roll((1, 2), (0,)), RuntimeError,
+                             "shifts and dimensions must align. shifts: 2, dims:1"),
+    "flip repeated dim": (lambda m: m.ones(2, 3).flip(0, 0), RuntimeError, "dim 0 appears multiple times"),
+    "triu of a vector": (lambda m: m.ones(3).triu(), RuntimeError, "triu: input tensor must have at least 2 dimensions"),
 }
 
 

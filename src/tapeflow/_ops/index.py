@@ -53,7 +53,15 @@ def gather(input, dim, index):
         tensor([[2],
                 [3]])
     """
-    return dispatch(X.gather, (input, index), (("dim", _along(input, dim, index, name="gather")),))
+    if isinstance(index, Tensor) and builtins.max(index.ndim, 1) != builtins.max(input.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    d = _along(input, dim, index, name="gather")
+    if isinstance(index, Tensor) and index.ndim == input.ndim:
+        for i, (a, b) in enumerate(zip(index.shape, input.shape)):
+            if i != d and a > b:
+                raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be "
+                                   f"no larger than self {list(input.shape)} apart from dimension {d}")
+    return dispatch(X.gather, (input, index), (("dim", d),))
 
 
 def take_along_dim(input, indices, dim=None):
@@ -67,6 +75,17 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return take(input, indices)
     return gather(input, dim, indices)
+
+
+def _scatter_shapes(name, input, index, src) -> None:
+    """PyTorch's checks of a scatter's operands: index and src have self's rank, src has self's dtype."""
+    if isinstance(index, Tensor) and builtins.max(index.ndim, 1) != builtins.max(input.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if isinstance(src, Tensor):
+        if src._raw.dtype != input._raw.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        if isinstance(index, Tensor) and builtins.max(index.ndim, 1) != builtins.max(src.ndim, 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -83,6 +102,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         return scatter_add(input, dim, index, src)
     if reduce is not None:
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported; use reduce='add' or scatter_reduce")
+    _scatter_shapes("scatter", input, index, src)
     return dispatch(X.scatter, (input, index, _operand(input, src)), (("dim", _along(input, dim, index)),))
 
 
@@ -93,6 +113,7 @@ def scatter_add(input, dim, index, src):
         >>> tp.scatter_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
         tensor([3., 0., 3.])
     """
+    _scatter_shapes("scatter_add", input, index, src)
     return dispatch(X.scatter_add, (input, index, src), (("dim", _along(input, dim, index)),))
 
 
@@ -104,6 +125,8 @@ def index_select(input, dim, index):
         tensor([[5, 6],
                 [1, 2]])
     """
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
     return dispatch(X.index_select, (input, index), (("dim", _along(input, dim, index, "index", "index_select")),))
 
 

@@ -484,16 +484,18 @@ def vstack(tensors):
     return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
 
 
-def flip(input, dims):
-    """Elements reversed along each of `dims`.
+def flip(input, *dims_, dims=None):
+    """Elements reversed along each of `dims` (a sequence, or several ints as `x.flip(0, 1)`).
 
     Example:
         >>> tp.flip(tp.tensor([[1, 2], [3, 4]]), dims=(1,))
         tensor([[2, 1],
                 [4, 3]])
     """
+    if dims is None:
+        dims = dims_[0] if len(dims_) == 1 else dims_
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return dispatch(X.flip, (input,), (("dims", tuple(_dim(d, input.ndim) for d in dims)),))
+    return dispatch(X.flip, (input,), (("dims", _dims(dims, input.ndim) or ()),))
 
 
 def fliplr(input):
@@ -527,6 +529,10 @@ def roll(input, shifts, dims=None):
     """
     if dims is None:
         return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    n_shifts = len(shifts) if isinstance(shifts, (list, tuple)) else 1
+    n_dims = len(dims) if isinstance(dims, (list, tuple)) else 1
+    if n_shifts != n_dims:
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {n_shifts}, dims:{n_dims}")
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
     dims = tuple(_dim(d, input.ndim) for d in dims) if isinstance(dims, (list, tuple)) else _dim(dims, input.ndim)
     return dispatch(X.roll, (input,), (("shifts", shifts), ("dims", dims)))
@@ -583,6 +589,8 @@ def tril(input, diagonal=0):
                 [1., 1., 0.],
                 [1., 1., 1.]])
     """
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return dispatch(X.tril, (input,), (("diagonal", diagonal),))
 
 
@@ -595,6 +603,8 @@ def triu(input, diagonal=0):
                 [0., 0., 1.],
                 [0., 0., 0.]])
     """
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return dispatch(X.triu, (input,), (("diagonal", diagonal),))
 
 
