@@ -51,10 +51,14 @@ sinc = op("sinc", jnp.sinc, _sinc_vjp, saves=("x",))
 
 def _xlogy(x, y):
     # 0 where x == 0, unless y is NaN (PyTorch's definition).
+    dt = jnp.result_type(x, y)
+    x, y = x.astype(dt), y.astype(dt)
     return jnp.where(jnp.isnan(y), jnp.nan, jnp.where(x == 0, 0, x * jnp.log(jnp.where(x == 0, 1, y))))
 
 
 def _xlog1py(x, y):
+    dt = jnp.result_type(x, y)
+    x, y = x.astype(dt), y.astype(dt)
     return jnp.where(jnp.isnan(y), jnp.nan, jnp.where(x == 0, 0, x * jnp.log1p(jnp.where(x == 0, 0, y))))
 
 

@@ -71,8 +71,8 @@ def meta_results(fn, arrays):
     if len(set(kinds)) > 1:  # PyTorch expects the first tensor's device and names the first that differs
         other = next(k for k in kinds if k != kinds[0])
         raise RuntimeError(f"Tensor on device {other} is not on the expected device {kinds[0]}!")
-    specs = [None if a is None else jax.ShapeDtypeStruct(np.shape(a), a.dtype, weak_type=getattr(a, "weak_type", False))
-             for a in arrays]
+    specs = [a if a is None or not hasattr(a, "dtype")  # (a Python number: eval_shape takes it as it is)
+             else jax.ShapeDtypeStruct(np.shape(a), a.dtype, weak_type=getattr(a, "weak_type", False)) for a in arrays]
     out = jax.eval_shape(fn, *specs)
     convert = lambda s: None if s is None else MetaArray(s.shape, s.dtype, s.weak_type)  # noqa: E731
     return tuple(map(convert, out)) if isinstance(out, (tuple, list)) else convert(out)

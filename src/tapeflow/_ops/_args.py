@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 
+import jax.numpy as jnp
 import numpy as np
 
 import xla_ops as X
@@ -42,12 +43,59 @@ _FLOAT_SCALAR = (builtins.float,)
 
 
 def _operand(x: Tensor, y):
-    """A Python float meeting an integer tensor becomes a default-dtype float (PyTorch promotion)."""
+    """A Python float (complex) meeting an integer tensor becomes a default-dtype float (complex), as PyTorch
+    promotes."""
     if type(y) is builtins.float and x._raw.dtype.kind in "iub":
         return np.asarray(y, _dtype.get_default_dtype().jax)
+    if type(y) is builtins.complex and x._raw.dtype.kind in "iub":
+        return np.asarray(y, np.complex128 if _dtype.get_default_dtype().jax == np.float64 else np.complex64)
     if isinstance(y, (np.ndarray, list)):
         return as_tensor(y)
     return y
+
+
+def _unsupported(name: str, dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel it has no version of for `dtype`."""
+    return NotImplementedError(f'"{name}" not implemented for \'{_dtype.SCALAR_NAMES.get(str(dtype), str(dtype))}\'')
+
+
+def _kind_of(x: Tensor, y):
+    """A dtype of the category (bool, integer, floating, complex) of `x op y` (the exact width is left to JAX)."""
+    xd = x._raw.dtype
+    if isinstance(y, Tensor):
+        return jnp.result_type(xd, y._raw.dtype)
+    if isinstance(y, np.ndarray):
+        return jnp.result_type(xd, y.dtype)
+    if type(y) is builtins.bool:
+        return xd
+    if type(y) is builtins.int:
+        return np.dtype(np.int64) if xd.kind == "b" else xd
+    if type(y) is builtins.float:  # a Python number is weak: the tensor's width wins within its category
+        return xd if xd.kind in "fcV" else np.dtype(_dtype.get_default_dtype().jax)
+    if type(y) is builtins.complex:
+        return xd if xd.kind == "c" else np.dtype(np.complex128 if xd == np.float64 else np.complex64)
+    return jnp.result_type(xd, np.asarray(y).dtype)
+
+
+def _common(name: str, x, y, *, ints: str = "keep", complex_ok: bool = True, bool_ok: bool = True,
+            floats_ok: bool = True):
+    """`x`, `y` promoted as `_pair` does, then checked as PyTorch's kernel for `name` would be on their common
+    dtype: `ints="float"` computes integer inputs in the default float dtype, `ints="refuse"` refuses them; bools
+    and complex numbers are refused unless allowed (PyTorch's NotImplementedError naming the kernel)."""
+    x, y = _pair(_t(x), y)
+    dt = _kind_of(x, y)
+    if dt.kind == "c" and not complex_ok:
+        raise _unsupported(name, dt)
+    if dt.kind == "b" and not bool_ok or dt.kind in "fV" and not floats_ok:
+        raise _unsupported(name, dt)
+    if dt.kind in "iub":
+        if ints == "refuse":
+            raise _unsupported(name, dt)
+        if ints == "float":
+            x = _to_float(x)
+            if isinstance(y, Tensor):
+                y = _to_float(y)
+    return x, y
 
 
 _CATEGORY: dict = {}  # dtype -> bool 0 < integer 1 < floating 2 < complex 3, the order PyTorch compares first

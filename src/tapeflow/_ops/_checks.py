@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._meta import MetaArray
 from .._state import state
 from .._tensor import Tensor
 
@@ -47,8 +48,8 @@ def index_bounds(index, ignore: int | None = None) -> tuple[int, int] | None:
     if isinstance(index, Tensor) and index._base is not None and all(s[0] in _SAME_VALUES for s in index._view):
         index = index._base  # a view holding the same values (no segment has to run to read them)
     a = index._data if isinstance(index, Tensor) else index
-    if isinstance(a, jax.core.Tracer) or a.size == 0 or a.dtype.kind not in "iu":
-        return None
+    if isinstance(a, (jax.core.Tracer, MetaArray)) or a.size == 0 or a.dtype.kind not in "iu":
+        return None  # (a meta tensor has no values to check, as on PyTorch's meta device)
     ign = _NONE if ignore is None else int(ignore)
     key = (id(a), ign)
     hit = _seen.get(key)
@@ -77,7 +78,7 @@ def outside(t, lo: float, hi: float) -> bool:
     """Whether some value of the float tensor `t` is NaN or outside `[lo, hi]` (one small read; False when `t`
     is traced or empty). Used by samplers, whose parameters PyTorch checks before drawing."""
     a = t._data if isinstance(t, Tensor) else t
-    if isinstance(a, jax.core.Tracer) or a.size == 0:
+    if isinstance(a, (jax.core.Tracer, MetaArray)) or a.size == 0:
         return False
     mn, mx, nan = np.asarray(_float_range(a)).tolist()
     return bool(nan) or mn < lo or mx > hi
@@ -149,7 +150,7 @@ def check_int_divisor(input: Tensor, other) -> None:
         return
     if isinstance(other, Tensor):
         a = other._data
-        if a.dtype.kind not in "iub" or a.size == 0:
+        if a.dtype.kind not in "iub" or a.size == 0 or isinstance(a, MetaArray):
             return
         if isinstance(a, jax.core.Tracer):
             if state.checked:

@@ -11,7 +11,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
-from ._args import _operand, _pair, _t, _to_float
+from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported
 from ._checks import check_int_divisor
 from .unary import _example_doc, trunc
 
@@ -92,8 +92,9 @@ def div(input, other, *, rounding_mode=None):
         if rounding_mode == "floor":
             return floor_divide(input, other)
         if rounding_mode == "trunc":
+            a, b = _common("div_trunc_cpu", input, other, complex_ok=False, bool_ok=False)
             check_int_divisor(input, other)
-            return trunc(div(input, other)).to(_result_dtype(input, other))
+            return trunc(div(a, b)).to(_result_dtype(a, b))
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if input._raw.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._raw.dtype.kind in "iub") \
             and type(other) is not builtins.float:
@@ -127,9 +128,9 @@ def floor_divide(input, other):
         >>> tp.floor_divide(tp.tensor([7, -7]), 2)
         tensor([ 3, -4])
     """
-    input = _t(input)
+    input, other_ = _common("div_floor_cpu", input, other, complex_ok=False, bool_ok=False)
     check_int_divisor(input, other)
-    return dispatch(X.floor_divide, _pair(input, other))
+    return dispatch(X.floor_divide, (input, other_))
 
 
 def rdiv(input, other):
@@ -158,7 +159,7 @@ def pow(input, exponent):
     if input._raw.dtype.kind in "iu":
         _no_negative_integer_powers(exponent)
     if isinstance(exponent, Tensor):
-        return dispatch(X.pow, (input, exponent))
+        return dispatch(X.pow, _common("pow", input, exponent, bool_ok=False))
     if exponent == 2 and input._raw.dtype.kind in "fc":
         return dispatch(X.square, (input,))
     return dispatch(X.pow_scalar, (input, _operand(input, exponent)))
@@ -178,7 +179,11 @@ def float_power(input, exponent):
         >>> tp.float_power(tp.tensor([2, 3]), 2)
         tensor([4., 9.], dtype=tapeflow.float64)
     """
-    return pow(_t(input).double(), exponent)
+    input = _t(input)
+    complex_ = input._raw.dtype.kind == "c" or (isinstance(exponent, Tensor) and exponent._raw.dtype.kind == "c") \
+        or type(exponent) is builtins.complex
+    wide = _dtype.complex128 if complex_ else _dtype.float64
+    return pow(input.to(wide), exponent.to(wide) if isinstance(exponent, Tensor) else exponent)
 
 
 def remainder(input, other):
@@ -188,9 +193,9 @@ def remainder(input, other):
         >>> tp.remainder(tp.tensor([-3.0, 3.0]), 2)
         tensor([1., 1.])
     """
-    input = _t(input)
+    input, other_ = _common("remainder_cpu", input, other, complex_ok=False, bool_ok=False)
     check_int_divisor(input, other)
-    return dispatch(X.remainder, _pair(input, other))
+    return dispatch(X.remainder, (input, other_))
 
 
 def fmod(input, other):
@@ -200,9 +205,9 @@ def fmod(input, other):
         >>> tp.fmod(tp.tensor([-3.0, 3.0]), 2)
         tensor([-1.,  1.])
     """
-    input = _t(input)
+    input, other_ = _common("fmod_cpu", input, other, complex_ok=False, bool_ok=False)
     check_int_divisor(input, other)
-    return dispatch(X.fmod, _pair(input, other))
+    return dispatch(X.fmod, (input, other_))
 
 
 def atan2(input, other):
@@ -212,7 +217,7 @@ def atan2(input, other):
         >>> tp.atan2(tp.tensor([1.0, -1.0]), tp.tensor([1.0, 1.0]))
         tensor([ 0.7854, -0.7854])
     """
-    return dispatch(X.atan2, (_to_float(_t(input)), _t(other)))
+    return dispatch(X.atan2, _common("atan2_cpu", input, _t(other), ints="float", complex_ok=False))
 
 
 arctan2 = atan2
@@ -225,7 +230,14 @@ def hypot(input, other):
         >>> tp.hypot(tp.tensor([3.0]), tp.tensor([4.0]))
         tensor([5.])
     """
-    return dispatch(X.hypot, (_t(input), _t(other)))
+    return dispatch(X.hypot, _common("hypot_cpu", input, _t(other), ints="refuse", complex_ok=False))
+
+
+def _ordered(name, input, other):
+    a, b = _pair(_t(input), _t(other))
+    if a._raw.dtype.kind == "c" or b._raw.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return a, b
 
 
 def maximum(input, other):
@@ -235,7 +247,7 @@ def maximum(input, other):
         >>> tp.maximum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0]))
         tensor([3., 5.])
     """
-    return dispatch(X.maximum, _pair(_t(input), _t(other)))
+    return dispatch(X.maximum, _ordered("maximum", input, other))
 
 
 def minimum(input, other):
@@ -245,7 +257,7 @@ def minimum(input, other):
         >>> tp.minimum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0]))
         tensor([1., 2.])
     """
-    return dispatch(X.minimum, _pair(_t(input), _t(other)))
+    return dispatch(X.minimum, _ordered("minimum", input, other))
 
 
 
@@ -257,7 +269,7 @@ def fmax(input, other):
         >>> tp.fmax(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
         tensor([1., 2.])
     """
-    return dispatch(X.fmax, _pair(_t(input), _t(other)))
+    return dispatch(X.fmax, _ordered("fmax", input, other))
 
 
 def fmin(input, other):
@@ -267,7 +279,7 @@ def fmin(input, other):
         >>> tp.fmin(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
         tensor([0., 2.])
     """
-    return dispatch(X.fmin, _pair(_t(input), _t(other)))
+    return dispatch(X.fmin, _ordered("fmin", input, other))
 
 
 def neg(input):
@@ -326,6 +338,14 @@ def lerp(input, end, weight):
         >>> tp.lerp(tp.tensor([0.0, 10.0]), tp.tensor([1.0, 20.0]), 0.25)
         tensor([ 0.2500, 12.5000])
     """
+    for what, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t._raw.dtype != input._raw.dtype:
+            raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float').replace('float64', 'double')}"
+                               f" for `{what}` but got dtype "
+                               f"{t.dtype.name.replace('float32', 'float').replace('float64', 'double')}")
+    if input._raw.dtype.kind not in "fcV":
+        raise _unsupported("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor",
+                           input._raw.dtype)
     if isinstance(weight, Tensor):
         return dispatch(X.lerp, (input, end, weight))
     return dispatch(X.lerp_scalar, (input, end), (("weight", builtins.float(weight)),))
@@ -430,12 +450,11 @@ def masked_fill(input, mask, value):
 
 
 # -- comparisons and logic (never differentiable) -------------------------------------------------
-def _no_complex(name, *args) -> None:
+def _no_complex(name, a, b) -> None:
     """Complex numbers have no order: PyTorch refuses them in <, <=, >, >=."""
-    for a in args:
-        if isinstance(a, Tensor) and a._raw.dtype.kind == "c":
-            scalar = _dtype.SCALAR_NAMES[str(a._raw.dtype)]
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar}\'')
+    dt = _kind_of(a, b)
+    if dt.kind == "c":
+        raise _unsupported(f"{name}_cpu", dt)
 
 
 
@@ -448,6 +467,8 @@ def _cmp(op, name):
         a, b = _pair(_t(input), other)
         if bitwise:
             _integral(name, a, b)
+            if _kind_of(a, b).kind in "fcV":
+                raise _unsupported(f"{name}_cpu", _kind_of(a, b))
         elif ordered:
             _no_complex(name, a, b)
         return dispatch(op, (a, b))
@@ -547,7 +568,11 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         >>> tp.isclose(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 2.1]))
         tensor([ True, False])
     """
-    return dispatch(X.isclose, (input, _t(other)), (("rtol", rtol), ("atol", atol), ("equal_nan", equal_nan)))
+    other = _t(other)
+    if input._raw.dtype != other._raw.dtype:
+        raise RuntimeError(f"{_dtype.SCALAR_NAMES.get(str(input._raw.dtype))} did not match "
+                           f"{_dtype.SCALAR_NAMES.get(str(other._raw.dtype))}")
+    return dispatch(X.isclose, (input, other), (("rtol", rtol), ("atol", atol), ("equal_nan", equal_nan)))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> builtins.bool:

@@ -8,39 +8,11 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
-from ._args import _pair, _t, _to_float
+from ._args import _common, _t, _to_float
 
 __all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "deg2rad", "rad2deg", "signbit",
            "isneginf", "isposinf", "i0", "gcd", "lcm", "polygamma", "mvlgamma", "igamma", "igammac", "nextafter",
            "frexp", "ldexp", "bitwise_left_shift", "bitwise_right_shift"]
-
-
-def _floating(x: Tensor, y):
-    """`x`, `y` promoted as PyTorch promotes them for a floating-point result (two integers give the default float)."""
-    x, y = _pair(_t(x), y)
-    y_integral = isinstance(y, (int, bool)) or (isinstance(y, Tensor) and y._raw.dtype.kind in "iub")
-    if x._raw.dtype.kind in "iub" and y_integral:
-        x = _to_float(x)
-        if isinstance(y, Tensor):
-            y = dispatch(X.to_dtype, (y,), (("dtype", x._raw.dtype),))
-    return x, y
-
-
-def _not_implemented_for(name: str, a) -> NotImplementedError:
-    scalar = _dtype.SCALAR_NAMES.get(str(a._raw.dtype), str(a._raw.dtype))
-    return NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar}\'')
-
-
-def _no_integers(name: str, *args) -> None:
-    for a in args:
-        if isinstance(a, Tensor) and a._raw.dtype.kind in "iub":
-            raise _not_implemented_for(name, a)
-
-
-def _integers_only(name: str, *args) -> None:
-    for a in args:
-        if isinstance(a, Tensor) and a._raw.dtype.kind not in "iu":
-            raise _not_implemented_for(name, a)
 
 
 def copysign(input, other):
@@ -50,7 +22,7 @@ def copysign(input, other):
         >>> tp.copysign(tp.tensor([1.0, -2.0, 3.0]), tp.tensor([-1.0, 1.0, -0.0]))
         tensor([-1.,  2., -3.])
     """
-    return dispatch(X.copysign, _floating(input, other))
+    return dispatch(X.copysign, _common("copysign_cpu", input, other, ints="float", complex_ok=False))
 
 
 def heaviside(input, values):
@@ -61,9 +33,11 @@ def heaviside(input, values):
         tensor([0.0000, 0.5000, 1.0000])
     """
     input, values = _t(input), _t(values)
+    if input._raw.dtype.kind == "c" or values._raw.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input._raw.dtype != values._raw.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return dispatch(X.heaviside, (input, values))
+    return dispatch(X.heaviside, (input, values)).to(input.dtype)
 
 
 def logaddexp(input, other):
@@ -73,9 +47,7 @@ def logaddexp(input, other):
         >>> tp.logaddexp(tp.tensor([0.0, 1.0]), tp.tensor([0.0, -1.0]))
         tensor([0.6931, 1.1269])
     """
-    input = _t(input)
-    _no_integers("logaddexp", input, other)
-    return dispatch(X.logaddexp, _pair(input, other))
+    return dispatch(X.logaddexp, _common("logaddexp_cpu", input, other, ints="refuse"))
 
 
 def logaddexp2(input, other):
@@ -85,9 +57,7 @@ def logaddexp2(input, other):
         >>> tp.logaddexp2(tp.tensor([0.0, 1.0]), tp.tensor([0.0, 1.0]))
         tensor([1., 2.])
     """
-    input = _t(input)
-    _no_integers("logaddexp2", input, other)
-    return dispatch(X.logaddexp2, _pair(input, other))
+    return dispatch(X.logaddexp2, _common("logaddexp2_cpu", input, other, ints="refuse"))
 
 
 def sinc(input):
@@ -107,7 +77,7 @@ def xlogy(input, other):
         >>> tp.xlogy(tp.tensor([0.0, 1.0, 2.0]), tp.tensor([0.0, 2.0, 3.0]))
         tensor([0.0000, 0.6931, 2.1972])
     """
-    return dispatch(X.xlogy, _floating(input, other))
+    return dispatch(X.xlogy, _common("xlogy_cpu", input, other, ints="float", complex_ok=False))
 
 
 def xlog1py(input, other):
@@ -117,7 +87,7 @@ def xlog1py(input, other):
         >>> tp.special.xlog1py(tp.tensor([0.0, 1.0]), tp.tensor([-1.0, 1.0]))
         tensor([0.0000, 0.6931])
     """
-    return dispatch(X.xlog1py, _floating(input, other))
+    return dispatch(X.xlog1py, _common("xlog1py_cpu", input, other, ints="float", complex_ok=False))
 
 
 def entr(input):
@@ -227,9 +197,8 @@ def gcd(input, other):
         >>> tp.gcd(tp.tensor([12, -18, 0]), tp.tensor([8, 12, 5]))
         tensor([4, 6, 5])
     """
-    input, other = _pair(_t(input), _t(other))
-    _integers_only("gcd", input, other)
-    return dispatch(X.gcd, (input, other))
+    return dispatch(X.gcd, _common("gcd_cpu", input, _t(other), ints="keep", bool_ok=False, complex_ok=False,
+                                   floats_ok=False))
 
 
 def lcm(input, other):
@@ -239,9 +208,8 @@ def lcm(input, other):
         >>> tp.lcm(tp.tensor([4, 6, 0]), tp.tensor([6, 4, 5]))
         tensor([12, 12,  0])
     """
-    input, other = _pair(_t(input), _t(other))
-    _integers_only("lcm", input, other)
-    return dispatch(X.lcm, (input, other))
+    return dispatch(X.lcm, _common("lcm_cpu", input, _t(other), ints="keep", bool_ok=False, complex_ok=False,
+                                   floats_ok=False))
 
 
 def polygamma(n, input):
@@ -287,7 +255,7 @@ def igamma(input, other):
         tensor([0.6321, 0.2642])
     """
     _no_grad_for_a("igamma", input)
-    return dispatch(X.igamma, _floating(input, other))
+    return dispatch(X.igamma, _common("igamma_cpu", input, other, ints="refuse", complex_ok=False))
 
 
 def igammac(input, other):
@@ -298,7 +266,7 @@ def igammac(input, other):
         tensor([0.3679, 0.7358])
     """
     _no_grad_for_a("igammac", input)
-    return dispatch(X.igammac, _floating(input, other))
+    return dispatch(X.igammac, _common("igammac_cpu", input, other, ints="refuse", complex_ok=False))
 
 
 def nextafter(input, other):
@@ -308,8 +276,7 @@ def nextafter(input, other):
         >>> tp.nextafter(tp.tensor([1.0], dtype=tp.float64), tp.tensor([2.0], dtype=tp.float64)) - 1
         tensor([2.2204e-16], dtype=tapeflow.float64)
     """
-    input, other = _pair(_t(input), _t(other))
-    return dispatch(X.nextafter, (input, other))
+    return dispatch(X.nextafter, _common("nextafter_cpu", input, _t(other), ints="refuse", complex_ok=False))
 
 
 def frexp(input):
@@ -336,8 +303,7 @@ def ldexp(input, other):
     """
     from .elementwise import mul, pow
 
-    input = _to_float(_t(input))
-    return mul(input, pow(2.0, _t(other)))
+    return mul(_t(input), pow(2.0, _t(other)))
 
 
 def bitwise_left_shift(input, other):
@@ -347,9 +313,8 @@ def bitwise_left_shift(input, other):
         >>> tp.bitwise_left_shift(tp.tensor([1, 3]), 2)
         tensor([ 4, 12])
     """
-    input, other = _pair(_t(input), other)
-    _integers_only("lshift", input, other)
-    return dispatch(X.bitwise_left_shift, (input, other))
+    return dispatch(X.bitwise_left_shift, _common("lshift_cpu", input, other, bool_ok=False, complex_ok=False,
+                                                  floats_ok=False))
 
 
 def bitwise_right_shift(input, other):
@@ -359,9 +324,8 @@ def bitwise_right_shift(input, other):
         >>> tp.bitwise_right_shift(tp.tensor([16, -16]), 2)
         tensor([ 4, -4])
     """
-    input, other = _pair(_t(input), other)
-    _integers_only("rshift", input, other)
-    return dispatch(X.bitwise_right_shift, (input, other))
+    return dispatch(X.bitwise_right_shift, _common("rshift_cpu", input, other, bool_ok=False, complex_ok=False,
+                                                   floats_ok=False))
 
 
 def erfcx(input):
@@ -411,4 +375,4 @@ def zeta(input, other):
         >>> tp.special.zeta(tp.tensor([2.0]), tp.tensor([1.0]))
         tensor([1.6449])
     """
-    return dispatch(X.zeta, _floating(input, other))
+    return dispatch(X.zeta, _common("zeta_cpu", input, other, ints="float", complex_ok=False))
