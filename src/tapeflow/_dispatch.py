@@ -61,14 +61,17 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
         out = fn(*arrays)
     except (TypeError, ValueError) as e:
         if any(type(a) is MetaArray for a in arrays):
-            return _meta_outputs(fn, arrays)
+            return _meta_outputs(fn, arrays, op, args)
         raise _op_error(op, args, e) from e
     return _results(op, args, arrays, params, out)
 
 
-def _meta_outputs(fn, arrays):
+def _meta_outputs(fn, arrays, op, args):
     """An op on meta tensors (see `_meta`): meta results, their shapes from abstract evaluation."""
-    out = meta_results(fn, arrays)
+    try:
+        out = meta_results(fn, arrays)
+    except (TypeError, ValueError) as e:
+        raise _op_error(op, args, e) from e
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
     return Tensor._wrap(out)
@@ -87,7 +90,7 @@ def _dispatch_adaptive(op, args, params):
             return _results(op, args, arrays, params, fn(*arrays))
     except (TypeError, ValueError) as e:
         if any(type(a) is MetaArray for a in arrays):
-            return _meta_outputs(fn, arrays)
+            return _meta_outputs(fn, arrays, op, args)
         raise _op_error(op, args, e) from e
     return _lazy.lazify(_results(op, args, arrays, params, out))
 

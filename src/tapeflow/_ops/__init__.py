@@ -29,3 +29,10 @@ from .writes import *  # noqa: F403
 __all__ = [*complex_numbers.__all__, *elementwise.__all__, *unary.__all__, *reduce.__all__, *linalg.__all__, *shape.__all__, *index.__all__,
            *special.__all__, *stats.__all__, *writes.__all__,
            *arrange.__all__, *counting.__all__, *numeric.__all__]
+
+# PyTorch's refusals of some input dtypes (see `_dtype_rules`), applied to the namespace and so to the methods.
+from ._dtype_rules import RULES as _RULES  # noqa: E402
+from ._dtype_rules import guard as _guard  # noqa: E402
+
+for _name in _RULES:
+    globals()[_name] = _guard(_name, globals()[_name])

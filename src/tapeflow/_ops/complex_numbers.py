@@ -119,6 +119,8 @@ def sgn(input):
         >>> tp.sgn(tp.tensor([3 + 4j, 0j]))
         tensor([0.6000+0.8000j, 0.0000+0.0000j])
     """
+    if input._raw.dtype.kind == "b":
+        return input.clone()  # the sign of a bool is itself
     return dispatch(X.sgn, (input,))
 
 

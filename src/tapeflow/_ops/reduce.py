@@ -32,6 +32,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     """
     d = _dims(dim, input._raw.ndim)
     jd = _dtype.to_jax_dtype(dtype)
+    if jd is None and input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
+        jd = jnp.int64  # integer and bool sums accumulate in int64, as in PyTorch
     if d is None:
         return dispatch(X.sum, (input,), (("dtype", jd),) if jd is not None else ())
     return dispatch(X.sum_dim, (input,), (("dim", d), ("keepdim", keepdim), ("dtype", jd)))
@@ -66,6 +68,8 @@ def nansum(input, dim=None, keepdim=False):
         >>> tp.nansum(tp.tensor([1.0, float("nan"), 3.0]))
         tensor(4.)
     """
+    if input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
+        input = input.to(_dtype.int64)
     return dispatch(X.nansum, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
@@ -89,6 +93,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dtype is not None:
         input = input.to(dtype)
+    elif input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
+        input = input.to(_dtype.int64)  # as sums: integer products in int64
     d = _dims(dim, input.ndim)
     if d is None:
         return dispatch(X.prod, (input,))
@@ -284,7 +290,8 @@ def all(input, dim=None, keepdim=False):
         >>> tp.all(tp.tensor([[True, False], [True, True]]), dim=1)
         tensor([False,  True])
     """
-    return dispatch(X.all, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    out = dispatch(X.all, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    return out.to(_dtype.uint8) if input._raw.dtype == jnp.uint8 else out  # (PyTorch keeps uint8 here)
 
 
 def any(input, dim=None, keepdim=False):
@@ -294,7 +301,8 @@ def any(input, dim=None, keepdim=False):
         >>> tp.any(tp.tensor([[True, False], [False, False]]), dim=1)
         tensor([ True, False])
     """
-    return dispatch(X.any, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    out = dispatch(X.any, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    return out.to(_dtype.uint8) if input._raw.dtype == jnp.uint8 else out
 
 
 def count_nonzero(input, dim=None):
@@ -379,6 +387,9 @@ def cummax(input, dim):
         >>> tp.cummax(tp.tensor([1.0, 3.0, 2.0, 4.0]), dim=0)
         cummax(values=tensor([1., 3., 3., 4.]), indices=tensor([0, 1, 1, 3]))
     """
+    if input._raw.dtype.kind == "b":
+        values, indices = cummax(input.to(_dtype.int8), dim)
+        return return_types.cummax(values.to(_dtype.bool), indices)
     return return_types.cummax(*dispatch(X.cummax, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 
@@ -389,6 +400,9 @@ def cummin(input, dim):
         >>> tp.cummin(tp.tensor([3.0, 1.0, 2.0, 0.0]), dim=0)
         cummin(values=tensor([3., 1., 1., 0.]), indices=tensor([0, 1, 1, 3]))
     """
+    if input._raw.dtype.kind == "b":
+        values, indices = cummin(input.to(_dtype.int8), dim)
+        return return_types.cummin(values.to(_dtype.bool), indices)
     return return_types.cummin(*dispatch(X.cummin, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 

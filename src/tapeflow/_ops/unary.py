@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import xla_ops as X
 
+from .. import _dtype
 from .._dispatch import dispatch
 from ._args import _to_float
 
@@ -12,6 +13,11 @@ def _unary(op, floating: bool, name: str):
     if floating:
         def f(input):
             return dispatch(op, (_to_float(input),))
+    elif name in _BOOL_AS:
+        def f(input):
+            if input._raw.dtype.kind == "b":  # PyTorch: sign(bool) is itself, square(bool) an int64
+                return input.clone() if name == "sign" else dispatch(op, (input.to(_dtype.int64),))
+            return dispatch(op, (input,))
     else:
         def f(input):
             return dispatch(op, (input,))
@@ -19,6 +25,9 @@ def _unary(op, floating: bool, name: str):
     summary, example, result = _UNARY_DOCS[name]
     f.__doc__ = _example_doc(f"Elementwise {summary}.", f"tp.{name}(tp.tensor({example}))", result)
     return f
+
+
+_BOOL_AS = ("sign", "square")
 
 
 def _example_doc(summary: str, call: str, result: str) -> str:

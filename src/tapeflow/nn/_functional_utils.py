@@ -46,8 +46,8 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         tensor([[1, 0, 0],
                 [0, 0, 1]])
     """
-    if tensor.dtype.is_floating_point:
-        raise RuntimeError("one_hot is only applicable to index tensor of integer dtype")
+    if tensor._raw.dtype != jnp.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
         num_classes = int(tensor.max().item()) + 1
     if staging_checks(tensor):  # under tp.interop.checked

@@ -435,6 +435,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 
 # -- activations ------------------------------------------------------------------------------------------
+def _float_only(input, kernel) -> None:
+    """PyTorch's kernels of most activations exist for floating-point dtypes only."""
+    if input._raw.dtype.kind in "biuc":
+        name = str(input._raw.dtype)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES.get(name, name)}\'')
+
+
 def _act(op, input, params=(), inplace=False):
     out = dispatch(op, (_ops._to_float(input),), params)
     return _inplace(input, out) if inplace else out
@@ -449,6 +456,12 @@ def relu(input, inplace=False) -> Tensor:
         >>> tp.nn.functional.relu(x)
         tensor([0., 0., 0., 1.])
     """
+    kind = input._raw.dtype.kind
+    if kind in "iu":  # integers stay integers, as in PyTorch
+        out = dispatch(X.relu, (input,))
+        return _inplace(input, out) if inplace else out
+    if kind in "bc":
+        _ops.relu(input)  # PyTorch's refusal
     return _act(X.relu, input, (), inplace)
 
 
@@ -465,6 +478,7 @@ def gelu(input, approximate="none") -> Tensor:
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    _float_only(input, "GeluKernelImpl")
     return _act(X.nn.gelu, input, (("approximate", approximate),))
 
 
@@ -684,6 +698,7 @@ def softplus(input, beta=1.0, threshold=20.0) -> Tensor:
         >>> tp.nn.functional.softplus(x)
         tensor([0.1269, 0.4741, 0.6931, 1.3133])
     """
+    _float_only(input, "softplus_cpu")
     return _act(X.nn.softplus, input, (("beta", float(beta)), ("threshold", float(threshold))))
 
 
