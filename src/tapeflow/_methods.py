@@ -12,7 +12,7 @@ from . import _dtype, _ops, linalg
 from ._device import device as _device
 from ._device import is_meta_device, to_jax_device
 from ._dispatch import dispatch, inplace
-from ._meta import NO_DATA, meta_of
+from ._meta import NO_DATA, MetaArray, meta_of
 from ._tensor import Tensor, as_tensor
 
 # Functions of `_ops` that are also Tensor methods (same name).
@@ -189,6 +189,8 @@ def _random_(sampler):
     def method(self, *args, generator=None, **kwargs):
         from .autograd.grad_mode import no_grad
 
+        if type(self._raw) is MetaArray:  # a meta tensor: nothing to fill, as on PyTorch's meta device
+            return self
         with no_grad():
             sample = sampler(self, *args, generator=generator, **kwargs)
         return inplace(self, dispatch(X.copy, (self, sample)))

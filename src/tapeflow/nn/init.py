@@ -16,7 +16,8 @@ from ..autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "dirac_", "eye_",
-           "sparse_"]
+           "sparse_", "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+           "kaiming_normal", "orthogonal", "dirac"]
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -303,3 +304,31 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         for c in range(cols):
             tensor[randperm(rows, generator=generator)[:zeros], c] = 0
     return tensor
+
+
+_EXAMPLE_ARGS = {"constant_": "tp.empty(2, 2), 0.5", "dirac_": "tp.empty(2, 2, 3)"}
+
+
+def _deprecated(new):
+    """PyTorch's deprecated initialiser names without the trailing underscore: they warn and call the new one."""
+    old = new.__name__[:-1]
+
+    def init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+    args = _EXAMPLE_ARGS.get(new.__name__, "tp.empty(2, 2)")
+    init.__name__ = init.__qualname__ = old
+    init.__doc__ = (f"Deprecated name of `{new.__name__}` (it warns).\n\nExample:\n"
+                    "    >>> import tapeflow as tp, warnings\n"
+                    "    >>> with warnings.catch_warnings():\n"
+                    "    ...     warnings.simplefilter('ignore')\n"
+                    f"    ...     tp.nn.init.{old}({args}).dim() >= 2\n"
+                    "    True\n")
+    return init
+
+
+uniform, normal, constant = _deprecated(uniform_), _deprecated(normal_), _deprecated(constant_)
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, dirac = _deprecated(orthogonal_), _deprecated(dirac_)

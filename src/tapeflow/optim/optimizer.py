@@ -17,8 +17,9 @@ from .._dispatch import inplace
 from .._factories import tensor, zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ._hooks import add_hook, register_optimizer_step_post_hook, register_optimizer_step_pre_hook, with_step_hooks
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 class _Required:
@@ -44,6 +45,12 @@ class Optimizer:
         >>> [g["lr"] for g in opt.param_groups]
         [0.1, 0.5]
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_with_step_hooks", False):
+            cls.step = with_step_hooks(step)  # every optimizer's step runs the step hooks
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]):
         self.defaults = defaults
@@ -150,6 +157,81 @@ class Optimizer:
                     state[name] = zeros_like(p)
             yield p, state
 
+    # -- hooks ----------------------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """`hook(optimizer, args, kwargs)` runs before this optimizer's `step()`; it may return
+        `(new_args, new_kwargs)`.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> p = tp.ones(1, requires_grad=True); p.grad = tp.ones(1)
+            >>> opt = tp.optim.SGD([p], lr=0.1); calls = []
+            >>> h = opt.register_step_pre_hook(lambda o, a, k: calls.append(len(a)))
+            >>> opt.step(); calls
+            [1]
+        """
+        return add_hook(self, "_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook):
+        """`hook(optimizer, args, kwargs)` runs after this optimizer's `step()`.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> p = tp.ones(1, requires_grad=True); p.grad = tp.ones(1)
+            >>> opt = tp.optim.SGD([p], lr=0.5); h = opt.register_step_post_hook(lambda o, a, k: print(p))
+            >>> opt.step()
+            tensor([0.5000], requires_grad=True)
+        """
+        return add_hook(self, "_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False):
+        """`hook(optimizer)` runs before `state_dict()` builds its result.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> opt = tp.optim.SGD(tp.nn.Linear(1, 1).parameters(), lr=0.1)
+            >>> h = opt.register_state_dict_pre_hook(lambda o: print("saving"))
+            >>> _ = opt.state_dict()
+            saving
+        """
+        return _prepend(add_hook(self, "_state_dict_pre_hooks", hook), prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False):
+        """`hook(optimizer, state_dict)` runs on `state_dict()`'s result; a returned dict replaces it.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> opt = tp.optim.SGD(tp.nn.Linear(1, 1).parameters(), lr=0.1)
+            >>> h = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "note": 1})
+            >>> opt.state_dict()["note"]
+            1
+        """
+        return _prepend(add_hook(self, "_state_dict_post_hooks", hook), prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False):
+        """`hook(optimizer, state_dict)` runs before `load_state_dict()` reads it; a returned dict replaces it.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> opt = tp.optim.SGD(tp.nn.Linear(1, 1).parameters(), lr=0.1)
+            >>> h = opt.register_load_state_dict_pre_hook(lambda o, sd: print("loading"))
+            >>> opt.load_state_dict(opt.state_dict())
+            loading
+        """
+        return _prepend(add_hook(self, "_load_state_dict_pre_hooks", hook), prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False):
+        """`hook(optimizer)` runs after `load_state_dict()`.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> opt = tp.optim.SGD(tp.nn.Linear(1, 1).parameters(), lr=0.1)
+            >>> h = opt.register_load_state_dict_post_hook(lambda o: print("loaded"))
+            >>> opt.load_state_dict(opt.state_dict())
+            loaded
+        """
+        return _prepend(add_hook(self, "_load_state_dict_post_hooks", hook), prepend)
+
     # -- state dicts ------------------------------------------------------------------------------------
     def state_dict(self) -> dict:
         """The optimizer state: `{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}`.
@@ -163,6 +245,8 @@ class Optimizer:
             >>> opt.state_dict()["param_groups"][0]["params"]
             [0, 1]
         """
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self)
         index: dict[int, int] = {}
         groups = []
         for g in self.param_groups:
@@ -174,7 +258,11 @@ class Optimizer:
             packed["params"] = ids
             groups.append(packed)
         state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        result = {"state": state, "param_groups": groups}
+        for hook in list(self.__dict__.get("_state_dict_post_hooks", {}).values()):
+            out = hook(self, result)
+            result = result if out is None else out
+        return result
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Load a state produced by `state_dict()` (the groups must match in number and size).
@@ -187,6 +275,9 @@ class Optimizer:
             0.001
         """
         state_dict = copy.deepcopy(state_dict)
+        for hook in list(self.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+            out = hook(self, state_dict)
+            state_dict = state_dict if out is None else out
         saved = state_dict["param_groups"]
         if len(saved) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -206,6 +297,8 @@ class Optimizer:
             for k, v in sg.items():
                 if k != "params":
                     group[k] = v
+        for hook in list(self.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+            hook(self)
 
     def __repr__(self) -> str:
         lines = [type(self).__name__ + " ("]
@@ -215,6 +308,15 @@ class Optimizer:
                 if k != "params":
                     lines.append(f"    {k}: {g[k]}")
         return "\n".join(lines) + "\n)"
+
+
+def _prepend(handle, prepend: bool):
+    """Move the hook just added to the front of its dict (`prepend=True`)."""
+    if prepend:
+        store = handle._hooks_ref()
+        if store is not None:
+            store.move_to_end(handle.id, last=False)
+    return handle
 
 
 def _cast_state(name: str, value, param: Tensor):

@@ -26,11 +26,12 @@ from ._global_hooks import (
     register_module_full_backward_hook,
     register_module_full_backward_pre_hook,
 )
+from ._module_extras import ModuleExtras, has_extra_state
 
 __all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
 
-class Module:
+class Module(ModuleExtras):
     """Base class for neural-network modules.
 
     Subclasses set parameters, buffers and submodules as attributes in
@@ -437,15 +438,27 @@ class Module:
             ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
         """
         dest = OrderedDict() if destination is None else destination
-        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
-            pre = mod_prefix + "." if mod_prefix else ""
-            for k, p in mod._parameters.items():
-                if p is not None:
-                    dest[pre + k] = p if keep_vars else p.detach()
-            for k, b in mod._buffers.items():
-                if b is not None and k not in mod._non_persistent_buffers_set:
-                    dest[pre + k] = b if keep_vars else b.detach()
+        self._save_state(dest, prefix, keep_vars)
         return dest
+
+    def _save_state(self, dest, prefix: str, keep_vars: bool) -> None:
+        """This module's entries, then its children's; state-dict hooks around them, as in PyTorch."""
+        d = self.__dict__
+        for hook in list(d.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
+        for k, p in self._parameters.items():
+            if p is not None:
+                dest[prefix + k] = p if keep_vars else p.detach()
+        for k, b in self._buffers.items():
+            if b is not None and k not in self._non_persistent_buffers_set:
+                dest[prefix + k] = b if keep_vars else b.detach()
+        if has_extra_state(self):
+            dest[prefix + "_extra_state"] = self.get_extra_state()
+        for name, child in self._modules.items():
+            if child is not None:
+                child._save_state(dest, prefix + name + ".", keep_vars)
+        for hook in list(d.get("_state_dict_post_hooks", {}).values()):
+            hook(self, dest, prefix, {})
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy parameters and buffers from `state_dict` into this module (in place).
