@@ -1020,6 +1020,16 @@ def _np_adadelta(p, g, sq, acc, step, lr, rho=0.9, eps=1e-6, weight_decay=0.0, m
     return p - lr * delta, sq, rho * acc + (1 - rho) * delta * delta, step + 1
 
 
+def _np_rprop(p, g, prev, size, step, lr, etaminus=0.5, etaplus=1.2, step_size_min=1e-6, step_size_max=50.0,
+              maximize=False):
+    g = -g if maximize else g
+    size = np.full_like(p, lr) if step == 0 else size
+    s = np.sign(g * prev)
+    size = np.clip(size * np.where(s > 0, etaplus, np.where(s < 0, etaminus, 1.0)), step_size_min, step_size_max)
+    g = np.where(s < 0, 0.0, g)
+    return p - np.sign(g) * size, g, size, step + 1
+
+
 def _np_adamax(p, g, m, u, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, maximize=False):
     p, g = _np_decay(p, g, lr, weight_decay, False, maximize)
     m = beta1 * m + (1 - beta1) * g
@@ -1060,6 +1070,9 @@ spec("adagrad_update", [C(F((3,)), F((3,)), F((3,), POS), _STEP, 0.1, lr_decay=0
      _np_adagrad, diff=False, why=_OPTIM)
 spec("adadelta_update", [C(F((3,)), F((3,)), F((3,), POS), F((3,), POS), _STEP, 1.0, weight_decay=0.1, maximize=True)],
      _np_adadelta, diff=False, why=_OPTIM)
+spec("rprop_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), _STEP, 0.01),
+                      C(F((4,)), F((4,)), F((4,)), F((4,), POS), A(0.0, np.float64), 0.05, maximize=True)],
+     _np_rprop, diff=False, why=_OPTIM)
 spec("adamax_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), _STEP, 0.01, weight_decay=0.1)],
      _np_adamax, diff=False, why=_OPTIM)
 spec("nadam_update", [C(F((3,)), F((3,)), F((3,)), F((3,), POS), A(0.8, np.float32), _STEP, 0.01, weight_decay=0.1)],

@@ -1,4 +1,4 @@
-"""Adagrad, Adadelta, Adamax, NAdam, RAdam: parameters after several steps equal PyTorch's."""
+"""Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop: parameters after several steps equal PyTorch's."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ CONFIGS = [
     ("Adamax", dict(lr=0.05)), ("Adamax", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1)),
     ("NAdam", dict(lr=0.05)), ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.05)), ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Rprop", dict()), ("Rprop", dict(lr=0.05, etas=(0.3, 1.4), step_sizes=(1e-3, 0.2), maximize=True)),
 ]
 
 

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from ._op import op
 
 __all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update", "adagrad_update", "adadelta_update",
-           "adamax_update", "nadam_update", "radam_update", "asgd_update"]
+           "adamax_update", "nadam_update", "radam_update", "asgd_update", "rprop_update"]
 
 
 def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
@@ -178,3 +178,20 @@ def _asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_de
 
 
 asgd_update = op("asgd_update", _asgd, differentiable=False)
+
+
+def _rprop(p, g, prev, step_size, step, lr, etaminus=0.5, etaplus=1.2, step_size_min=1e-6, step_size_max=50.0,
+           maximize=False):
+    """Rprop: per-coordinate step sizes grown while the gradient keeps its sign, shrunk (and the step skipped)
+    when it flips; `step_size` starts at `lr` on the first step."""
+    if maximize:
+        g = -g
+    step_size = jnp.where(step == 0, jnp.asarray(lr, p.dtype), step_size)
+    s = jnp.sign(g * prev)
+    factor = jnp.where(s > 0, etaplus, jnp.where(s < 0, etaminus, 1.0)).astype(p.dtype)
+    step_size = jnp.clip(step_size * factor, step_size_min, step_size_max)
+    g = jnp.where(s < 0, 0, g)
+    return p - jnp.sign(g) * step_size, g, step_size, step + 1
+
+
+rprop_update = op("rprop_update", _rprop, differentiable=False)

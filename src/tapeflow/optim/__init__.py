@@ -11,7 +11,7 @@ Example:
 from . import lr_scheduler, swa_utils
 from .adam import Adam
 from .adamw import AdamW
-from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam
+from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, Rprop
 from .asgd import ASGD
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
@@ -20,4 +20,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils"]
+           "ASGD", "LBFGS", "SparseAdam", "Rprop", "lr_scheduler", "swa_utils"]

@@ -11,7 +11,7 @@ from .._factories import full_like, tensor
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer
 
-__all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"]
+__all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop"]
 
 
 def _check(**values) -> None:
@@ -201,3 +201,33 @@ class NAdam(_FusedOptimizer):
         return (("beta1", b1), ("beta2", b2), ("eps", group["eps"]), ("weight_decay", group["weight_decay"]),
                 ("momentum_decay", group["momentum_decay"]),
                 ("decoupled_weight_decay", group["decoupled_weight_decay"]), ("maximize", group["maximize"]))
+
+
+class Rprop(_FusedOptimizer):
+    """Rprop: each coordinate moves by its own step size, grown by `etas[1]` while its gradient keeps its sign
+    and shrunk by `etas[0]` (that step skipped) when the sign flips; only the gradient's sign is used.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> w = tp.nn.Parameter(tp.tensor([1.0]))
+        >>> opt = tp.optim.Rprop([w], lr=0.1)
+        >>> (w * 2).sum().backward(); opt.step(); w
+        Parameter containing:
+        tensor([0.9000], requires_grad=True)
+    """
+
+    _update, _buffers = X.optim.rprop_update, ("prev", "step_size")
+
+    def __init__(self, params, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50.0), *, capturable: bool = False, foreach=None,
+                 maximize: bool = False, differentiable: bool = False):
+        _check(lr=lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
+
+    def _static(self, group):
+        (etaminus, etaplus), (smin, smax) = group["etas"], group["step_sizes"]
+        return (("etaminus", etaminus), ("etaplus", etaplus), ("step_size_min", smin), ("step_size_max", smax),
+                ("maximize", group["maximize"]))
