@@ -283,6 +283,18 @@ CASES = {
                              "shifts and dimensions must align. shifts: 2, dims:1"),
     "flip repeated dim": (lambda m: m.ones(2, 3).flip(0, 0), RuntimeError, "dim 0 appears multiple times"),
     "triu of a vector": (lambda m: m.ones(3).triu(), RuntimeError, "triu: input tensor must have at least 2 dimensions"),
+    "max_pool2d rank": (lambda m: m.nn.functional.max_pool2d(m.ones(3), 2), RuntimeError,
+                        "non-empty 3D or 4D (batch mode) tensor expected for input"),
+    "max_pool1d rank": (lambda m: m.nn.functional.max_pool1d(m.ones(3), 2), RuntimeError,
+                        "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input"),
+    "adaptive_avg_pool2d rank": (lambda m: m.nn.functional.adaptive_avg_pool2d(m.ones(3), 2), RuntimeError,
+                                 "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got [3]"),
+    "LSTM input size": (lambda m: m.nn.LSTM(3, 4)(m.ones(2, 5)), RuntimeError,
+                        "input.size(-1) must be equal to input_size. Expected 3, got 5"),
+    "GRU batch_first input size": (lambda m: m.nn.GRU(3, 4, batch_first=True)(m.ones(2, 2, 5)), RuntimeError,
+                                   "input.size(-1) must be equal to input_size. Expected 3, got 5"),
+    "RNNCell input size": (lambda m: m.nn.RNNCell(3, 4)(m.ones(2, 5)), RuntimeError,
+                           "input has inconsistent input_size: got 5 expected 3"),
 }
 
 

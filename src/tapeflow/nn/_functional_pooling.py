@@ -28,8 +28,21 @@ def _batched(input, n, name):
     if input.ndim == n + 1:
         return input.unsqueeze(0), True
     if input.ndim != n + 2:
-        raise RuntimeError(f"{name}: expected a {n + 1}D or {n + 2}D input, got shape {list(input.shape)}")
+        raise RuntimeError(_rank_message(name, n, input))
     return input, False
+
+
+def _rank_message(name: str, n: int, input) -> str:
+    """PyTorch's words for a pooling input of the wrong rank (they differ from kernel to kernel)."""
+    shape = list(input.shape)
+    if name.startswith("adaptive"):
+        return f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{':' if 'max' in name else ''} {shape}"
+    if name == "max_pool1d":
+        return f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{shape}"
+    if name == "avg_pool1d":
+        return (f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 'self' (while "
+                "checking arguments for avg_pool1d)")
+    return f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for input"
 
 
 def _pooled_size(x, k, s, p, dilation, ceil_mode, one_d: str = "") -> None:

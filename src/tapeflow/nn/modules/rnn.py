@@ -100,6 +100,9 @@ class RNNBase(Module):
             batched = input.ndim == 3
             if input.ndim not in (2, 3):
                 raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+            if input.shape[-1] != self.input_size:
+                raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                                   f"{input.shape[-1]}")
             x = input if batched else input.unsqueeze(1)
             if batched and self.batch_first:
                 x = x.transpose(0, 1)
@@ -238,6 +241,10 @@ class _Cell(Module):
         _init_uniform(self, hidden_size)
 
     def forward(self, input, hx=None):
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         zeros = _factories.zeros(x.shape[0], self.hidden_size, dtype=x.dtype)
