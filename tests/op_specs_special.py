@@ -105,3 +105,9 @@ spec("mode", [C(F((3, 4)), dim=1), C(F((3, 5), INTS), dim=0, keepdim=True, grad=
      _np_mode, tf=lambda x: x.mode(1))
 spec("linalg_slogdet", [C(F((3, 3), WELLCOND)), C(F((2, 3, 3), WELLCOND))],
      lambda a: tuple(np.linalg.slogdet(a)), tf=lambda a: tp.linalg.slogdet(a))
+_EIG = ("complex outputs of a real matrix: tests/test_special_ops.py compares values and the gradients of "
+        "phase-invariant functions with PyTorch")
+spec("linalg_eig", [C(F((3, 3), WELLCOND))], lambda a: tuple(x.astype(complex) for x in np.linalg.eig(a)), tf=None, fd=False, second=False,
+     f32=False, why=_EIG)
+spec("linalg_eigvals", [C(F((3, 3), WELLCOND))], lambda a: np.linalg.eigvals(a).astype(complex), tf=None, fd=False, second=False, f32=False,
+     why=_EIG)

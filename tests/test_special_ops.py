@@ -216,3 +216,21 @@ def test_errors_equal_pytorchs(fn):
 def test_special_namespace_matches_pytorchs_names():
     for name in tp.special.__all__:
         assert hasattr(torch.special, name), name
+
+
+def _eig_case(lib, a):
+    t = lib.tensor(a, requires_grad=True)
+    w, v = lib.linalg.eig(t)
+    weights = lib.arange(1.0, a.shape[-1] + 1, dtype=lib.float64)
+    loss = w.real.sum() + 0.5 * w.imag.abs().sum() + ((v.abs() ** 2) * weights[:, None]).sum()
+    loss.backward()
+    ev = lib.linalg.eigvals(t.detach())
+    return w.detach().numpy(), v.detach().numpy(), t.grad.numpy(), ev.numpy()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_eig_equals_pytorchs(seed):
+    a = np.random.default_rng(seed).standard_normal((4, 4))
+    mine, theirs = _eig_case(tp, a), _eig_case(torch, a)
+    for m, t in zip(mine, theirs):
+        np.testing.assert_allclose(m, t, rtol=1e-8, atol=1e-10)

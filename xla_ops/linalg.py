@@ -30,6 +30,19 @@ linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @
                 node="LinalgInvExBackward0")
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")
 linalg_slogdet = op("linalg_slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), node="LinalgSlogdetBackward0")
+
+
+def _eig(a):
+    # Eigenvectors of norm 1, as LAPACK (and so PyTorch) returns them; their derivative is JAX's, which for
+    # functions invariant to each eigenvector's phase is PyTorch's.
+    w, v = jax.lax.linalg.eig(a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    return w, v
+
+
+linalg_eig = op("linalg_eig", _eig, node="LinalgEigBackward0")
+linalg_eigvals = op("linalg_eigvals", lambda a: jax.lax.linalg.eig(a, compute_left_eigenvectors=False,
+                                                                    compute_right_eigenvectors=False)[0],
+                    node="LinalgEigBackward0")
 linalg_solve = op("linalg_solve", jnp.linalg.solve, node="LinalgSolveExBackward0")
 
 

@@ -33,7 +33,8 @@ from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigvals", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
            "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
            "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
@@ -44,7 +45,8 @@ for _name, _fields in [("linalg_lu", "P L U"), ("linalg_lu_factor", "LU pivots")
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor_ex", "LU pivots info"),
                        ("linalg_svd", "U S Vh"), ("linalg_qr", "Q R"), ("linalg_eigh", "eigenvalues eigenvectors"),
                        ("linalg_lstsq", "solution residuals rank singular_values"), ("svd", "U S V"), ("qr", "Q R"),
-                       ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet")]:
+                       ("linalg_slogdet", "sign logabsdet"), ("slogdet", "sign logabsdet"),
+                       ("linalg_eig", "eigenvalues eigenvectors")]:
     setattr(return_types, _name, namedtuple(_name, _fields))
 
 
@@ -690,6 +692,32 @@ def eigh(A: Tensor, UPLO: str = "L"):
     """
     L, V = dispatch(X.linalg_eigh, (_square("eigh", A),), (("UPLO", _uplo(UPLO)),))
     return return_types.linalg_eigh(L, V)
+
+
+def eig(A: Tensor):
+    """Eigenvalues and eigenvectors of each square matrix, complex: the named tuple `(eigenvalues,
+    eigenvectors)` with `A @ V = V @ diag(L)` and each column of `V` of norm 1 (as LAPACK returns them).
+
+    Eigenvectors are unique only up to a complex phase: differentiate functions that do not depend on it
+    (`L`, `V.abs()`, `V @ diag(f(L)) @ inv(V)`), as in PyTorch.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.eig(tp.tensor([[2.0, 0.0], [0.0, 3.0]])).eigenvalues
+        tensor([2.+0.j, 3.+0.j])
+    """
+    return return_types.linalg_eig(*dispatch(X.linalg_eig, (_square("eig", A),)))
+
+
+def eigvals(A: Tensor) -> Tensor:
+    """The (complex) eigenvalues of each square matrix, in the order `eig` gives them.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.eigvals(tp.tensor([[0.0, -1.0], [1.0, 0.0]]))
+        tensor([0.+1.j, 0.-1.j])
+    """
+    return dispatch(X.linalg_eigvals, (_square("eigvals", A),))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
