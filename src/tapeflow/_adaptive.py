@@ -25,6 +25,7 @@ import weakref
 import jax
 import numpy as np
 
+from ._compilation_cache import XLA_LOCK
 from ._tensor import Tensor
 
 __all__ = ["Pending", "record", "run_pending", "resolve", "wrap", "lazy_class", "set_data", "set_adaptive_eager",
@@ -209,7 +210,8 @@ def _compile_loop() -> None:
             continue
         try:
             jitted = jax.jit(_replayer(ops, live))
-            jitted.lower(*[jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]).compile()
+            with XLA_LOCK:  # (no cache entry is serialised meanwhile: see `_compilation_cache.XLA_LOCK`)
+                jitted.lower(*[jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]).compile()
             slot.program = jitted  # its first call finds the compiled executable in JAX's caches
             _stats["programs compiled"] += 1
         except Exception as e:  # noqa: BLE001 - the structure keeps running op by op

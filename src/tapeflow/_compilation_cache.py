@@ -14,7 +14,9 @@ again.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 
 import jax
 import jaxlib
@@ -92,8 +94,35 @@ def get_compilation_cache_dir() -> str | None:
     return _current[0]
 
 
+#: Held while the adaptive-eager compiler thread compiles and while any thread reads or writes a cache entry:
+#: XLA's CPU client can abort when an executable is serialised while another thread compiles.
+XLA_LOCK = threading.RLock()
+
+
+def _locked(fn):
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with XLA_LOCK:
+            return fn(*args, **kwargs)
+    locked._tapeflow_locked = True
+    return locked
+
+
+def _guard_cache_io() -> None:
+    """Serialise JAX's cache reads and writes with the compiler thread (see `XLA_LOCK`)."""
+    try:
+        from jax._src import compilation_cache as cc
+    except ImportError:  # pragma: no cover - a JAX without that module has no such entry points either
+        return
+    for name in ("put_executable_and_time", "get_executable_and_time"):
+        fn = getattr(cc, name, None)
+        if fn is not None and not getattr(fn, "_tapeflow_locked", False):
+            setattr(cc, name, _locked(fn))
+
+
 def install_default() -> None:
     """Turn the cache on at import, unless the environment turns it off or JAX already has a directory."""
+    _guard_cache_io()
     if jax.config.jax_compilation_cache_dir:
         return
     path = _default_dir()
