@@ -28,37 +28,49 @@ _programs = Programs(None, size=128)  # one per process, for every graph: no re-
 def _plan(roots):
     """Walk the graph once: `(nodes, leaves, saved arrays, key)`, or None if it does not qualify. The key
     records, per node, its op, static parameters, the saved arrays it reads and where its gradients go.
-    Saved arrays are read raw: pending values stay pending."""
+    Saved arrays are read raw: pending values stay pending. (This runs at every backward of a training
+    loop, so the walk is written out flat.)"""
     index, leaves, nodes, key, args, arg_index = {}, {}, [], [], [], {}
 
     def number(n):
         if type(n) is AccumulateGrad:
             return -1 - leaves.setdefault(n, len(leaves))
-        if n not in index:
-            index[n] = len(nodes)
+        i = index.get(n)
+        if i is None:
+            i = index[n] = len(nodes)
             nodes.append(n)
-        return index[n]
+        return i
 
     def arg(a):
         if a is None:
             return -1
-        if id(a) not in arg_index:
-            arg_index[id(a)] = len(args)
+        k = id(a)
+        i = arg_index.get(k)
+        if i is None:
+            i = arg_index[k] = len(args)
             args.append(a)
-        return arg_index[id(a)]
+        return i
 
     root_key = tuple((number(n), nr) for n, nr in roots)
     for node in nodes:  # grows while it is walked
-        if len(nodes) > MAX_NODES or not _plain(node):
+        if len(nodes) > MAX_NODES or not isinstance(node, OpNode) or node._freed or node._pre_hooks \
+                or node._post_hooks or node._tensor_hooks or node._retained:
             return None
+        for entry in node._versions:
+            if entry[0].version != entry[1]:
+                return None  # the engine raises
         edges = tuple(None if n is None else (number(n), nr) for n, nr in node.next_functions)
-        slots = []
-        for a in (node._ans, *node._saved):
-            a = a._raw if isinstance(a, Tensor) else a
+        ans = node._ans
+        slots = [tuple(map(arg, ans)) if type(ans) is tuple else arg(ans._raw if isinstance(ans, Tensor) else ans)]
+        for a in node._saved:
+            if isinstance(a, Tensor):
+                a = a._raw
             slots.append(tuple(map(arg, a)) if type(a) is tuple else arg(a))  # a multi-output op's outputs
         key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
-    if any(leaf.variable._hooks or leaf.variable._post_accumulate_hooks for leaf in leaves):
-        return None
+    for leaf in leaves:
+        v = leaf.variable
+        if v._hooks or v._post_accumulate_hooks:
+            return None
     grads_present = tuple(leaf.variable._grad is not None for leaf in leaves)
     return nodes, list(leaves), args, (tuple(key), root_key, grads_present)
 
