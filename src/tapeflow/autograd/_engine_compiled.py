@@ -75,12 +75,6 @@ def _plan(roots):
     return nodes, list(leaves), args, (tuple(key), root_key, grads_present)
 
 
-def _plain(node) -> bool:
-    return (isinstance(node, OpNode) and not node._freed and not node._pre_hooks and not node._post_hooks
-            and not node._tensor_hooks and not node._retained
-            and all(entry[0].version == entry[1] for entry in node._versions))  # else the engine raises
-
-
 def _pick(args, j):
     return tuple(_pick(args, k) for k in j) if type(j) is tuple else None if j < 0 else args[j]
 
