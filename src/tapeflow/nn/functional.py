@@ -16,6 +16,8 @@ from .._ops._checks import check_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ._functional_attention import scaled_dot_product_attention
+from ._functional_ctc import ctc_loss
+from ._functional_distance import cosine_similarity, pairwise_distance, pdist
 from ._functional_fold import fold, local_response_norm, unfold
 from ._functional_losses import (
     binary_cross_entropy,
@@ -27,6 +29,19 @@ from ._functional_losses import (
     mse_loss,
     nll_loss,
     smooth_l1_loss,
+)
+from ._functional_margin_losses import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    poisson_nll_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ._functional_pooling import (
     adaptive_avg_pool1d,
@@ -65,6 +80,10 @@ __all__ = [
     "hardtanh", "relu6", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold", "celu", "selu",
     "mish", "softsign", "tanhshrink", "logsigmoid", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
     "instance_norm", "fold", "unfold", "local_response_norm",
+    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
+    "pairwise_distance", "cosine_similarity", "pdist",
 ]
 
 
