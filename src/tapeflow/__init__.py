@@ -107,6 +107,7 @@ from ._ops import *  # noqa: F403
 from ._ops import return_types  # noqa: F401
 from ._sampling import bernoulli, multinomial, poisson
 from ._tensor import Size, Tensor, is_tensor
+from ._toplevel import *  # noqa: F403  (meshgrid, finfo/iinfo, promotion queries, printing and thread settings)
 from .autograd.anomaly_mode import is_anomaly_enabled, set_detect_anomaly
 from .autograd.grad_mode import (
     enable_grad,
@@ -124,3 +125,43 @@ from .serialization import load, save
 interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported
 
 __version__ = "0.1.0"
+
+
+def _torch_names() -> None:
+    """PyTorch's top-level names for some `nn.functional` functions (same signatures), and the in-place forms
+    `tp.exp_(x)` of the in-place methods."""
+    from . import _ops
+    from .nn import functional as F
+
+    g = globals()
+    for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                 "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+                 "pixel_shuffle", "pixel_unshuffle", "celu", "selu", "threshold", "hardshrink", "group_norm",
+                 "cosine_similarity", "pairwise_distance", "pdist", "prelu", "rrelu", "bilinear", "channel_shuffle",
+                 "layer_norm", "margin_ranking_loss", "hinge_embedding_loss", "poisson_nll_loss",
+                 "triplet_margin_loss", "cosine_embedding_loss", "ctc_loss", "alpha_dropout", "feature_alpha_dropout"):
+        if name not in g and hasattr(F, name):
+            g[name] = getattr(F, name)
+    for name in _UNARY_INPLACE.split():
+        if name not in g and hasattr(Tensor, name):
+            g[name] = _inplace_function(name)
+
+
+# PyTorch's top-level in-place functions of one tensor (`torch.relu_(x)` is `x.relu_()`).
+_UNARY_INPLACE = """abs_ absolute_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_
+atanh_ ceil_ cos_ cosh_ deg2rad_ erf_ erfc_ erfinv_ exp2_ exp_ expm1_ fix_ floor_ frac_ i0_ log10_ log1p_ log2_ log_
+logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_
+tan_ tanh_ trunc_"""
+
+
+def _inplace_function(name: str):
+    def f(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"`input.{name}()`: `{name[:-1]}` written into `input`, which is returned.\n\nExample:\n"
+                 f"    >>> import tapeflow as tp\n    >>> x = tp.tensor([0.5])\n    >>> tp.{name}(x) is x\n    True\n")
+    return f
+
+
+_torch_names()
+del _torch_names

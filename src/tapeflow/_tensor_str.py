@@ -18,6 +18,7 @@ PRECISION = 4
 THRESHOLD = 1000  # more elements than this are summarised
 EDGEITEMS = 3  # elements shown at each end of a summarised dimension
 LINEWIDTH = 80
+SCI_MODE = None  # None: chosen per tensor; True/False: forced (set_printoptions(sci_mode=...))
 
 
 class _Formatter:
@@ -37,6 +38,8 @@ class _Formatter:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
         else:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        if SCI_MODE is not None:
+            self.sci_mode = SCI_MODE
         if self.sci_mode:
             self.width = max(len(f"{v:.{PRECISION}e}") for v in finite.tolist())
         elif self.int_mode:
