@@ -19,6 +19,29 @@ from ._functional_attention import scaled_dot_product_attention
 from ._functional_ctc import ctc_loss
 from ._functional_distance import cosine_similarity, pairwise_distance, pdist
 from ._functional_fold import fold, local_response_norm, unfold
+from ._functional_layers import (
+    alpha_dropout,
+    bilinear,
+    celu_,
+    channel_shuffle,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    elu_,
+    feature_alpha_dropout,
+    glu,
+    gumbel_softmax,
+    hardtanh_,
+    leaky_relu_,
+    prelu,
+    relu_,
+    rms_norm,
+    rrelu,
+    rrelu_,
+    selu_,
+    softmin,
+    threshold_,
+)
 from ._functional_losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -83,7 +106,9 @@ __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
     "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
-    "pairwise_distance", "cosine_similarity", "pdist",
+    "pairwise_distance", "cosine_similarity", "pdist", "glu", "prelu", "rrelu", "rrelu_", "softmin", "rms_norm",
+    "bilinear", "channel_shuffle", "gumbel_softmax", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "selu_", "celu_",
 ]
 
 

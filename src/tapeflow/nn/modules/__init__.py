@@ -4,6 +4,7 @@ from .activation import (
     CELU,
     ELU,
     GELU,
+    GLU,
     SELU,
     Hardshrink,
     Hardsigmoid,
@@ -13,11 +14,15 @@ from .activation import (
     LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
     Softshrink,
     Softsign,
@@ -26,13 +31,14 @@ from .activation import (
     Threshold,
 )
 from .attention import MultiheadAttention
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import Dropout
-from .flatten import Flatten
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
+from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
-from .linear import Identity, Linear
+from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -57,7 +63,7 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, LocalResponseNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -134,4 +140,6 @@ __all__ = [
     "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "MultiLabelMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "CosineSimilarity", "PairwiseDistance",
+    "GLU", "PReLU", "RReLU", "Softmin", "Softmax2d", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d",
+    "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "Bilinear", "BatchNorm3d", "RMSNorm",
 ]

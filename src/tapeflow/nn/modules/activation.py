@@ -3,12 +3,15 @@ pointwise ones that only store options for a `functional` call (`Hardtanh ReLU6 
 
 from __future__ import annotations
 
+from ..._factories import empty
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "ELU", "Hardtanh",
            "ReLU6", "Hardsigmoid", "Hardswish", "Softshrink", "Hardshrink", "Threshold", "CELU", "SELU", "Mish",
-           "Softsign", "Tanhshrink", "LogSigmoid", "Softplus"]
+           "Softsign", "Tanhshrink", "LogSigmoid", "Softplus", "GLU", "PReLU", "RReLU", "Softmin", "Softmax2d"]
 
 
 class ReLU(Module):
@@ -377,3 +380,111 @@ class LogSigmoid(_Pointwise):
     """
 
     _fn = "logsigmoid"
+
+
+class GLU(Module):
+    """Gated linear unit along `dim`: first half times the sigmoid of the second.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.GLU()(tp.tensor([[1.0, 2.0, 0.0, 0.0]]))
+        tensor([[0.5000, 1.0000]])
+    """
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """Leaky ReLU with a learned negative slope: one (`num_parameters=1`) or one per channel.
+
+    Arguments:
+        num_parameters: 1 or the number of channels (dimension 1 of the input).
+        init: the slopes' initial value.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> m = tp.nn.PReLU()
+        >>> m(tp.tensor([-2.0, 1.0]))
+        tensor([-0.5000,  1.0000], grad_fn=<WhereBackward0>)
+        >>> m.weight.shape
+        tapeflow.Size([1])
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set every slope to `init`."""
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (slopes drawn from `U(lower, upper)` in training, their mean in `eval()`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.RReLU(0.1, 0.3).eval()(tp.tensor([-3.0, 2.0]))
+        tensor([-0.6000,  2.0000])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{', inplace=True' if self.inplace else ''}"
+
+
+class Softmin(Module):
+    """`softmax(-x)` along `dim`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Softmin(dim=0)(tp.tensor([1.0, 2.0]))
+        tensor([0.7311, 0.2689])
+    """
+
+    def __init__(self, dim: int | None = None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of `(N, C, H, W)` or `(C, H, W)` (dimension -3).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Softmax2d()(tp.zeros(2, 1, 1)).flatten()
+        tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

@@ -1,10 +1,10 @@
-"""`Flatten`."""
+"""`Flatten`, `Unflatten`."""
 
 from __future__ import annotations
 
 from .module import Module
 
-__all__ = ["Flatten"]
+__all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):
@@ -25,3 +25,23 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dimension `dim` into `unflattened_size` (the inverse of `Flatten`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Unflatten(1, (2, 3))(tp.ones(4, 6)).shape
+        tapeflow.Size([4, 2, 3])
+    """
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

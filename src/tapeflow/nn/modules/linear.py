@@ -1,4 +1,4 @@
-"""`Linear`, `Identity`."""
+"""`Linear`, `Identity`, `Bilinear`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Linear", "Identity"]
+__all__ = ["Linear", "Identity", "Bilinear"]
 
 
 def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
@@ -81,3 +81,46 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """`y = x1^T A x2 + b` for each output feature; see `functional.bilinear`.
+
+    Arguments:
+        in1_features, in2_features, out_features: the sizes.
+        bias: learn an additive bias.
+
+    Attributes:
+        weight: `(out_features, in1_features, in2_features)`, U(-1/sqrt(in1_features), 1/sqrt(in1_features)).
+        bias: `(out_features,)`, same distribution.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.Bilinear(3, 4, 5)(tp.ones(2, 3), tp.ones(2, 4)).shape
+        tapeflow.Size([2, 5])
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Weight and bias from U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

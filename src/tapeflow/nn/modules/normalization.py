@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "LocalResponseNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class _BatchNorm(Module):
@@ -195,3 +195,51 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over `(N, C, D, H, W)` (see `BatchNorm1d` for the arguments).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.BatchNorm3d(2)(tp.randn(2, 2, 3, 3, 3)).shape
+        tapeflow.Size([2, 2, 3, 3, 3])
+    """
+
+    _dims = (5,)
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing `normalized_shape` dimensions, times a learned weight.
+
+    Arguments:
+        normalized_shape: int or tuple.
+        eps: added to the mean square (None: the dtype's machine epsilon).
+        elementwise_affine: learn a weight (initialised to ones).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.RMSNorm(2)(tp.tensor([[3.0, 4.0]]))
+        tensor([[0.8485, 1.1314]], grad_fn=<MulBackward0>)
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(*shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        """Weight back to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -1,0 +1,246 @@
+"""Gated, parametric and randomized activations, softmin, RMS norm, bilinear, channel shuffle, channel-wise and
+alpha dropout, gumbel-softmax, the in-place activation forms and the new modules: deterministic ones equal
+PyTorch's values and gradients (float64, kinks included); random ones have PyTorch's structure and statistics;
+bad inputs raise PyTorch's class and wording."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+R = np.random.default_rng(21)
+
+
+def _f(lib):
+    return lib.nn.functional
+
+
+def _r(*shape):
+    return R.standard_normal(shape)
+
+
+KINKS = np.array([[-1.0, 0.0, 2.0, -0.5], [0.0, 3.0, -2.0, 0.0]])
+
+
+def _inplace(fn):
+    """Apply an in-place function to a clone (so the leaf can require grad)."""
+    return lambda lib, x: fn(lib, x.clone() * 1.0)
+
+
+CASES = {
+    "glu": (lambda lib, x: _f(lib).glu(x), [_r(3, 4)]),
+    "glu dim0": (lambda lib, x: _f(lib).glu(x, 0), [_r(4, 3)]),
+    "GLU module": (lambda lib, x: lib.nn.GLU(1)(x), [_r(2, 6, 2)]),
+    "prelu shared kinks": (lambda lib, x, w: _f(lib).prelu(x, w), [KINKS, np.array([0.3])]),
+    "prelu channels": (lambda lib, x, w: _f(lib).prelu(x, w), [_r(2, 3, 4), _r(3)]),
+    "prelu 1d": (lambda lib, x, w: _f(lib).prelu(x, w), [_r(5), np.array([0.2])]),
+    "rrelu eval kinks": (lambda lib, x: _f(lib).rrelu(x, 0.1, 0.4), [KINKS]),
+    "RReLU eval": (lambda lib, x: lib.nn.RReLU().eval()(x), [_r(3, 4)]),
+    "softmin": (lambda lib, x: _f(lib).softmin(x, dim=1), [_r(3, 4)]),
+    "softmin legacy dim": (lambda lib, x: _f(lib).softmin(x), [_r(3, 4)]),
+    "Softmin module": (lambda lib, x: lib.nn.Softmin(0)(x), [_r(3, 4)]),
+    "Softmax2d": (lambda lib, x: lib.nn.Softmax2d()(x), [_r(2, 3, 2, 2)]),
+    "Softmax2d unbatched": (lambda lib, x: lib.nn.Softmax2d()(x), [_r(3, 2, 2)]),
+    "rms_norm": (lambda lib, x: _f(lib).rms_norm(x, (4,)), [_r(3, 4)]),
+    "rms_norm weight eps 2d": (lambda lib, x, w: _f(lib).rms_norm(x, (3, 4), w, 1e-3), [_r(2, 3, 4), _r(3, 4)]),
+    "rms_norm zero row": (lambda lib, x, w: _f(lib).rms_norm(x, [2], w), [np.array([[0.0, 0.0], [1.0, -2.0]]), _r(2)]),
+    "bilinear": (lambda lib, a, b, w, c: _f(lib).bilinear(a, b, w, c), [_r(4, 3), _r(4, 2), _r(5, 3, 2), _r(5)]),
+    "bilinear batch dims no bias": (lambda lib, a, b, w: _f(lib).bilinear(a, b, w), [_r(2, 3, 3), _r(2, 3, 2),
+                                                                                     _r(4, 3, 2)]),
+    "bilinear 1d": (lambda lib, a, b, w: _f(lib).bilinear(a, b, w), [_r(3), _r(2), _r(4, 3, 2)]),
+    "channel_shuffle": (lambda lib, x: _f(lib).channel_shuffle(x, 3), [_r(2, 6, 2, 2)]),
+    "ChannelShuffle": (lambda lib, x: lib.nn.ChannelShuffle(2)(x), [_r(2, 4, 3)]),
+    "relu_ kinks": (_inplace(lambda lib, x: _f(lib).relu_(x)), [KINKS]),
+    "elu_": (_inplace(lambda lib, x: _f(lib).elu_(x, 0.7)), [KINKS]),
+    "leaky_relu_": (_inplace(lambda lib, x: _f(lib).leaky_relu_(x, 0.2)), [KINKS]),
+    "hardtanh_ bounds": (_inplace(lambda lib, x: _f(lib).hardtanh_(x, -0.5, 2.0)), [KINKS]),
+    "threshold_": (_inplace(lambda lib, x: _f(lib).threshold_(x, 0.0, -3.0)), [KINKS]),
+    "selu_": (_inplace(lambda lib, x: _f(lib).selu_(x)), [KINKS]),
+    "celu_": (_inplace(lambda lib, x: _f(lib).celu_(x, 2.0)), [KINKS]),
+    "rrelu_ eval": (_inplace(lambda lib, x: _f(lib).rrelu_(x, 0.2, 0.3)), [KINKS]),
+    "dropout2d eval": (lambda lib, x: _f(lib).dropout2d(x, 0.5, training=False), [_r(2, 3, 2, 2)]),
+    "dropout1d p0": (lambda lib, x: _f(lib).dropout1d(x, 0.0), [_r(2, 3, 4)]),
+    "dropout3d p1": (lambda lib, x: _f(lib).dropout3d(x, 1.0), [_r(1, 2, 2, 2, 2)]),
+    "alpha_dropout p1": (lambda lib, x: _f(lib).alpha_dropout(x, 1.0, training=True), [_r(3, 4)]),
+    "feature_alpha_dropout eval": (lambda lib, x: _f(lib).feature_alpha_dropout(x, 0.3), [_r(3, 4)]),
+    "Unflatten": (lambda lib, x: lib.nn.Unflatten(1, (2, 3))(x), [_r(4, 6)]),
+}
+
+
+def _inputs(lib, arrays):
+    return [lib.tensor(np.asarray(a), dtype=lib.float64, requires_grad=True) for a in arrays]
+
+
+def _run(lib, fn, arrays):
+    xs = _inputs(lib, arrays)
+    out = fn(lib, *xs)
+    (out * lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=out.dtype)).sum().backward()
+    return np.asarray(out.detach().numpy()), [None if x.grad is None else np.asarray(x.grad.numpy()) for x in xs]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_torch(name):
+    fn, arrays = CASES[name]
+    want, want_grads = _run(torch, fn, arrays)
+    got, got_grads = _run(tp, fn, arrays)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for i, (g, w) in enumerate(zip(got_grads, want_grads)):
+        if w is None:
+            assert g is None or not np.any(g)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, err_msg=f"gradient of input {i}")
+
+
+@pytest.mark.oracle
+def test_modules_with_parameters_match_torch():
+    for make in (lambda lib: lib.nn.PReLU(3, init=0.1), lambda lib: lib.nn.RMSNorm([2, 3], eps=1e-4),
+                 lambda lib: lib.nn.Bilinear(3, 2, 4)):
+        t_mod, p_mod = make(torch).double(), make(tp).double()
+        p_mod.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()})
+        assert list(p_mod.state_dict()) == list(t_mod.state_dict())
+        assert repr(p_mod) == repr(t_mod)
+        if isinstance(t_mod, torch.nn.Bilinear):
+            a, b = _r(5, 3), _r(5, 2)
+            want = t_mod(torch.tensor(a), torch.tensor(b))
+            got = p_mod(tp.tensor(a), tp.tensor(b))
+        else:
+            x = _r(4, 3) if isinstance(t_mod, torch.nn.PReLU) else _r(4, 2, 3)
+            want, got = t_mod(torch.tensor(x)), p_mod(tp.tensor(x))
+        want.sum().backward()
+        got.sum().backward()
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10)
+        for (name, tp_param), (_, t_param) in zip(p_mod.named_parameters(), t_mod.named_parameters()):
+            np.testing.assert_allclose(tp_param.grad.numpy(), t_param.grad.numpy(), rtol=1e-9, err_msg=name)
+
+
+@pytest.mark.oracle
+def test_batchnorm3d_matches_torch():
+    x = _r(2, 3, 2, 3, 2)
+    t_bn, p_bn = torch.nn.BatchNorm3d(3).double(), tp.nn.BatchNorm3d(3).double()
+    np.testing.assert_allclose(p_bn(tp.tensor(x)).detach().numpy(), t_bn(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(p_bn.running_var.numpy(), t_bn.running_var.numpy(), rtol=1e-10)
+    with pytest.raises(ValueError, match="expected 5D input"):
+        p_bn(tp.ones(2, 3, 4, 4))
+
+
+def test_bilinear_init_bound():
+    m = tp.nn.Bilinear(16, 3, 50)
+    bound = 1 / math.sqrt(16)
+    assert float(m.weight.abs().max()) <= bound and float(m.bias.abs().max()) <= bound
+
+
+def test_channel_dropout_zeroes_whole_channels():
+    x = tp.ones(40, 10, 3, 3, dtype=tp.float64)
+    y = _f(tp).dropout2d(x, 0.4).numpy()
+    per_channel = y.reshape(40, 10, 9)
+    assert set(np.unique(per_channel)) <= {0.0, 1 / 0.6}
+    assert (per_channel.min(-1) == per_channel.max(-1)).all()
+    assert 0.3 < (per_channel[..., 0] == 0).mean() < 0.5
+    y1 = _f(tp).dropout1d(tp.ones(6, 4, dtype=tp.float64), 0.5).numpy()  # unbatched (C, L)
+    assert (y1.min(-1) == y1.max(-1)).all()
+    y3 = tp.nn.Dropout3d(0.5)(tp.ones(8, 2, 2, 2, dtype=tp.float64)).numpy()  # unbatched (C, D, H, W)
+    assert (y3.reshape(8, 8).min(-1) == y3.reshape(8, 8).max(-1)).all()
+
+
+def test_alpha_dropout_values_and_statistics():
+    p = 0.3
+    x = tp.randn(200, 50, dtype=tp.float64)
+    y = _f(tp).alpha_dropout(x, p, training=True)
+    alpha = 1.7580993408473766
+    a = 1 / math.sqrt((alpha ** 2 * p + 1) * (1 - p))
+    xn, yn = x.numpy(), y.numpy()
+    kept = np.isclose(yn, a * xn + alpha * a * p)
+    dropped = np.isclose(yn, -alpha * a * (1 - p))
+    assert (kept | dropped).all()
+    assert abs(dropped.mean() - p) < 0.03
+    assert abs(yn.mean()) < 0.05 and abs(yn.std() - 1) < 0.05  # SELU's fixed point is kept
+    f = _f(tp).feature_alpha_dropout(tp.ones(30, 20, 4, dtype=tp.float64), 0.5, training=True).numpy()
+    assert (f.min(-1) == f.max(-1)).all()
+
+
+def test_rrelu_training_draws_slopes():
+    x = tp.tensor(np.concatenate([-np.abs(_r(1000)), [0.0], np.abs(_r(10))]), requires_grad=True)
+    y = _f(tp).rrelu(x, 0.1, 0.3, training=True)
+    y.sum().backward()
+    slope = (y / x).detach().numpy()[:1000]
+    assert (slope >= 0.1).all() and (slope <= 0.3).all() and slope.std() > 0.03
+    np.testing.assert_allclose(x.grad.numpy()[:1000], slope)
+    assert x.grad.numpy()[1000] >= 0.1  # x == 0 takes the random negative slope, as in PyTorch
+    np.testing.assert_array_equal(x.grad.numpy()[1001:], 1.0)
+    m = tp.nn.RReLU(0.1, 0.3)
+    assert m.training and float((m(tp.tensor([-1.0])) + 1).abs()) > 0.69
+
+
+def test_gumbel_softmax():
+    tp.manual_seed(3)
+    logits = tp.tensor([[2.0, 0.0, -1.0]] * 2000, dtype=tp.float64, requires_grad=True)
+    soft = _f(tp).gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.sum(-1).detach().numpy(), 1.0)
+    hard = _f(tp).gumbel_softmax(logits, hard=True)
+    h = hard.detach().numpy()
+    assert set(np.unique(h)) == {0.0, 1.0} and (h.sum(-1) == 1).all()
+    freq = h.mean(0)
+    want = np.exp([2.0, 0.0, -1.0]) / np.exp([2.0, 0.0, -1.0]).sum()
+    np.testing.assert_allclose(freq, want, atol=0.04)  # Gumbel-max samples the softmax
+    (hard * tp.tensor([1.0, 2.0, 3.0], dtype=tp.float64)).sum().backward()
+    assert logits.grad is not None and np.isfinite(logits.grad.numpy()).all()
+    np.testing.assert_allclose(logits.grad.numpy().sum(-1), 0.0, atol=1e-12)
+
+
+X = np.zeros((3, 4))
+BAD = {
+    "glu odd": (lambda lib: _f(lib).glu(lib.zeros(3, 5)), "Halving dimension must be even, but dimension 1 is size 5"),
+    "glu scalar": (lambda lib: _f(lib).glu(lib.tensor(1.0)), "glu does not support scalars"),
+    "glu dim": (lambda lib: _f(lib).glu(lib.zeros(4, 2), dim=2), "Dimension out of range"),
+    "prelu size": (lambda lib: _f(lib).prelu(lib.zeros(2, 4), lib.ones(3)),
+                   "Found parameter numbers = 3 and channel size = 4."),
+    "prelu 2d weight": (lambda lib: _f(lib).prelu(lib.zeros(2, 4), lib.ones(1, 4)),
+                        "Expected `weight` to be a scalar or 1D tensor"),
+    "Softmax2d 2d": (lambda lib: lib.nn.Softmax2d()(lib.zeros(2, 3)), "Softmax2d: expected input to be 3D or 4D"),
+    "bilinear dims": (lambda lib: _f(lib).bilinear(lib.zeros(2, 3), lib.zeros(2, 4, 1), lib.zeros(5, 3, 4)),
+                      "input dimensions do not match: got 2 and 3"),
+    "bilinear batch": (lambda lib: _f(lib).bilinear(lib.zeros(2, 3), lib.zeros(3, 4), lib.zeros(5, 3, 4)),
+                       "input batch dimensions do not match at dim 0: got 2 and 3"),
+    "bilinear in1": (lambda lib: _f(lib).bilinear(lib.zeros(2, 3), lib.zeros(2, 4), lib.zeros(5, 2, 4)),
+                     "input1 size does not match weight size: got 3 but expected 2"),
+    "bilinear in2": (lambda lib: _f(lib).bilinear(lib.zeros(2, 3), lib.zeros(2, 4), lib.zeros(5, 3, 3)),
+                     "input2 size does not match weight size: got 4 but expected 3"),
+    "bilinear bias": (lambda lib: _f(lib).bilinear(lib.zeros(2, 3), lib.zeros(2, 4), lib.zeros(5, 3, 4),
+                                                   lib.zeros(4)), "bias size does not match weight size"),
+    "channel_shuffle divisible": (lambda lib: _f(lib).channel_shuffle(lib.zeros(2, 5, 3), 2),
+                                  "Number of channels must be divisible by groups. Got 5 channels and 2 groups."),
+    "channel_shuffle groups": (lambda lib: _f(lib).channel_shuffle(lib.zeros(2, 6, 3), 0),
+                               "must be positive. Value of groups:0"),
+    "channel_shuffle dims": (lambda lib: _f(lib).channel_shuffle(lib.zeros(2, 6), 2),
+                             "channel_shuffle expects input with > 2 dims"),
+    "rms_norm shape": (lambda lib: _f(lib).rms_norm(lib.zeros(3, 5), (4,)), "Given normalized_shape=[4]"),
+    "rms_norm weight": (lambda lib: _f(lib).rms_norm(lib.zeros(3, 5), (5,), lib.ones(4)),
+                        "Expected weight to be of same shape as normalized_shape"),
+    "dropout1d dims": (lambda lib: _f(lib).dropout1d(lib.zeros(3, 5, 6, 7)), "dropout1d: Expected 2D or 3D input"),
+    "dropout2d p": (lambda lib: _f(lib).dropout2d(lib.zeros(3, 5, 6), p=2), "dropout probability has to be between"),
+    "alpha_dropout p": (lambda lib: _f(lib).alpha_dropout(lib.zeros(3), p=-1), "but got -1"),
+    "feature_alpha_dropout 1d": (lambda lib: _f(lib).feature_alpha_dropout(lib.zeros(3), training=True),
+                                 "Feature dropout requires at least 2 dimensions in the input"),
+    "rrelu bounds": (lambda lib: _f(lib).rrelu(lib.zeros(3), 0.5, 0.1), "Lower bound should be less than or equal"),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(BAD))
+def test_bad_inputs_raise_like_torch(name):
+    fn, phrase = BAD[name]
+    with pytest.raises(Exception) as want:
+        fn(torch)
+    with pytest.raises(type(want.value)) as got:
+        fn(tp)
+    assert phrase in str(want.value), str(want.value)
+    assert phrase in str(got.value), str(got.value)
