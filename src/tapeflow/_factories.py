@@ -553,7 +553,7 @@ def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Te
     return _placed_like(ones(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
-def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialised tensor shaped like `input` (zeros).
 
     Example:

@@ -149,6 +149,10 @@ nan_to_num erf asin acos atan sinh cosh
 scatter_reduce index_reduce index_copy index_fill masked_scatter put tril triu cumsum cumprod""".split():
     setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
 
+for _name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
+    setattr(Tensor, _name, getattr(_ops, _name))
+    setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
+Tensor.arccosh, Tensor.arcsinh, Tensor.arctanh = _ops.acosh, _ops.asinh, _ops.atanh
 Tensor.polygamma = lambda self, n: _ops.polygamma(n, self)  # (the function takes n first)
 Tensor.polygamma_ = lambda self, n: inplace(self, _ops.polygamma(n, self))
 Tensor.logdet = linalg.logdet

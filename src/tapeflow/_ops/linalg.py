@@ -11,7 +11,8 @@ from .. import _dtype
 from .._dispatch import dispatch
 
 __all__ = [
-    "addmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "matrix_exp", "matrix_power", "mm", "mv",
+    "addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "matrix_exp",
+    "matrix_power", "mm", "mv",
     "outer", "pinverse", "qr", "svd", "tensordot", "trace",
 ]
 
@@ -170,10 +171,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         tensor([[3.5000, 3.5000],
                 [3.5000, 3.5000]])
     """
-    out = mm(mat1, mat2)
-    if alpha != 1:
-        out = out * alpha
-    return out + (input if beta == 1 else input * beta)
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -183,10 +181,60 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         >>> tp.baddbmm(tp.zeros(1, 2, 2), tp.ones(1, 2, 3), tp.ones(1, 3, 2)).shape
         tapeflow.Size([1, 2, 2])
     """
-    out = bmm(batch1, batch2)
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def _scaled_sum(input, product, beta, alpha):
+    """`beta * input + alpha * product`; with `beta == 0` the input is ignored, NaN and inf included (PyTorch)."""
     if alpha != 1:
-        out = out * alpha
-    return out + (input if beta == 1 else input * beta)
+        product = product * alpha
+    if beta == 0:
+        return product.expand(_broadcast_shape(input.shape, product.shape)).clone()
+    return product + (input if beta == 1 else input * beta)
+
+
+def _broadcast_shape(a, b):
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """`beta * input + alpha * (mat @ vec)` for a matrix and a vector.
+
+    Example:
+        >>> tp.addmv(tp.ones(2), tp.eye(2), tp.tensor([2.0, 3.0]), alpha=2)
+        tensor([5., 7.])
+    """
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """`beta * input + alpha * outer(vec1, vec2)`.
+
+    Example:
+        >>> tp.addr(tp.zeros(2, 2), tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0]))
+        tensor([[3., 4.],
+                [6., 8.]])
+    """
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D")
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """`beta * input + alpha * (sum of batch1[i] @ batch2[i])`: batched products reduced over the batch.
+
+    Example:
+        >>> tp.addbmm(tp.zeros(2, 2), tp.ones(3, 2, 4), tp.ones(3, 4, 2))
+        tensor([[12., 12.],
+                [12., 12.]])
+    """
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def tensordot(a, b, dims=2):

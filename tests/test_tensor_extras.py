@@ -1,0 +1,61 @@
+"""Tensor odds and ends run on tapeflow and PyTorch side by side: the older linear-algebra spellings (lu,
+lu_unpack, lu_solve, triangular_solve, cholesky), addmv/addr/addbmm (beta=0 ignores the input), fill_diagonal_,
+resize_, apply_/map_, the legacy new, sizes and layouts, memory formats."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+A = np.array([[1.0, 2.0, 0.5], [3.0, 4.0, 1.0], [0.0, 2.0, 5.0]])
+
+
+def _run(lib):
+    out = []
+    LU, piv = lib.lu(lib.tensor(A))
+    P, L, U = lib.lu_unpack(LU, piv)
+    b = lib.tensor([[1.0], [2.0], [3.0]], dtype=lib.float64)
+    out += [P.tolist(), L.tolist(), U.tolist(), lib.lu_solve(b, LU, piv).tolist()]
+    for upper, transpose, unit in ((True, False, False), (True, True, False), (False, False, True)):
+        M = lib.tensor(np.triu(A) if upper else np.tril(A))
+        out.append(lib.triangular_solve(b, M, upper=upper, transpose=transpose, unitriangular=unit).solution.tolist())
+    out.append(lib.cholesky(lib.tensor(A @ A.T + np.eye(3))).tolist())
+    r = np.random.default_rng(0)
+    i, m, v = [lib.tensor(r.standard_normal(s), requires_grad=True) for s in ((3,), (3, 4), (4,))]
+    y = lib.addmv(i, m, v, beta=0.5, alpha=2.0)
+    y.sum().backward()
+    out += [y.tolist(), i.grad.tolist(), m.grad.tolist()]
+    out.append(lib.addmv(lib.full((3,), float("nan"), dtype=lib.float64), m.detach(), v.detach(), beta=0).tolist())
+    out.append(lib.addr(lib.ones(2, 2), lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), beta=2, alpha=0.5).tolist())
+    out.append(lib.addbmm(lib.ones(2, 2), lib.ones(3, 2, 4), lib.ones(3, 4, 2), alpha=0.5).tolist())
+    x = lib.zeros(3, 4)
+    x.fill_diagonal_(2.0)
+    y = lib.zeros(7, 3)
+    y.fill_diagonal_(1.0, wrap=True)
+    z = lib.arange(6.0)
+    z.resize_(2, 2)
+    w = lib.tensor([1.0, 2.0])
+    w.apply_(lambda e: e * 10)
+    w.map_(lib.tensor([1.0, 3.0]), lambda a, c: a + c)
+    out += [x.tolist(), y.tolist(), z.tolist(), w.tolist(), w.itemsize, w.nbytes, w.get_device(), str(w.layout)[-7:],
+            lib.typename(w), w.new(2, 3).shape[1], str(w.new([1, 2]).dtype)[-7:], w.is_signed(),
+            tuple(lib.ones(1, 3, 2, 2).contiguous(memory_format=lib.channels_last).shape), str(w.char().dtype)[-4:]]
+    return out
+
+
+def test_extras_equal_pytorch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mine, theirs = _run(tp), _run(torch)
+    assert len(mine) == len(theirs)
+    for k, (a, b) in enumerate(zip(mine, theirs)):
+        if isinstance(a, list):
+            np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-10, atol=1e-12,
+                                       err_msg=str(k), equal_nan=True)
+        else:
+            assert a == b, (k, a, b)
