@@ -244,3 +244,32 @@ def test_bad_inputs_raise_like_torch(name):
         fn(tp)
     assert phrase in str(want.value), str(want.value)
     assert phrase in str(got.value), str(got.value)
+
+
+@pytest.mark.oracle
+def test_parameter_containers_register_like_torch():
+    def build(lib):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.plist = lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2, 3)), lib.zeros(2)])
+                self.pdict = lib.nn.ParameterDict({"scale": lib.ones(2), "bias": lib.zeros(2)})
+                self.plist.append(lib.ones(1))
+                self.pdict["extra"] = lib.nn.Parameter(lib.zeros(4))
+
+        return Net()
+
+    t_net, p_net = build(torch), build(tp)
+    assert list(p_net.state_dict()) == list(t_net.state_dict())
+    assert [n for n, _ in p_net.named_parameters()] == [n for n, _ in t_net.named_parameters()]
+    assert repr(p_net.plist).replace("tapeflow", "torch") == repr(t_net.plist)
+    assert repr(p_net.pdict).replace("tapeflow", "torch") == repr(t_net.pdict)
+    assert len(p_net.plist) == 3 and isinstance(p_net.plist[1], tp.nn.Parameter) and p_net.plist[-1].shape == (1,)
+    assert list(p_net.pdict) == ["bias", "scale", "extra"] and "scale" in p_net.pdict
+    loss = sum(p.sum() for p in p_net.plist) + p_net.pdict["scale"].sum()
+    loss.backward()
+    opt = tp.optim.SGD(p_net.parameters(), lr=1.0)
+    opt.step()
+    np.testing.assert_allclose(p_net.pdict["scale"].detach().numpy(), 0.0)
+    del p_net.pdict["extra"]
+    assert "pdict.extra" not in p_net.state_dict()

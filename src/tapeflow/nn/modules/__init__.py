@@ -64,6 +64,7 @@ from .loss import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
+from .param_containers import ParameterDict, ParameterList
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -141,5 +142,6 @@ __all__ = [
     "MultiLabelMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "CosineSimilarity", "PairwiseDistance",
     "GLU", "PReLU", "RReLU", "Softmin", "Softmax2d", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d",
-    "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "Bilinear", "BatchNorm3d", "RMSNorm",
+    "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "Bilinear", "BatchNorm3d", "RMSNorm", "ParameterList",
+    "ParameterDict",
 ]
