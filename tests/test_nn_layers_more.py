@@ -273,3 +273,79 @@ def test_parameter_containers_register_like_torch():
     np.testing.assert_allclose(p_net.pdict["scale"].detach().numpy(), 0.0)
     del p_net.pdict["extra"]
     assert "pdict.extra" not in p_net.state_dict()
+
+
+def _bag_case(lib, weight, idx, kw, psw=None):
+    w = lib.tensor(weight, dtype=lib.float64, requires_grad=True)
+    extra = {k: (lib.tensor(v) if k == "offsets" else v) for k, v in kw.items()}
+    p = None if psw is None else lib.tensor(psw, dtype=lib.float64, requires_grad=True)
+    out = _f(lib).embedding_bag(lib.tensor(idx), w, per_sample_weights=p, **extra)
+    (out * lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=out.dtype)).sum().backward()
+    return [out.detach().numpy(), w.grad.numpy()] + ([] if p is None else [p.grad.numpy()])
+
+
+FLAT = np.array([1, 2, 4, 5, 4, 3, 2, 9, 0, 0])
+BAGS = {
+    "mean offsets": (FLAT, {"offsets": np.array([0, 3, 3, 7])}, None),
+    "sum offsets psw": (FLAT, {"offsets": np.array([0, 3, 7]), "mode": "sum"}, "psw"),
+    "max offsets empty bag": (FLAT, {"offsets": np.array([0, 4, 4, 6]), "mode": "max"}, None),
+    "max 2d": (np.array([[1, 2, 3], [4, 4, 0]]), {"mode": "max"}, None),
+    "mean 2d padding": (np.array([[1, 2, 3], [4, 2, 2]]), {"padding_idx": 2}, None),
+    "sum include_last_offset padding": (FLAT, {"offsets": np.array([0, 2, 5, 10]), "mode": "sum",
+                                               "include_last_offset": True, "padding_idx": 0}, None),
+    "max padding": (FLAT, {"offsets": np.array([0, 5]), "mode": "max", "padding_idx": 4}, None),
+    "sum 2d psw": (np.array([[1, 2], [3, 3]]), {"mode": "sum"}, "psw"),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(BAGS))
+def test_embedding_bag_matches_torch(name):
+    idx, kw, psw = BAGS[name]
+    weight = _r(10, 3)
+    p = _r(*idx.shape) if psw else None
+    for got, want in zip(_bag_case(tp, weight, idx, kw, p), _bag_case(torch, weight, idx, kw, p)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.oracle
+def test_embedding_bag_module_matches_torch():
+    t_bag = torch.nn.EmbeddingBag(8, 3, mode="sum", padding_idx=1).double()
+    p_bag = tp.nn.EmbeddingBag(8, 3, mode="sum", padding_idx=1).double()
+    assert repr(p_bag) == repr(t_bag)
+    assert float(p_bag.weight[1].abs().sum()) == 0.0
+    p_bag.load_state_dict({"weight": tp.tensor(t_bag.weight.detach().numpy())})
+    idx, off = [1, 2, 4, 5, 4, 3, 2], [0, 2, 5]
+    np.testing.assert_allclose(p_bag(tp.tensor(idx), tp.tensor(off)).detach().numpy(),
+                               t_bag(torch.tensor(idx), torch.tensor(off)).detach().numpy(), rtol=1e-12)
+
+
+def _bag_bad(lib, idx, offsets=None, **kw):
+    return _f(lib).embedding_bag(lib.tensor(idx), lib.zeros(6, 3), None if offsets is None else lib.tensor(offsets),
+                                 **kw)
+
+
+BAG_BAD = {
+    "embedding_bag 2d offsets": (lambda lib: _bag_bad(lib, [[1, 2], [3, 4]], [0, 1]),
+                                 "if input is 2D, then offsets has to be None"),
+    "embedding_bag no offsets": (lambda lib: _bag_bad(lib, [1, 2, 3]), "offsets has to be a 1D Tensor but got None"),
+    "embedding_bag 3d": (lambda lib: _bag_bad(lib, [[[1]]]), "input has to be 1D or 2D Tensor"),
+    "embedding_bag mode": (lambda lib: _bag_bad(lib, [1, 2, 3], [0, 1], mode="foo"),
+                           "mode has to be one of sum, mean or max"),
+    "embedding_bag psw mode": (lambda lib: _bag_bad(lib, [1, 2, 3], [0, 1], per_sample_weights=lib.ones(3)),
+                               "per_sample_weights is only supported for mode='sum'"),
+    "embedding_bag range": (lambda lib: _bag_bad(lib, [1, 2, 7], [0, 1]), "Index 1 of input takes value 7"),
+    "embedding_bag offsets0": (lambda lib: _bag_bad(lib, [1, 2, 3], [1, 2]), "offsets[0] has to be 0"),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(BAG_BAD))
+def test_embedding_bag_bad_inputs_raise_like_torch(name):
+    fn, phrase = BAG_BAD[name]
+    with pytest.raises(Exception) as want:
+        fn(torch)
+    with pytest.raises(type(want.value)) as got:
+        fn(tp)
+    assert phrase in str(want.value), str(want.value)
+    assert phrase in str(got.value), str(got.value)

@@ -18,6 +18,7 @@ from ..autograd.grad_mode import no_grad
 from ._functional_attention import scaled_dot_product_attention
 from ._functional_ctc import ctc_loss
 from ._functional_distance import cosine_similarity, pairwise_distance, pdist
+from ._functional_embedding_bag import embedding_bag
 from ._functional_fold import fold, local_response_norm, unfold
 from ._functional_layers import (
     alpha_dropout,
@@ -109,6 +110,7 @@ __all__ = [
     "pairwise_distance", "cosine_similarity", "pdist", "glu", "prelu", "rrelu", "rrelu_", "softmin", "rms_norm",
     "bilinear", "channel_shuffle", "gumbel_softmax", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "selu_", "celu_",
+    "embedding_bag",
 ]
 
 
