@@ -349,3 +349,103 @@ def test_embedding_bag_bad_inputs_raise_like_torch(name):
         fn(tp)
     assert phrase in str(want.value), str(want.value)
     assert phrase in str(got.value), str(got.value)
+
+
+# -- affine_grid and grid_sample ------------------------------------------------------------------------------------
+def _grid_points(n, ho, wo, spread=1.3):
+    g = R.uniform(-spread, spread, (n, ho, wo, 2))
+    g[0, 0, 0] = [-1.0, 1.0]  # corners and the image's edges, where the clipping and reflection rules bite
+    g[0, 0, 1] = [1.0, -1.0]
+    g[-1, -1, -1] = [0.0, 0.0]
+    g[0, -1, 0] = [-1.0 - 1 / 3, 2.0]
+    return g
+
+
+GRIDS = {}
+for _mode in ("bilinear", "nearest"):
+    for _pad in ("zeros", "border", "reflection"):
+        for _ac in (False, True):
+            GRIDS[f"{_mode} {_pad} align={_ac}"] = (_mode, _pad, _ac)
+
+
+def _sample(lib, image, grid, mode, pad, ac):
+    x = lib.tensor(image, dtype=lib.float64, requires_grad=True)
+    g = lib.tensor(grid, dtype=lib.float64, requires_grad=True)
+    out = _f(lib).grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac)
+    (out * lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=out.dtype)).sum().backward()
+    # (nearest sampling: PyTorch gives the grid a zero gradient, tapeflow none)
+    return out.detach().numpy(), x.grad.numpy(), np.zeros(grid.shape) if g.grad is None else g.grad.numpy()
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(GRIDS))
+def test_grid_sample_matches_torch(name):
+    image, grid = _r(2, 3, 4, 5), _grid_points(2, 3, 4)
+    for got, want in zip(_sample(tp, image, grid, *GRIDS[name]), _sample(torch, image, grid, *GRIDS[name])):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("size", [(2, 3, 4, 5), (1, 1, 3, 3), (2, 1, 2, 3, 4)])
+@pytest.mark.parametrize("ac", [False, True])
+def test_affine_grid_matches_torch(size, ac):
+    theta = _r(size[0], len(size) - 2, len(size) - 1)
+    grads = []
+    outs = []
+    for lib in (tp, torch):
+        th = lib.tensor(theta, dtype=lib.float64, requires_grad=True)
+        out = _f(lib).affine_grid(th, size, align_corners=ac)
+        (out * lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)),
+                          dtype=out.dtype)).sum().backward()
+        outs.append(out.detach().numpy())
+        grads.append(th.grad.numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10)
+
+
+@pytest.mark.oracle
+def test_affine_grid_then_grid_sample_rotation():
+    a = 0.3
+    theta = np.array([[[np.cos(a), -np.sin(a), 0.1], [np.sin(a), np.cos(a), -0.2]]])
+    image = _r(1, 2, 6, 7)
+    res = []
+    for lib in (tp, torch):
+        grid = _f(lib).affine_grid(lib.tensor(theta), (1, 2, 5, 5), align_corners=False)
+        res.append(_f(lib).grid_sample(lib.tensor(image), grid, align_corners=False).numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-10, atol=1e-12)
+
+
+GRID_BAD = {
+    "mode": (lambda lib: _f(lib).grid_sample(lib.zeros(1, 1, 2, 2), lib.zeros(1, 1, 1, 2), mode="area"),
+             "expected mode to be 'bilinear', 'nearest' or 'bicubic'"),
+    "padding": (lambda lib: _f(lib).grid_sample(lib.zeros(1, 1, 2, 2), lib.zeros(1, 1, 1, 2), padding_mode="wrap"),
+                "expected padding_mode to be 'zeros', 'border', or 'reflection'"),
+    "batch": (lambda lib: _f(lib).grid_sample(lib.zeros(2, 1, 2, 2), lib.zeros(1, 1, 1, 2), align_corners=False),
+              "expected grid and input to have same batch size"),
+    "last dim": (lambda lib: _f(lib).grid_sample(lib.zeros(1, 1, 2, 2), lib.zeros(1, 1, 1, 3), align_corners=False),
+                 "expected grid to have size 2 in last dimension"),
+    "dims": (lambda lib: _f(lib).grid_sample(lib.zeros(1, 2, 2), lib.zeros(1, 1, 1, 2), align_corners=False),
+             "expected grid to have size 1 in last dimension"),
+    "theta shape": (lambda lib: _f(lib).affine_grid(lib.zeros(1, 3, 3), (1, 1, 2, 2), align_corners=False),
+                    "Expected a batch of 2D affine matrices of shape Nx2x3"),
+    "theta 3d shape": (lambda lib: _f(lib).affine_grid(lib.zeros(1, 2, 3), (1, 1, 2, 2, 2), align_corners=False),
+                       "Expected a batch of 3D affine matrices of shape Nx3x4"),
+    "size rank": (lambda lib: _f(lib).affine_grid(lib.zeros(1, 2, 3), (1, 1, 2), align_corners=False),
+                  "affine_grid only supports 4D and 5D sizes"),
+    "size zero": (lambda lib: _f(lib).affine_grid(lib.zeros(1, 2, 3), (1, 1, 0, 2), align_corners=False),
+                  "Expected non-zero, positive output size"),
+    "theta int": (lambda lib: _f(lib).affine_grid(lib.zeros(1, 2, 3, dtype=lib.int64), (1, 1, 2, 2),
+                                                  align_corners=False), "Expected theta to have floating point type"),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(GRID_BAD))
+def test_grid_bad_inputs_raise_like_torch(name):
+    fn, phrase = GRID_BAD[name]
+    with pytest.raises(Exception) as want:
+        fn(torch)
+    with pytest.raises(type(want.value)) as got:
+        fn(tp)
+    assert phrase in str(want.value), str(want.value)
+    assert phrase in str(got.value), str(got.value)

@@ -90,6 +90,7 @@ from ._functional_pooling import (
     max_unpool3d,
 )
 from ._functional_resample import instance_norm, interpolate, pixel_shuffle, pixel_unshuffle, upsample
+from ._functional_sampling_grid import affine_grid, grid_sample
 from ._functional_utils import _check, _tuple, normalize, one_hot, pad
 
 __all__ = [
@@ -110,7 +111,7 @@ __all__ = [
     "pairwise_distance", "cosine_similarity", "pdist", "glu", "prelu", "rrelu", "rrelu_", "softmin", "rms_norm",
     "bilinear", "channel_shuffle", "gumbel_softmax", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "selu_", "celu_",
-    "embedding_bag",
+    "embedding_bag", "affine_grid", "grid_sample",
 ]
 
 

@@ -1,0 +1,191 @@
+"""`affine_grid` and `grid_sample` (2-d sampling; 2-d and 3-d grids).
+
+`grid_sample` is a composition of tapeflow ops: unnormalise the grid, apply the padding rule, gather the
+corner pixels and weight them. Corner positions (`floor`, `round`) are constants to autograd, so the grid's
+gradient is the derivative of the interpolation weights, as in PyTorch's kernel. Two PyTorch conventions are
+kept on purpose: a clipped coordinate has zero gradient on the border itself, and a reflection at exactly
+the low edge keeps the sign.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import _ops
+from .._factories import arange, ones, zeros_like
+from .._tensor import Tensor
+
+__all__ = ["affine_grid", "grid_sample"]
+
+
+def _base(n: int, align_corners: bool, like: Tensor) -> Tensor:
+    """Normalised pixel-centre coordinates of `n` pixels in [-1, 1]."""
+    if n <= 1:
+        return arange(n, dtype=like.dtype) * 0.0
+    if align_corners:
+        return arange(n, dtype=like.dtype) * (2.0 / (n - 1)) - 1.0
+    return (arange(n, dtype=like.dtype) * 2.0 + 1.0) / n - 1.0
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of a batch of affine maps, for `grid_sample`.
+
+    Arguments:
+        theta: `(N, 2, 3)` (2-d) or `(N, 3, 4)` (3-d) affine matrices.
+        size: the output size `(N, C, H, W)` or `(N, C, D, H, W)`.
+        align_corners: -1 and 1 name the corner pixels' centres (True) or their outer edges (False).
+
+    Returns:
+        `(N, H, W, 2)` or `(N, D, H, W, 3)` grid of `(x, y[, z])` in normalised coordinates.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> theta = tp.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+        >>> tp.nn.functional.affine_grid(theta, (1, 1, 2, 2), align_corners=True)[0, :, :, 0]
+        tensor([[-1.,  1.],
+                [-1.,  1.]])
+    """
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                             f"{theta.shape}.")
+        spatial = size[2:]
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got "
+                             f"{theta.shape}.")
+        spatial = size[2:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(f"Expected a batch of affine matrices matching the batch size {size[0]}. Got "
+                         f"{theta.shape}.")
+    k = len(spatial)
+    # coordinates ordered (x, y[, z]) = the last spatial dimension first, then a column of ones
+    axes = [_base(s, align_corners, theta) for s in spatial]
+    cols = []
+    for j, axis in enumerate(reversed(axes)):
+        dim = k - 1 - j
+        shape = [1] * k
+        shape[dim] = spatial[dim]
+        cols.append(axis.reshape(shape).expand(*spatial))
+    cols.append(ones(*spatial, dtype=theta.dtype))
+    base = _ops.stack(cols, -1).reshape(1, -1, k + 1)  # (1, prod(spatial), k + 1)
+    grid = base @ theta.transpose(1, 2)  # (N, prod(spatial), k)
+    return grid.reshape((size[0],) + tuple(spatial) + (k,))
+
+
+# -- grid_sample ---------------------------------------------------------------------------------------------------
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _clip(coord, size):
+    """Clamp into [0, size - 1]; gradient 1 strictly inside, 0 on and beyond the border (PyTorch's rule)."""
+    inside = (coord > 0) & (coord < size - 1)
+    return _ops.where(inside, coord, _ops.clamp(coord, 0, size - 1).detach())
+
+
+def _reflect(coord, twice_low, twice_high):
+    """Reflect into [twice_low / 2, twice_high / 2] (gradient +-1 by the number of reflections)."""
+    if twice_low == twice_high:
+        return zeros_like(coord)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = coord - low
+    c = _ops.where(c < 0, -c, c)  # NOTE: at exactly the low edge the sign is kept (+1), as in PyTorch
+    flips = _ops.floor(c.detach() / span)
+    extra = c - flips * span
+    even = _ops.remainder(flips, 2) == 0
+    return _ops.where(even, extra + low, span - extra + low)
+
+
+def _source_index(coord, size, padding_mode, align_corners):
+    coord = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        coord = _clip(coord, size)
+    elif padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord = _clip(coord, size)
+    return coord
+
+
+def _gather(flat, x, y, h, w):
+    """Pixels `flat[n, c, y * w + x]` at integer coordinates `(n, Ho, Wo)`, 0 outside the image."""
+    valid = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
+    xi = _ops.clamp(x, 0, w - 1).long()
+    yi = _ops.clamp(y, 0, h - 1).long()
+    n, c = flat.shape[:2]
+    index = (yi * w + xi).reshape(n, 1, -1).expand(n, c, -1)
+    values = flat.gather(2, index).reshape((n, c) + tuple(x.shape[1:]))
+    return _ops.where(valid.unsqueeze(1), values, zeros_like(values))
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """Sample `input` at the normalised `(x, y)` locations of `grid` (as produced by `affine_grid`).
+
+    Arguments:
+        input: `(N, C, H, W)`.
+        grid: `(N, Ho, Wo, 2)`; -1 and 1 are the image's edges (`align_corners=False`) or corner pixels' centres.
+        mode: "bilinear" | "nearest".
+        padding_mode: "zeros" | "border" | "reflection": the value of locations outside the image.
+        align_corners: as in `affine_grid`.
+
+    Returns:
+        `(N, C, Ho, Wo)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> image = tp.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+        >>> tp.nn.functional.grid_sample(image, tp.zeros(1, 1, 1, 2), align_corners=False)
+        tensor([[[[2.5000]]]])
+    """
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", stacklevel=2)
+        align_corners = False
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.ndim == 5 or mode == "bicubic":
+        raise NotImplementedError("grid_sample: 2-d bilinear and nearest sampling are supported; 3-d inputs and "
+                                  "mode='bicubic' are not yet")
+    n, c, h, w = input.shape
+    ix = _source_index(grid[..., 0], w, padding_mode, align_corners)
+    iy = _source_index(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+    if mode == "nearest":
+        return _gather(flat, _ops.round(ix).detach(), _ops.round(iy).detach(), h, w)
+    x0, y0 = _ops.floor(ix).detach(), _ops.floor(iy).detach()
+    x1, y1 = x0 + 1, y0 + 1
+    out = 0
+    for xc, yc, wx, wy in ((x0, y0, x1 - ix, y1 - iy), (x1, y0, ix - x0, y1 - iy),
+                           (x0, y1, x1 - ix, iy - y0), (x1, y1, ix - x0, iy - y0)):
+        out = out + _gather(flat, xc, yc, h, w) * (wx * wy).unsqueeze(1)
+    return out
