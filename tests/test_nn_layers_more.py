@@ -449,3 +449,22 @@ def test_grid_bad_inputs_raise_like_torch(name):
         fn(tp)
     assert phrase in str(want.value), str(want.value)
     assert phrase in str(got.value), str(got.value)
+
+
+@pytest.mark.oracle
+def test_lazy_linear_materialises_like_torch():
+    t_m, p_m = torch.nn.LazyLinear(3), tp.nn.LazyLinear(3)
+    assert repr(p_m) == repr(t_m)
+    weight = p_m.weight
+    opt = tp.optim.SGD(p_m.parameters(), lr=0.1)
+    t_m(torch.ones(2, 4))
+    out = p_m(tp.ones(2, 4))
+    assert type(p_m) is tp.nn.Linear and repr(p_m) == repr(t_m) and out.shape == (2, 3)
+    assert p_m.weight is weight and weight.shape == (3, 4)
+    assert list(p_m.state_dict()) == list(t_m.state_dict())
+    bound = 1 / math.sqrt(4)
+    assert float(p_m.weight.abs().max()) <= bound and float(p_m.bias.abs().max()) <= bound
+    out.sum().backward()
+    before = p_m.weight.detach().clone()
+    opt.step()
+    np.testing.assert_allclose(p_m.weight.detach().numpy(), before.numpy() - 0.1 * 2, rtol=1e-6)

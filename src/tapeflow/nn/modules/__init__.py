@@ -38,7 +38,7 @@ from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
-from .linear import Bilinear, Identity, Linear
+from .linear import Bilinear, Identity, LazyLinear, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -143,5 +143,5 @@ __all__ = [
     "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "CosineSimilarity", "PairwiseDistance",
     "GLU", "PReLU", "RReLU", "Softmin", "Softmax2d", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d",
     "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "Bilinear", "BatchNorm3d", "RMSNorm", "ParameterList",
-    "ParameterDict", "EmbeddingBag",
+    "ParameterDict", "EmbeddingBag", "LazyLinear",
 ]

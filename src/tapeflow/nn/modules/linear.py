@@ -1,4 +1,4 @@
-"""`Linear`, `Identity`, `Bilinear`."""
+"""`Linear`, `Identity`, `Bilinear`, `LazyLinear`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Linear", "Identity", "Bilinear"]
+__all__ = ["Linear", "Identity", "Bilinear", "LazyLinear"]
 
 
 def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
@@ -124,3 +124,49 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(Linear):
+    """A `Linear` whose `in_features` is read from the first input.
+
+    Until then `weight` and `bias` are empty placeholders (registered, so an optimizer built now keeps
+    them); the first call fills them in place with the default initialisation and the module becomes a
+    `Linear`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> m = tp.nn.LazyLinear(2)
+        >>> m(tp.ones(5, 3)).shape
+        tapeflow.Size([5, 2])
+        >>> m
+        Linear(in_features=3, out_features=2, bias=True)
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self._factory = {"device": device, "dtype": dtype}
+        self.weight = Parameter(empty(0, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(0, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        """Re-draw the weights (once `in_features` is known)."""
+        if self.in_features:
+            super().reset_parameters()
+
+    def forward(self, input):
+        if not self.in_features:
+            from ...autograd.grad_mode import no_grad
+
+            self.in_features = input.shape[-1]
+            with no_grad():
+                self.weight.data = empty(self.out_features, self.in_features, **self._factory)
+                if self.bias is not None:
+                    self.bias.data = empty(self.out_features, **self._factory)
+            super().reset_parameters()
+            del self._factory
+            self.__class__ = Linear
+        return F.linear(input, self.weight, self.bias)
