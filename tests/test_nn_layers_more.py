@@ -468,3 +468,10 @@ def test_lazy_linear_materialises_like_torch():
     before = p_m.weight.detach().clone()
     opt.step()
     np.testing.assert_allclose(p_m.weight.detach().numpy(), before.numpy() - 0.1 * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_2d_inside_compile_matches_eager(mode):
+    w, bags = tp.randn(6, 3, dtype=tp.float64), tp.tensor([[1, 2, 3], [0, 0, 5], [4, 4, 4]])
+    fn = lambda w, b: _f(tp).embedding_bag(b, w, mode=mode, padding_idx=0)  # noqa: E731
+    np.testing.assert_allclose(tp.compile(fn)(w, bags).numpy(), fn(w, bags).numpy(), rtol=1e-12)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -100,6 +101,28 @@ def _padded(targets, tl, n) -> np.ndarray:
     return out
 
 
+def _traced(x) -> bool:
+    return isinstance(x, Tensor) and isinstance(x._data, jax.core.Tracer)
+
+
+def _ctc_traced(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity, unbatched):
+    """Inside a trace (`tp.compile`, `tp.func`): the values cannot be read, so padded targets and length
+    tensors go to the recursion unchecked."""
+    from .._factories import tensor
+
+    n = log_probs.shape[1]
+    if targets.ndim == 1 and not unbatched:
+        raise RuntimeError("ctc_loss: concatenated (1-d) targets need their lengths on the host; inside a traced "
+                           "function pass padded (N, S) targets")
+
+    def as_tensor(x):
+        return x.long().reshape(n) if isinstance(x, Tensor) else tensor(np.asarray(x, np.int64).reshape(n))
+
+    out = _ctc_op()(log_probs, targets.long().reshape(n, -1), as_tensor(input_lengths), as_tensor(target_lengths),
+                    blank=int(blank), reduction=reduction, zero_infinity=bool(zero_infinity))
+    return out.squeeze(0) if unbatched and reduction == "none" else out
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False) -> Tensor:
     """Connectionist temporal classification: `-log` of the total probability of all alignments of each target.
@@ -128,9 +151,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if log_probs.ndim != 3:
         raise RuntimeError(f"ctc_loss: expected log_probs of shape (T, N, C) or (T, C), got {list(log_probs.shape)}")
     t_max, n, c = log_probs.shape
-    il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
+    if any(_traced(x) for x in (targets, input_lengths, target_lengths)):
+        return _ctc_traced(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+                           unbatched)
+    il, tl = _lengths(input_lengths, "input_lengths"), _lengths(target_lengths, "target_lengths")
     if il.shape[0] != n:
         raise RuntimeError("input_lengths must be of size batch_size")
     if tl.shape[0] != n:

@@ -8,6 +8,7 @@ the host, as PyTorch's CPU kernel reads them); the reductions are then tapeflow 
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from .. import _ops
@@ -51,6 +52,27 @@ def _layout(input, offsets, include_last_offset):
     return (np.where(mask, flat[pos], 0) if flat.size else np.zeros(mask.shape, np.int64)), mask, pos
 
 
+def _traced_bags(input, weight, offsets, mode, per_sample_weights, padding_idx, n):
+    """Inside a trace the indices cannot be read: 2-d bags only, computed on the device, unchecked."""
+    if input.ndim != 2 or offsets is not None:
+        raise RuntimeError("embedding_bag: inside a traced function pass 2-d (B, L) bags; flat indices with "
+                           "offsets need the offsets on the host")
+    rows = weight[input]
+    keep = (input != (padding_idx % n)).unsqueeze(-1) if padding_idx is not None else None
+    zeros = zeros_like(rows)
+    if mode == "max":
+        best = _ops.where(keep, rows, zeros - float("inf")) if keep is not None else rows
+        best = best.max(1).values
+        return best if keep is None else _ops.where(keep.any(1), best, zeros_like(best))
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(-1)
+    total = (_ops.where(keep, rows, zeros) if keep is not None else rows).sum(1)
+    if mode == "sum":
+        return total
+    count = keep.sum(1).clamp_min(1) if keep is not None else input.shape[1]
+    return total / count
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None) -> Tensor:
     """Reduce bags of rows of `weight` ("sum", "mean" or "max") without materialising them for the caller.
@@ -91,8 +113,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if scale_grad_by_freq:
         raise NotImplementedError("embedding_bag: scale_grad_by_freq is not supported; scale the gradient of "
                                   "weight with a hook instead")
-    idx, mask, pos = _layout(input, offsets, include_last_offset)
     n = weight.shape[0]
+    if isinstance(input._data, jax.core.Tracer) or (offsets is not None and isinstance(offsets._data, jax.core.Tracer)):
+        return _traced_bags(input, weight, offsets, mode, per_sample_weights, padding_idx, n)
+    idx, mask, pos = _layout(input, offsets, include_last_offset)
     bad = np.argwhere(mask & ((idx < 0) | (idx >= n)))
     if bad.size:
         b, j = bad[0]  # PyTorch names the position inside the bag
