@@ -368,6 +368,14 @@ for _mode in ("bilinear", "nearest"):
             GRIDS[f"{_mode} {_pad} align={_ac}"] = (_mode, _pad, _ac)
 
 
+def _grid_points3(n, do, ho, wo, spread=1.3):
+    g = R.uniform(-spread, spread, (n, do, ho, wo, 3))
+    g[0, 0, 0, 0] = [-1.0, 1.0, -1.0]
+    g[0, 0, 0, 1] = [1.0, 0.5, 1.0]
+    g[-1, -1, -1, -1] = [0.0, 0.0, 0.0]
+    return g
+
+
 def _sample(lib, image, grid, mode, pad, ac):
     x = lib.tensor(image, dtype=lib.float64, requires_grad=True)
     g = lib.tensor(grid, dtype=lib.float64, requires_grad=True)
@@ -381,6 +389,14 @@ def _sample(lib, image, grid, mode, pad, ac):
 @pytest.mark.parametrize("name", list(GRIDS))
 def test_grid_sample_matches_torch(name):
     image, grid = _r(2, 3, 4, 5), _grid_points(2, 3, 4)
+    for got, want in zip(_sample(tp, image, grid, *GRIDS[name]), _sample(torch, image, grid, *GRIDS[name])):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", [n for n in GRIDS if "align=True" in n or "reflection" in n])
+def test_grid_sample_3d_matches_torch(name):
+    image, grid = _r(2, 2, 3, 4, 5), _grid_points3(2, 2, 3, 2)
     for got, want in zip(_sample(tp, image, grid, *GRIDS[name]), _sample(torch, image, grid, *GRIDS[name])):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 

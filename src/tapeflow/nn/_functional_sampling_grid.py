@@ -1,4 +1,4 @@
-"""`affine_grid` and `grid_sample` (2-d sampling; 2-d and 3-d grids).
+"""`affine_grid` and `grid_sample` (2-d and 3-d).
 
 `grid_sample` is a composition of tapeflow ops: unnormalise the grid, apply the padding rule, gather the
 corner pixels and weight them. Corner positions (`floor`, `round`) are constants to autograd, so the grid's
@@ -9,6 +9,7 @@ the low edge keeps the sign.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 from .. import _ops
@@ -122,14 +123,18 @@ def _source_index(coord, size, padding_mode, align_corners):
     return coord
 
 
-def _gather(flat, x, y, h, w):
-    """Pixels `flat[n, c, y * w + x]` at integer coordinates `(n, Ho, Wo)`, 0 outside the image."""
-    valid = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
-    xi = _ops.clamp(x, 0, w - 1).long()
-    yi = _ops.clamp(y, 0, h - 1).long()
+def _gather(flat, coords, sizes):
+    """Pixels of `flat (N, C, prod(spatial))` at integer coordinates `(x, y[, z])`, 0 outside the image."""
+    valid, index, stride = None, None, 1
+    for coord, size in zip(coords, sizes):  # x runs fastest
+        inside = (coord >= 0) & (coord <= size - 1)
+        valid = inside if valid is None else valid & inside
+        term = _ops.clamp(coord, 0, size - 1).long() * stride
+        index = term if index is None else index + term
+        stride *= size
     n, c = flat.shape[:2]
-    index = (yi * w + xi).reshape(n, 1, -1).expand(n, c, -1)
-    values = flat.gather(2, index).reshape((n, c) + tuple(x.shape[1:]))
+    out_shape = (n, c) + tuple(coords[0].shape[1:])
+    values = flat.gather(2, index.reshape(n, 1, -1).expand(n, c, -1)).reshape(out_shape)
     return _ops.where(valid.unsqueeze(1), values, zeros_like(values))
 
 
@@ -138,14 +143,15 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     """Sample `input` at the normalised `(x, y)` locations of `grid` (as produced by `affine_grid`).
 
     Arguments:
-        input: `(N, C, H, W)`.
-        grid: `(N, Ho, Wo, 2)`; -1 and 1 are the image's edges (`align_corners=False`) or corner pixels' centres.
-        mode: "bilinear" | "nearest".
+        input: `(N, C, H, W)` or `(N, C, D, H, W)`.
+        grid: `(N, Ho, Wo, 2)` or `(N, Do, Ho, Wo, 3)` of `(x, y[, z])`; -1 and 1 are the image's edges
+            (`align_corners=False`) or corner pixels' centres.
+        mode: "bilinear" (trilinear for 3-d inputs) | "nearest".
         padding_mode: "zeros" | "border" | "reflection": the value of locations outside the image.
         align_corners: as in `affine_grid`.
 
     Returns:
-        `(N, C, Ho, Wo)`.
+        `(N, C, Ho, Wo)` or `(N, C, Do, Ho, Wo)`.
 
     Example:
         >>> import tapeflow as tp
@@ -173,19 +179,22 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.ndim == 5 or mode == "bicubic":
-        raise NotImplementedError("grid_sample: 2-d bilinear and nearest sampling are supported; 3-d inputs and "
-                                  "mode='bicubic' are not yet")
-    n, c, h, w = input.shape
-    ix = _source_index(grid[..., 0], w, padding_mode, align_corners)
-    iy = _source_index(grid[..., 1], h, padding_mode, align_corners)
-    flat = input.reshape(n, c, h * w)
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode='bicubic' is not supported yet; use 'bilinear' or 'nearest'")
+    n, c = input.shape[:2]
+    sizes = tuple(reversed(input.shape[2:]))  # (W, H[, D]), the order of the grid's coordinates
+    coords = [_source_index(grid[..., i], size, padding_mode, align_corners) for i, size in enumerate(sizes)]
+    flat = input.reshape(n, c, -1)
     if mode == "nearest":
-        return _gather(flat, _ops.round(ix).detach(), _ops.round(iy).detach(), h, w)
-    x0, y0 = _ops.floor(ix).detach(), _ops.floor(iy).detach()
-    x1, y1 = x0 + 1, y0 + 1
+        return _gather(flat, [_ops.round(x).detach() for x in coords], sizes)
+    lows = [_ops.floor(x).detach() for x in coords]
     out = 0
-    for xc, yc, wx, wy in ((x0, y0, x1 - ix, y1 - iy), (x1, y0, ix - x0, y1 - iy),
-                           (x0, y1, x1 - ix, iy - y0), (x1, y1, ix - x0, iy - y0)):
-        out = out + _gather(flat, xc, yc, h, w) * (wx * wy).unsqueeze(1)
+    for corner in itertools.product((0, 1), repeat=len(coords)):
+        weight, at = None, []
+        for x, low, up in zip(coords, lows, corner):
+            # the weight of the upper corner is x - low, of the lower one (low + 1) - x
+            w = x - low if up else (low + 1) - x
+            weight = w if weight is None else weight * w
+            at.append(low + up)
+        out = out + _gather(flat, at, sizes) * weight.unsqueeze(1)
     return out
