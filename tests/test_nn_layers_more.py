@@ -336,6 +336,8 @@ BAG_BAD = {
                                "per_sample_weights is only supported for mode='sum'"),
     "embedding_bag range": (lambda lib: _bag_bad(lib, [1, 2, 7], [0, 1]), "Index 1 of input takes value 7"),
     "embedding_bag offsets0": (lambda lib: _bag_bad(lib, [1, 2, 3], [1, 2]), "offsets[0] has to be 0"),
+    "embedding_bag max freq": (lambda lib: _bag_bad(lib, [1, 2, 3], [0, 1], mode="max", scale_grad_by_freq=True),
+                               "max mode does not support scaling the gradient by the frequency"),
 }
 
 

@@ -111,6 +111,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then "
                              f"it must have the same shape as the input ({input.shape})")
     if scale_grad_by_freq:
+        if mode == "max":
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        # NOTE: PyTorch's CPU kernel scales bags by counts that do not follow the indices' frequencies
+        # (flat and 2-d inputs disagree), so there is no rule to reproduce; refuse rather than differ.
         raise NotImplementedError("embedding_bag: scale_grad_by_freq is not supported; scale the gradient of "
                                   "weight with a hook instead")
     n = weight.shape[0]
