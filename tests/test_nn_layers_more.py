@@ -364,7 +364,7 @@ def _grid_points(n, ho, wo, spread=1.3):
 
 
 GRIDS = {}
-for _mode in ("bilinear", "nearest"):
+for _mode in ("bilinear", "nearest", "bicubic"):
     for _pad in ("zeros", "border", "reflection"):
         for _ac in (False, True):
             GRIDS[f"{_mode} {_pad} align={_ac}"] = (_mode, _pad, _ac)
@@ -396,7 +396,7 @@ def test_grid_sample_matches_torch(name):
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("name", [n for n in GRIDS if "align=True" in n or "reflection" in n])
+@pytest.mark.parametrize("name", [n for n in GRIDS if ("align=True" in n or "reflection" in n) and "bicubic" not in n])
 def test_grid_sample_3d_matches_torch(name):
     image, grid = _r(2, 2, 3, 4, 5), _grid_points3(2, 2, 3, 2)
     for got, want in zip(_sample(tp, image, grid, *GRIDS[name]), _sample(torch, image, grid, *GRIDS[name])):

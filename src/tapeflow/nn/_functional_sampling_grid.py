@@ -138,6 +138,49 @@ def _gather(flat, coords, sizes):
     return _ops.where(valid.unsqueeze(1), values, zeros_like(values))
 
 
+_A = -0.75  # the cubic convolution kernel's parameter
+
+
+def _cubic_weights(t):
+    """Weights of the taps at offsets -1, 0, 1, 2 for a fractional position `t` in [0, 1)."""
+    def near(x):  # |x| <= 1
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic(input, grid, padding_mode, align_corners):
+    """4 x 4 taps around each location; the padding rule applies to each tap's (integer) position."""
+    n, c, h, w = input.shape
+    ix = _unnormalize(grid[..., 0], w, align_corners)
+    iy = _unnormalize(grid[..., 1], h, align_corners)
+    x0, y0 = _ops.floor(ix).detach(), _ops.floor(iy).detach()
+    wx, wy = _cubic_weights(ix - x0), _cubic_weights(iy - y0)
+    flat = input.reshape(n, c, -1)
+    out = 0
+    for j in range(4):
+        ty = _source_index_int(y0 + (j - 1), h, padding_mode, align_corners)
+        row = 0
+        for i in range(4):
+            tx = _source_index_int(x0 + (i - 1), w, padding_mode, align_corners)
+            row = row + _gather(flat, [tx, ty], (w, h)) * wx[i].unsqueeze(1)
+        out = out + row * wy[j].unsqueeze(1)
+    return out
+
+
+def _source_index_int(coord, size, padding_mode, align_corners):
+    """A tap's pixel position after the padding rule (no gradient: taps are integer positions)."""
+    if padding_mode == "border":
+        coord = _ops.clamp(coord, 0, size - 1)
+    elif padding_mode == "reflection":
+        twice = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        coord = _ops.clamp(_reflect(coord, *twice), 0, size - 1)
+    return _ops.floor(coord).detach()
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample `input` at the normalised `(x, y)` locations of `grid` (as produced by `affine_grid`).
@@ -146,7 +189,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         input: `(N, C, H, W)` or `(N, C, D, H, W)`.
         grid: `(N, Ho, Wo, 2)` or `(N, Do, Ho, Wo, 3)` of `(x, y[, z])`; -1 and 1 are the image's edges
             (`align_corners=False`) or corner pixels' centres.
-        mode: "bilinear" (trilinear for 3-d inputs) | "nearest".
+        mode: "bilinear" (trilinear for 3-d inputs) | "nearest" | "bicubic" (2-d only).
         padding_mode: "zeros" | "border" | "reflection": the value of locations outside the image.
         align_corners: as in `affine_grid`.
 
@@ -180,7 +223,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not supported yet; use 'bilinear' or 'nearest'")
+        if input.ndim != 4:
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        return _bicubic(input, grid, padding_mode, align_corners)
     n, c = input.shape[:2]
     sizes = tuple(reversed(input.shape[2:]))  # (W, H[, D]), the order of the grid's coordinates
     coords = [_source_index(grid[..., i], size, padding_mode, align_corners) for i, size in enumerate(sizes)]
