@@ -390,3 +390,28 @@ def test_ctc_loss_inside_compile_matches_eager():
     got = tp.compile(step)(lp0, tg, il, tl)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.TripletMarginLoss(margin=0),
+    lambda lib: lib.nn.TripletMarginWithDistanceLoss(margin=-0.5),
+    lambda lib: lib.nn.MultiMarginLoss(p=3),
+    lambda lib: lib.nn.MultiMarginLoss(weight=lib.ones(2, 2)),
+])
+def test_loss_module_arguments_checked_like_torch(make):
+    with pytest.raises(ValueError) as want:
+        make(torch)
+    with pytest.raises(ValueError) as got:
+        make(tp)
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.oracle
+def test_loss_module_reprs_and_legacy_reduction_match_torch():
+    for name, kw in [("MarginRankingLoss", {"margin": 0.5}), ("CTCLoss", {"blank": 1}), ("GaussianNLLLoss", {}),
+                     ("TripletMarginLoss", {"swap": True}), ("MultiLabelSoftMarginLoss", {"size_average": False}),
+                     ("SoftMarginLoss", {"reduce": False})]:
+        t_mod, p_mod = getattr(torch.nn, name)(**kw), getattr(tp.nn, name)(**kw)
+        assert repr(p_mod) == repr(t_mod)
+        assert p_mod.reduction == t_mod.reduction, name
