@@ -493,3 +493,14 @@ def test_embedding_bag_2d_inside_compile_matches_eager(mode):
     w, bags = tp.randn(6, 3, dtype=tp.float64), tp.tensor([[1, 2, 3], [0, 0, 5], [4, 4, 4]])
     fn = lambda w, b: _f(tp).embedding_bag(b, w, mode=mode, padding_idx=0)  # noqa: E731
     np.testing.assert_allclose(tp.compile(fn)(w, bags).numpy(), fn(w, bags).numpy(), rtol=1e-12)
+
+
+def test_unbatched_channel_dropout_in_place():
+    x = tp.ones(8, 5, dtype=tp.float64)
+    out = _f(tp).dropout1d(x, 0.5, inplace=True)
+    assert out is x
+    rows = x.numpy()
+    assert (rows.min(-1) == rows.max(-1)).all() and set(np.unique(rows)) <= {0.0, 2.0}
+    y = tp.ones(6, 2, 2, 2, dtype=tp.float64)
+    _f(tp).dropout3d(y, 0.5, inplace=True)
+    assert (y.numpy().reshape(6, 8).min(-1) == y.numpy().reshape(6, 8).max(-1)).all()

@@ -331,8 +331,9 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    if input.ndim == 2 and not inplace:
-        return _dropout(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
+    if input.ndim == 2:  # unbatched: one sample
+        out = _dropout(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
+        return _F._inplace(input, out) if inplace and out is not input else out
     return _dropout(input, p, training, inplace, True, False)
 
 
@@ -379,8 +380,9 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
                       "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
                       "inputs).", stacklevel=2)
-    if input.ndim == 4 and not inplace:
-        return _dropout(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
+    if input.ndim == 4:  # unbatched: one sample
+        out = _dropout(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
+        return _F._inplace(input, out) if inplace and out is not input else out
     return _dropout(input, p, training, inplace, True, False)
 
 
