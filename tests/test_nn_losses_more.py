@@ -124,6 +124,8 @@ CASES |= {
                           [_pos(3, 4), R.poisson(2.0, (3, 4)) + 2.0]),
     "poisson log full sum": (lambda lib, x, y: _f(lib).poisson_nll_loss(x, y, full=True, reduction="sum"),
                              [_r(3, 4), R.poisson(2.0, (3, 4)) + 2.0]),
+    "poisson full small targets": (lambda lib, x, y: _f(lib).poisson_nll_loss(x, y, full=True, reduction="none"),
+                                   [_r(2, 3), _const(np.array([[0.0, 1.0, 0.5], [2.0, 1.0, 3.5]]))]),
     "poisson rate eps legacy": (lambda lib, x, y: _f(lib).poisson_nll_loss(x, y, log_input=False, eps=0.1,
                                                                            reduce=False),
                                 [_pos(5), _pos(5)]),
