@@ -20,6 +20,7 @@ _install_cache()  # before anything compiles: a program's second run compiles no
 from . import (
     _methods,  # noqa: F401  (attaches Tensor methods)
     accelerator,
+    amp,
     autograd,
     backends,
     cuda,

@@ -42,6 +42,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm
         >>> p.grad
         tensor([0.6000, 0.8000])
     """
+    parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)  # may be a generator
     grads = _grads(parameters)
     if not grads:
         from ..._factories import tensor

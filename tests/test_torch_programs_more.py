@@ -1,0 +1,117 @@
+"""More PyTorch programs in the style of public examples (nanoGPT, REINFORCE, regression, LSTMCell
+sequence prediction), run on torch and on tapeflow (`python -m tapeflow.torch`), plus focused checks of
+the API they rely on."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+import tapeflow as tp  # noqa: E402
+
+PROGRAMS = pathlib.Path(__file__).parent / "programs"
+
+
+def _run(args) -> dict:
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _both(name):
+    return (_run(["-W", "ignore", "-m", "tapeflow.torch", str(PROGRAMS / name)]),
+            _run(["-W", "ignore", str(PROGRAMS / name)]))
+
+
+def test_nanogpt_style_gives_pytorchs_numbers():
+    mine, theirs = _both("nanogpt_style.py")
+    assert mine["lrs"] == theirs["lrs"]
+    for flash in ("True", "False"):
+        for k in ("tied", "n_params", "cproj_std_small", "groups", "grad_none", "ck_iter", "opt_steps", "crop",
+                  "gen", "gen_crop"):
+            assert mine[f"{k}_{flash}"] == theirs[f"{k}_{flash}"], k
+        for k in ("losses", "norms", "crop_logits"):
+            np.testing.assert_allclose(mine[f"{k}_{flash}"], theirs[f"{k}_{flash}"], rtol=1e-5, atol=2e-6, err_msg=k)
+        for split in ("train", "val"):
+            np.testing.assert_allclose(mine[f"eval_{flash}"][split], theirs[f"eval_{flash}"][split], rtol=1e-5)
+        for k, v in theirs[f"weights_{flash}"].items():
+            np.testing.assert_allclose(mine[f"weights_{flash}"][k], v, rtol=1e-4, atol=2e-6, err_msg=k)
+    assert mine["tied_True"] is True and mine["groups_True"][-1] is True
+
+
+def test_clip_grad_norm_clips_parameters_given_as_a_generator():
+    lin = tp.nn.Linear(3, 2)
+    lin.weight.grad = tp.full((2, 3), 3.0)
+    lin.bias.grad = tp.full((2,), 4.0)
+    total = tp.nn.utils.clip_grad_norm_(lin.parameters(), 1.0)
+    ref = torch.nn.Linear(3, 2)
+    ref.weight.grad = torch.full((2, 3), 3.0)
+    ref.bias.grad = torch.full((2,), 4.0)
+    total_ref = torch.nn.utils.clip_grad_norm_(ref.parameters(), 1.0)
+    np.testing.assert_allclose(float(total), float(total_ref), rtol=1e-6)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), ref.weight.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(lin.bias.grad.numpy(), ref.bias.grad.numpy(), rtol=1e-6)
+
+
+def _scaler_run(lib, scaler_kwargs, grads_inf_at):
+    w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 0.5]))
+    opt = lib.optim.SGD([w], lr=0.1)
+    scaler = lib.amp.GradScaler("cpu", **scaler_kwargs)
+    scales, weights = [], []
+    for it in range(5):
+        with lib.amp.autocast(device_type="cpu", dtype=lib.bfloat16, enabled=False):
+            loss = (w * w * lib.tensor([1.0, 2.0, 3.0])).sum()
+        if it == grads_inf_at:
+            loss = loss * float("inf")
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        scales.append(scaler.get_scale())
+        weights.append(w.detach().tolist())
+    return scales, weights, scaler.state_dict()
+
+
+@pytest.mark.parametrize("kwargs", [dict(enabled=False), dict(init_scale=8.0, growth_interval=2),
+                                    dict(init_scale=2.0 ** 10, growth_factor=3.0, backoff_factor=0.25,
+                                         growth_interval=1)])
+def test_grad_scaler_matches_pytorch(kwargs):
+    mine = _scaler_run(tp, kwargs, grads_inf_at=2)
+    theirs = _scaler_run(torch, kwargs, grads_inf_at=2)
+    assert mine[0] == theirs[0]
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+    assert mine[2].keys() == theirs[2].keys()
+    for k in theirs[2]:
+        assert float(mine[2][k]) == float(theirs[2][k]), k
+
+
+def test_grad_scaler_errors_and_autocast_decorator():
+    w = tp.nn.Parameter(tp.tensor([1.0]))
+    opt = tp.optim.SGD([w], lr=0.1)
+    scaler = tp.amp.GradScaler("cpu")
+    scaler.scale((w * 2).sum()).backward()
+    scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="already been called"):
+        scaler.unscale_(opt)
+    scaler.step(opt)
+    with pytest.raises(RuntimeError, match="after step"):
+        scaler.unscale_(opt)
+
+    @tp.amp.autocast(device_type="cpu", enabled=False)
+    def f(x):
+        return x * 2
+
+    assert f(tp.tensor([1.0])).tolist() == [2.0]
+    with tp.amp.autocast(device_type="cpu", dtype=tp.float32):
+        pass
+    with pytest.raises(NotImplementedError, match="autocast"):
+        with tp.amp.autocast(device_type="cpu", dtype=tp.bfloat16):
+            pass
