@@ -46,6 +46,32 @@ def test_nanogpt_style_gives_pytorchs_numbers():
     assert mine["tied_True"] is True and mine["groups_True"][-1] is True
 
 
+
+def test_reinforce_policy_gives_pytorchs_numbers():
+    mine, theirs = _both("reinforce_policy.py")
+    assert mine["empty"] == theirs["empty"] == [0, 0]
+    np.testing.assert_allclose(mine["running"], theirs["running"], rtol=1e-12)
+    for k in ("losses", "value_losses", "entropy", "probs"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=2e-6, err_msg=k)
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_poly_regression_gives_pytorchs_numbers():
+    mine, theirs = _both("poly_regression.py")
+    assert (mine["desc"], mine["target"], mine["batches"]) == (theirs["desc"], theirs["target"], theirs["batches"])
+    for k in ("losses", "weight", "bias", "grad"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_time_sequence_lstmcell_gives_pytorchs_numbers():
+    mine, theirs = _both("time_sequence_lstmcell.py")
+    assert mine["shape"] == theirs["shape"] == [2, 34]
+    assert mine["dtype"].rsplit(".", 1)[-1] == theirs["dtype"].rsplit(".", 1)[-1] == "float64"
+    assert len(mine["losses"]) == len(theirs["losses"])
+    for k in ("losses", "test_losses", "pred", "lin"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-9, atol=1e-12, err_msg=k)
+
 def test_clip_grad_norm_clips_parameters_given_as_a_generator():
     lin = tp.nn.Linear(3, 2)
     lin.weight.grad = tp.full((2, 3), 3.0)
