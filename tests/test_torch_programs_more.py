@@ -72,6 +72,16 @@ def test_time_sequence_lstmcell_gives_pytorchs_numbers():
     for k in ("losses", "test_losses", "pred", "lin"):
         np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-9, atol=1e-12, err_msg=k)
 
+
+def test_forward_forward_and_hessian_power_iteration_give_pytorchs_numbers():
+    mine, theirs = _both("forward_forward_hessian.py")
+    assert mine["pred"] == theirs["pred"]
+    assert mine["err"] == theirs["err"]
+    for k in ("losses", "w"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    for k in ("eig", "history", "trace"):
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=2e-5, atol=1e-5, err_msg=k)
+
 def test_clip_grad_norm_clips_parameters_given_as_a_generator():
     lin = tp.nn.Linear(3, 2)
     lin.weight.grad = tp.full((2, 3), 3.0)
