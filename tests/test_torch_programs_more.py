@@ -151,3 +151,26 @@ def test_grad_scaler_errors_and_autocast_decorator():
     with pytest.raises(NotImplementedError, match="autocast"):
         with tp.amp.autocast(device_type="cpu", dtype=tp.bfloat16):
             pass
+
+
+def test_autocast_spellings_and_custom_fwd_bwd():
+    assert tp.autocast is tp.amp.autocast
+    with tp.autocast("cpu", enabled=False):
+        y = tp.ones(2) * 3
+
+    class Double(tp.autograd.Function):
+        @staticmethod
+        @tp.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        @tp.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            return g * 2
+
+    x = tp.ones(2, requires_grad=True)
+    Double.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0] and y.tolist() == [3.0, 3.0]
+    with pytest.raises(NotImplementedError):
+        tp.amp.custom_fwd(lambda ctx, x: x, device_type="cpu", cast_inputs=tp.float16)

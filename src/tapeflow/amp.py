@@ -33,7 +33,7 @@ import functools
 
 from . import _dtype
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
 
 
 def is_autocast_available(device_type: str) -> bool:
@@ -43,7 +43,15 @@ def is_autocast_available(device_type: str) -> bool:
 
 class autocast:
     """A context manager (and decorator) for a mixed-precision region: a pass-through when disabled or when
-    `dtype` is float32; an enabled lower-precision autocast raises `NotImplementedError` on entry."""
+    `dtype` is float32; an enabled lower-precision autocast raises `NotImplementedError` on entry.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autocast("cpu", dtype=tp.bfloat16, enabled=False):
+        ...     y = tp.ones(2) * 3
+        >>> y.dtype
+        tapeflow.float32
+    """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
         if not isinstance(device_type, str):
@@ -73,6 +81,27 @@ class autocast:
             with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
                 return func(*args, **kwargs)
         return wrapper
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorator for a custom `autograd.Function.forward` (as PyTorch's): with no autocast in effect it
+    returns `fwd` to run as it is; a lower-precision `cast_inputs` is refused like an enabled autocast."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if cast_inputs is not None and cast_inputs != _dtype.float32:
+        raise NotImplementedError(f"tapeflow has no autocast: custom_fwd(cast_inputs={cast_inputs}) is not supported")
+    return fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorator for a custom `autograd.Function.backward` (as PyTorch's): runs `bwd` as it is."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    return bwd
 
 
 class GradScaler:

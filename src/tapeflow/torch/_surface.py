@@ -12,7 +12,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
               "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils", "torch.utils.data",
               "torch.utils.checkpoint",
               "torch.autograd", "torch.autograd.functional", "torch.autograd.forward_ad", "torch.func", "torch.linalg",
-              "torch.distributions", "torch.special", "torch.cuda", "torch.backends", "torch.accelerator", "torch.testing"]
+              "torch.distributions", "torch.special", "torch.cuda", "torch.amp", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions: RelaxedBernoulli, LowRankMultivariateNormal, Wishart, VonMises and other families "
