@@ -174,3 +174,15 @@ def test_autocast_spellings_and_custom_fwd_bwd():
     assert x.grad.tolist() == [2.0, 2.0] and y.tolist() == [3.0, 3.0]
     with pytest.raises(NotImplementedError):
         tp.amp.custom_fwd(lambda ctx, x: x, device_type="cpu", cast_inputs=tp.float16)
+
+
+def test_sdp_backend_switches_are_recorded():
+    assert tp.backends.cuda.flash_sdp_enabled() is torch.backends.cuda.flash_sdp_enabled() is True
+    tp.backends.cuda.enable_flash_sdp(False)
+    tp.backends.cuda.enable_math_sdp(True)
+    try:
+        assert tp.backends.cuda.flash_sdp_enabled() is False
+        assert tp.backends.cuda.math_sdp_enabled() is True
+        assert tp.backends.cuda.mem_efficient_sdp_enabled() is True
+    finally:
+        tp.backends.cuda.enable_flash_sdp(True)
