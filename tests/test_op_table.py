@@ -354,7 +354,8 @@ DERIVED = [
     "binary_cross_entropy_with_logits", "huber_loss", "kl_div", "l1_loss", "mse_loss",
     "nll_loss", "smooth_l1_loss",
     # linalg
-    "cholesky", "linalg_det", "linalg_slogdet", "linalg_eigvalsh", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_solve",
+    "cholesky", "linalg_det", "linalg_slogdet", "linalg_eig", "linalg_eigvals",
+    "linalg_eigvalsh", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_solve",
     "linalg_matrix_exp", "linalg_pinv", "linalg_qr", "linalg_solve", "linalg_solve_triangular", "linalg_svdvals",
 ]
 

@@ -25,7 +25,7 @@ import weakref
 import jax
 import numpy as np
 
-from ._compilation_cache import XLA_LOCK
+from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
 from ._tensor import Tensor
 
 __all__ = ["Pending", "record", "run_pending", "resolve", "wrap", "lazy_class", "set_data", "set_adaptive_eager",
@@ -192,7 +192,7 @@ def _compile_later(slot, ops, live, avals) -> None:
     """Compile the program of a repeated structure on the compiler thread; eager execution goes on meanwhile
     (a program's first steps are not held up by compilation)."""
     if not _compiler:
-        worker = threading.Thread(target=_compile_loop, name="tapeflow-compiler", daemon=True)
+        worker = threading.Thread(target=_compile_loop, name=COMPILER_THREAD, daemon=True)
         worker.start()
         _compiler.append(worker)
     with _idle:

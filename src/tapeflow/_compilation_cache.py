@@ -99,13 +99,18 @@ def get_compilation_cache_dir() -> str | None:
 XLA_LOCK = threading.RLock()
 
 
-def _locked(fn):
+def _locked(fn, writes: bool):
     @functools.wraps(fn)
     def locked(*args, **kwargs):
+        if writes and threading.current_thread().name == COMPILER_THREAD:
+            return None  # programs compiled in the background are not serialised (XLA crashed doing so)
         with XLA_LOCK:
             return fn(*args, **kwargs)
     locked._tapeflow_locked = True
     return locked
+
+
+COMPILER_THREAD = "tapeflow-compiler"
 
 
 def _guard_cache_io() -> None:
@@ -117,7 +122,7 @@ def _guard_cache_io() -> None:
     for name in ("put_executable_and_time", "get_executable_and_time"):
         fn = getattr(cc, name, None)
         if fn is not None and not getattr(fn, "_tapeflow_locked", False):
-            setattr(cc, name, _locked(fn))
+            setattr(cc, name, _locked(fn, writes=name.startswith("put")))
 
 
 def install_default() -> None:
