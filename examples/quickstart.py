@@ -60,6 +60,15 @@ handle = h.register_hook(lambda g: g * 10)
 print("h.grad (retained, after the hook) =", h.grad, " p.grad =", p.grad)
 handle.remove()
 
+# Saved-tensor hooks: every tensor a node saves for backward goes through `pack` (here: a NumPy
+# copy) and comes back through `unpack` when backward needs it.
+packed = []
+with tp.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t.detach().numpy()) or len(packed) - 1,
+                                           lambda i: tp.tensor(packed[i])):
+    s = (p.exp() * p).sum()
+s.backward()
+print(f"saved-tensor hooks kept {len(packed)} NumPy copies; p.grad =", p.grad)
+
 print("\n== 7. In-place ops are checked ==")
 q = tp.tensor([1.0, 2.0], requires_grad=True)
 e = q.exp()

@@ -257,7 +257,15 @@ def _record(op, args, arrays, params, out):
     else:
         node._ans = None
     node._versions = tuple(versions)
+    if state.saved_hooks:
+        _pack_saved(node, args, res)
     return res
+
+
+def _pack_saved(node, args, res) -> None:
+    from .autograd._saved_hooks import pack_node
+
+    pack_node(node, args, res)
 
 
 def _saves_linear(args):

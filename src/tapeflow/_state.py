@@ -17,6 +17,12 @@ class _ThreadState(threading.local):
         # Set while `tp.interop.checked` traces a function: value checks on traced arrays become
         # `checkify` checks instead of being skipped.
         self.checked = False
+        # Saved-tensor hooks: a stack of (pack, unpack) pairs (innermost last), and the message
+        # `disable_saved_tensors_hooks` raises while it is active.
+        self.saved_hooks = ()
+        self.saved_hooks_disabled = None
+        # The backward pass running on this thread (`autograd.engine._Task`), for hooks that ask about it.
+        self.graph_task = None
         # Extension points, per thread like grad mode (a trace on one thread never sees another's ops):
         # `f(op, args, params, proceed)` around every dispatch (profiler, forward AD, state discovery);
         # `f(x, result)` after an in-place write made `x` hold `result`; `f(node, grads, create_graph,

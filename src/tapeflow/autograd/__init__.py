@@ -10,6 +10,7 @@ from .variable import Variable
 
 # tp.autograd.graph.to_dot / render, as PyTorch keeps graph tools under torch.autograd.graph.
 graph.to_dot, graph.render = graph_viz.to_dot, graph_viz.render
+graph.__all__ = [*graph.__all__, "to_dot", "render"]
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",

@@ -54,7 +54,7 @@ def _plan(roots):
     root_key = tuple((number(n), nr) for n, nr in roots)
     for node in nodes:  # grows while it is walked
         if len(nodes) > MAX_NODES or not isinstance(node, OpNode) or node._freed or node._pre_hooks \
-                or node._post_hooks or node._tensor_hooks or node._retained:
+                or node._post_hooks or node._tensor_hooks or node._retained or node._unpack is not None:
             return None
         for entry in node._versions:
             if entry[0].version != entry[1]:

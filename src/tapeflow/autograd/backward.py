@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor, TracedValueError
+from ._edges import GradientEdge
 from .engine import run_backward
 
 __all__ = ["backward", "grad"]
@@ -14,7 +15,7 @@ __all__ = ["backward", "grad"]
 def _as_tuple(x) -> tuple:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -102,14 +103,16 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
         return
     for t in inputs:
-        if not t._requires_grad:
+        if isinstance(t, Tensor) and not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     res = run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=list(inputs),
                        capture=True, allow_unused=True)
     from .engine import accumulate
 
     for t, g in zip(inputs, res):
-        if g is not None:
+        if isinstance(t, GradientEdge):  # a leaf's edge accumulates into the leaf; another edge has no .grad
+            t = getattr(t.node, "variable", None)
+        if g is not None and t is not None:
             accumulate(t, g if create_graph else g._data, create_graph)
 
 
@@ -141,12 +144,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)
     outs = _as_tuple(outputs)
-    ins = _as_tuple(inputs)
+    ins = tuple(inputs.values()) if type(inputs) is dict else _as_tuple(inputs)
     if not ins:
         raise RuntimeError("grad requires at least one input")
     for i, t in enumerate(ins):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"grad: inputs must be Tensors, got {type(t).__name__} at position {i}")
+        if not isinstance(t, (Tensor, GradientEdge)):
+            raise TypeError(f"grad: inputs must be Tensors or GradientEdges, got {type(t).__name__} at position {i}")
     if grad_outputs is None:
         gouts = (None,) * len(outs)
     else:
@@ -156,14 +159,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if materialize_grads:
         allow_unused = True
     edges, grads = _roots(outs, gouts, create_graph, "grad")  # (the outputs are checked first, as in PyTorch)
-    if not all(t._requires_grad for t in ins):
+    if not all(t._requires_grad for t in ins if isinstance(t, Tensor)):
         raise RuntimeError("One of the differentiated Tensors does not require grad")
     res = run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=list(ins),
                        capture=True, allow_unused=bool(allow_unused))
     if materialize_grads:
         from .._factories import zeros_like
 
-        res = tuple(zeros_like(t) if r is None else r for t, r in zip(ins, res))
+        if any(r is None and isinstance(t, GradientEdge) for t, r in zip(ins, res)):
+            raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+        res = tuple(zeros_like(t, requires_grad=create_graph) if r is None else r for t, r in zip(ins, res))
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), res))
     return res
 
 

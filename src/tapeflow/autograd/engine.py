@@ -115,6 +115,16 @@ def _needed(deps: dict, targets: set) -> set:
     return needed
 
 
+class _Task:
+    """The backward pass running on a thread (`state.graph_task`): which nodes it reaches (`deps`), which of
+    them it runs when only some inputs are wanted (`needed`), and callbacks for its end."""
+
+    __slots__ = ("deps", "needed", "on_exit", "__weakref__")
+
+    def __init__(self, deps, needed):
+        self.deps, self.needed, self.on_exit = deps, needed, []
+
+
 def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_graph: bool, create_graph: bool,
                  inputs: list[Tensor] | None = None, capture: bool = False, allow_unused: bool = False):
     """Run backward from `roots` (graph edges) seeded with `root_grads`.
@@ -136,7 +146,10 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
         from .._dispatch import accumulator
 
         for i, t in enumerate(inputs):
-            e = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulator(t), 0)
+            if not isinstance(t, Tensor):  # a GradientEdge
+                e = (t[0], t[1])
+            else:
+                e = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulator(t), 0)
             targets.setdefault(e, []).append(i)
         needed = _needed(deps, {e[0] for e in targets})
     else:
@@ -157,8 +170,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
             counter += 1
 
     plain = not targets and not state.node_interceptors and not state.anomaly
-    prev_mode = state.grad_enabled
+    prev_mode, prev_task = state.grad_enabled, state.graph_task
     state.grad_enabled = create_graph
+    task = state.graph_task = _Task(deps, needed)
     try:
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -189,7 +203,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
                     else:
                         _skip(nxt, deps, buffers, ready)
     finally:
-        state.grad_enabled = prev_mode
+        state.grad_enabled, state.graph_task = prev_mode, prev_task
+        for fn in task.on_exit:
+            fn()
 
     if capture:
         for i, r in enumerate(results):

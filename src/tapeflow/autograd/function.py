@@ -26,6 +26,7 @@ from .._state import state
 from .._tensor import Tensor, _alias, _is_float_array
 from . import forward_ad
 from ._function_jax import _invalid_grad, attach_custom_vjp
+from ._saved_hooks import Packed, SavedTensor, pack_tensors, unpack_tensor
 from .graph import FREED_MESSAGE, Node, _version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
@@ -117,21 +118,37 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(None)
                 continue
             t, st, version = entry
+            packed = type(t) is Packed
             if st.version != version:
-                raise _version_error((st, version, t), self)
-            out.append(t)
+                raise _version_error((st, version, None if packed else t), self)
+            out.append(unpack_tensor(t) if packed else t)
         return tuple(out)
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """The saved tensors as `SavedTensor`s (to register pack/unpack hooks on one of them)."""
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(None if e is None else SavedTensor(self, i) for i, e in enumerate(self._saved or ()))
+
+    def _saved_get(self, i):
+        return self._saved[i][0]
+
+    def _saved_set(self, i, packed):
+        t, st, version = self._saved[i]
+        self._saved = (*self._saved[:i], (packed, st, version), *self._saved[i + 1:])
 
     saved_variables = saved_tensors
 
-    def _freeze_saved(self) -> None:
+    def _freeze_saved(self, recorded: bool = False) -> None:
         entries = []
-        for t in self.to_save:
+        packed = pack_tensors(self.to_save) if recorded and state.saved_hooks else None
+        for i, t in enumerate(self.to_save):
             if t is None:
                 entries.append(None)
             else:
                 st = t._st()
-                entries.append((t, st, st.version))
+                entries.append((t if packed is None else packed[i], st, st.version))
         self._saved = tuple(entries)
         self.to_save = ()
 
@@ -377,7 +394,7 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool):
     ctx._fn_out_meta = tuple(metas)
     # The engine fills missing gradients from `_out_meta`; leave them as None when asked to.
     ctx._out_meta = tuple(metas) if ctx.materialize_grads else (None,) * len(metas)
-    ctx._freeze_saved()
+    ctx._freeze_saved(recorded=True)
     return tuple(res) if is_tuple else res[0]
 
 

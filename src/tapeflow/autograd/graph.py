@@ -15,7 +15,8 @@ from .._adaptive import resolve
 from .._dtype import from_jax_dtype
 from .._tensor import Tensor
 
-__all__ = ["Node", "OpNode", "AccumulateGrad", "RemovableHandle", "node_class", "FREED_MESSAGE"]
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "GradientEdge",
+           "get_gradient_edge", "register_multi_grad_hook", "increment_version"]
 
 _sequence = itertools.count()
 _handle_ids = itertools.count()
@@ -75,6 +76,7 @@ class Node:
     _retained = None  # {output_nr: weakref to a tensor that called retain_grad()}
     _trace = None  # forward stack, recorded in anomaly mode
     _aval = None  # shape/dtype of the single forward output (multi-output nodes use _out_meta)
+    _unpack = None  # saved tensors packed by saved-tensor hooks (see `_saved_hooks`)
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
@@ -157,7 +159,8 @@ class Node:
 def _version_error(entry, node) -> RuntimeError:
     storage, version, t = entry
     if t is None:  # the node's own saved output
-        ans = node._ans[0] if isinstance(node._ans, tuple) else node._ans
+        ans = getattr(node, "_ans", None)
+        ans = ans[0] if isinstance(ans, tuple) else ans
         what = f"output 0 of {node.name()}"
         desc = "saved output" if ans is None else f"tapeflow.{ans.dtype.name} {list(ans.shape)}"
     else:
@@ -186,26 +189,44 @@ class OpNode(Node):
             if entry[0].version != entry[1]:
                 raise _version_error(entry, self)
         op, nout = self.op, len(grads)
-        if self._ans is not None:
-            self._ans = resolve(self._ans)
+        if self._unpack is not None:
+            from ._saved_hooks import unpack_node
+
+            ans, saved = unpack_node(self, create_graph)
+        else:
+            if self._ans is not None:
+                self._ans = resolve(self._ans)
+            ans, saved = self._ans, self._saved
         if create_graph:
             from .._dispatch import dispatch
 
-            ans = self._ans
             if ans is not None and nout == 1:
                 ans = Tensor._make(ans, self, 0, True)
                 for hook in saved_output_hooks:
                     hook(self, ans)
             gop = op.grad_op(self.params, self.needs, self._metas, nout)
-            return dispatch(gop, (*grads, ans, *self._saved))
+            return dispatch(gop, (*grads, ans, *saved))
         return op.backward(self.params, self.needs, self._metas, nout)(
-            *grads, self._ans, *[s._data if isinstance(s, Tensor) else s for s in self._saved])
+            *grads, ans, *[s._data if isinstance(s, Tensor) else s for s in saved])
+
+    def __getattr__(self, name):
+        # `grad_fn._saved_self`, `_saved_other`, `_saved_result` (and `_raw_saved_*`), as PyTorch's nodes have.
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from ._saved_hooks import SavedTensor, saved_slot, saved_value
+
+            raw = name.startswith("_raw")
+            slot = saved_slot(self, name[11 if raw else 7:])
+            if slot is not None:
+                return SavedTensor(self, slot) if raw else saved_value(self, slot)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _release(self):
-        if self._versions or self._ans is not None or any(s is not None for s in self._saved):
+        if self._versions or self._ans is not None or self._unpack is not None \
+                or any(s is not None for s in self._saved):
             self._freed = True
             self._saved = ()
             self._ans = None
+            self._unpack = None
 
 
 _NODE_CLASSES: dict[str, type] = {}
@@ -234,3 +255,7 @@ class AccumulateGrad(Node):
 
         accumulate(self.variable, grads[0], create_graph)
         return ()
+
+
+from ._edges import GradientEdge, get_gradient_edge, increment_version, register_multi_grad_hook  # noqa: E402
+from ._saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402

@@ -1,0 +1,314 @@
+"""Saved-tensor hooks: `saved_tensors_hooks`, `save_on_cpu`, `disable_saved_tensors_hooks`.
+
+While a `saved_tensors_hooks(pack, unpack)` region is active on a thread, every tensor an op saves for its
+backward (an input, or the op's own output) goes through `pack` when it is saved; the node keeps only what
+`pack` returned, and `unpack` turns it back into a tensor each time backward (or `grad_fn._saved_*`) reads
+it. The unpacked value takes the saved tensor's place with the saved tensor's history, so double backward
+still differentiates through it. Only the innermost region's hooks apply, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import jax
+
+from .._adaptive import lazify, resolve
+from .._state import state
+from .._tensor import Tensor
+from .graph import AccumulateGrad
+
+__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "pack_node", "unpack_node",
+           "pack_tensors", "unpack_tensor", "Packed", "SavedTensor", "saved_slot", "saved_value"]
+
+_PACK_INPLACE = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+    "to perform in-place operations on the input to a pack hook.")
+
+
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside it go through `pack_hook` and come back through
+    `unpack_hook`.
+
+    Arguments:
+        pack_hook: `pack_hook(tensor) -> anything`, called when an op saves `tensor`. It must not modify
+            `tensor` in place.
+        unpack_hook: `unpack_hook(packed) -> Tensor`, called with what `pack_hook` returned whenever the
+            saved tensor is needed; it should return a tensor with the original's value.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> seen = []
+        >>> def pack(t):
+        ...     seen.append(tuple(t.shape))
+        ...     return t.detach().numpy()          # keep a NumPy copy instead of the tensor
+        >>> def unpack(a):
+        ...     return tp.tensor(a)
+        >>> x = tp.tensor([1.0, 2.0], requires_grad=True)
+        >>> with tp.autograd.graph.saved_tensors_hooks(pack, unpack):
+        ...     y = (x * x).sum()
+        >>> y.backward(); x.grad, seen
+        (tensor([2., 4.]), [(2,), (2,)])
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if state.saved_hooks_disabled is not None:
+            raise RuntimeError(state.saved_hooks_disabled)
+        state.saved_hooks = (*state.saved_hooks, (self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        state.saved_hooks = state.saved_hooks[:-1]
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and moved back to their device when backward needs them.
+
+    Trades device memory for transfers, as PyTorch's `save_on_cpu`; `pin_memory` is accepted (JAX manages
+    host buffers itself). On a CPU-only machine it changes nothing but where the copies live.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.ones(3, requires_grad=True)
+        >>> with tp.autograd.graph.save_on_cpu():
+        ...     y = (x.exp() * x).sum()
+        >>> y.backward(); x.grad
+        tensor([5.4366, 5.4366, 5.4366])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        cpu = jax.devices("cpu")[0]
+
+        def pack(t):
+            data = t.detach()._data
+            devices = getattr(data, "devices", None)
+            home = next(iter(devices())) if devices is not None else cpu
+            return home, jax.device_put(data, cpu)
+
+        def unpack(packed):
+            home, data = packed
+            return Tensor._wrap(data if home == cpu else jax.device_put(data, home))
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager: registering saved-tensor hooks inside it raises `RuntimeError(error_message)`.
+
+    For code that relies on its saved tensors staying as they are.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        ...     try:
+        ...         with tp.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        ...             pass
+        ...     except RuntimeError as e:
+        ...         print(e)
+        no hooks here
+    """
+
+    def __init__(self, error_message: str):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = state.saved_hooks_disabled
+        state.saved_hooks_disabled = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        state.saved_hooks_disabled = self._prev
+        return False
+
+
+def _pack(pack, t: Tensor):
+    version = t._version
+    prev = state.grad_enabled
+    state.grad_enabled = False  # a pack hook's own ops save nothing (and so never re-enter it)
+    try:
+        packed = pack(t)
+    finally:
+        state.grad_enabled = prev
+    if t._version != version:
+        raise RuntimeError(_PACK_INPLACE)
+    return packed
+
+
+class Packed:
+    """One saved tensor as its pack hook left it, with what is needed to give it back its history."""
+
+    __slots__ = ("packed", "unpack", "grad_fn", "output_nr", "requires_grad")
+
+    def __init__(self, packed, unpack, t: Tensor, own_output: bool):
+        self.packed = packed
+        self.unpack = unpack
+        # A node's own output keeps no reference to the node (it is re-attached when unpacked); a leaf that
+        # requires grad is remembered by its AccumulateGrad, so gradients reach the leaf itself.
+        self.grad_fn = None if own_output else t.grad_fn
+        if self.grad_fn is None and t._requires_grad and not own_output:
+            from .._dispatch import accumulator
+
+            self.grad_fn = accumulator(t)
+        self.output_nr = t._output_nr
+        self.requires_grad = t._requires_grad
+
+
+def unpack_tensor(p: Packed, node=None) -> Tensor:
+    """The tensor `p` stands for: `unpack_hook`'s value with the saved tensor's history."""
+    u = p.unpack(p.packed)
+    if not isinstance(u, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(u).__name__}")
+    fn = node if node is not None else p.grad_fn
+    if not p.requires_grad:
+        return u if u.grad_fn is None and not u._requires_grad else Tensor._wrap(u._data)
+    if type(fn) is AccumulateGrad:
+        t = Tensor._make(u._data, None, 0, True)
+        t._acc = weakref.ref(fn)
+        return t
+    return Tensor._make(u._data, fn, p.output_nr, True)
+
+
+def pack_tensors(tensors) -> tuple:
+    """`tensors` (a custom Function's `save_for_backward`) packed by the active hooks."""
+    pack, unpack = state.saved_hooks[-1]
+    return tuple(None if t is None else Packed(_pack(pack, t), unpack, t, False) for t in tensors)
+
+
+def pack_node(node, args, res) -> None:
+    """Pack what `node` (just recorded by the dispatcher for `args` -> `res`) saved."""
+    pack, unpack = state.saved_hooks[-1]
+    saved = list(node._saved)
+    packed_inputs = {}
+    for i, a in enumerate(args):
+        if saved[i] is not None and isinstance(a, Tensor):
+            packed_inputs[i] = Packed(_pack(pack, a), unpack, a, False)
+            saved[i] = None
+    packed_ans = None
+    if node._ans is not None:
+        outs = res if type(res) is tuple else (res,)
+        lazify(outs)  # with adaptive eager the outputs may hold pending values; the hook may read them
+        packed_ans = tuple(None if o is None else Packed(_pack(pack, o), unpack, o, True) for o in outs)
+        node._ans = None
+    node._saved = tuple(saved)
+    node._unpack = (packed_inputs, packed_ans, type(res) is tuple)
+
+
+def unpack_node(node, create_graph: bool):
+    """`(ans, saved)` of a node whose saved tensors were packed: the arrays its VJP reads, or Tensors with
+    history under `create_graph`."""
+    packed_inputs, packed_ans, multi = node._unpack
+    saved = list(node._saved)
+    for i, p in packed_inputs.items():
+        t = unpack_tensor(p)
+        saved[i] = t if create_graph else t._data
+    ans = node._ans
+    if packed_ans is not None:
+        outs = tuple(None if p is None else unpack_tensor(p, node)._data for p in packed_ans)
+        ans = outs if multi else outs[0]
+    elif ans is not None:
+        ans = resolve(ans)
+    return ans, saved
+
+
+# -- grad_fn._saved_<name> / grad_fn._raw_saved_<name> ---------------------------------------------------
+_SECOND_INPUT = {"mm": "mat2", "bmm": "mat2", "pow": "exponent"}
+
+
+def saved_slot(node, name: str):
+    """Which of an op node's saved values `_saved_<name>` means: `("input", i)`, `("result", k)` or None."""
+    if name == "result" or (name.startswith("result") and name[6:].isdigit()):
+        k = int(name[6:] or 0)
+        saved_ans = node._ans is not None or (node._unpack is not None and node._unpack[1] is not None)
+        return ("result", k) if saved_ans or node._freed else None
+    names = ("self", _SECOND_INPUT.get(node.op.name, "other"))
+    if name in names and names.index(name) < len(node.needs):
+        return ("input", names.index(name))
+    return None
+
+
+def _check_version(node, value) -> None:
+    for entry in node._versions:
+        if (entry[2] is value or (value is None and entry[2] is None)) and entry[0].version != entry[1]:
+            from .graph import _version_error
+
+            raise _version_error(entry, node)
+
+
+def saved_value(node, slot):
+    """`grad_fn._saved_<name>`: the saved tensor (unpacked if hooks packed it), or None if nothing was saved."""
+    from .graph import FREED_MESSAGE
+
+    if node._freed:
+        raise RuntimeError(FREED_MESSAGE)
+    kind, i = slot
+    packed_inputs, packed_ans, multi = node._unpack if node._unpack is not None else ({}, None, False)
+    if kind == "input":
+        if i in packed_inputs:
+            return unpack_tensor(packed_inputs[i])
+        v = node._saved[i]
+        _check_version(node, v)
+        return v if v is None or isinstance(v, Tensor) else Tensor._wrap(resolve(v))
+    if packed_ans is not None:
+        return unpack_tensor(packed_ans[i], node)
+    _check_version(node, None)
+    ans = resolve(node._ans)
+    return Tensor._make(ans[i] if type(ans) is tuple else ans, node, i, True)
+
+
+class SavedTensor:
+    """A tensor a backward node saved, as `grad_fn._raw_saved_<name>` returns it: `register_hooks(pack,
+    unpack)` packs it now and unpacks it whenever it is read."""
+
+    __slots__ = ("_node", "_slot")
+
+    def __init__(self, node, slot):
+        self._node, self._slot = node, slot
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): both arguments must be callables (a pack hook and an unpack hook)")
+        node = self._node
+        if node._freed:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of "
+                "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+                "you need to backward through the graph a second time or if you need to access saved variables "
+                "after calling backward.")
+        if self._is_packed():
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                               "Hint: only one pair of hooks is allowed at a time.")
+        if isinstance(self._slot, int):  # a custom Function's saved tensor
+            t = node._saved_get(self._slot)
+            node._saved_set(self._slot, Packed(_pack(pack_hook, t), unpack_hook, t, False))
+            return
+        kind, i = self._slot
+        t = saved_value(node, self._slot)
+        if t is None:
+            return
+        packed_inputs, packed_ans, multi = node._unpack if node._unpack is not None else ({}, None, False)
+        if kind == "input":
+            packed_inputs = {**packed_inputs, i: Packed(_pack(pack_hook, t), unpack_hook, t, False)}
+            node._saved = (*node._saved[:i], None, *node._saved[i + 1:])
+        else:
+            if type(node._ans) is tuple:
+                raise RuntimeError("register_hooks on one output of a multi-output node is not supported; "
+                                   "use saved_tensors_hooks around the op instead")
+            packed_ans = (Packed(_pack(pack_hook, t), unpack_hook, t, True),)
+            node._ans = None
+        node._unpack = (packed_inputs, packed_ans, multi)
+
+    def _is_packed(self) -> bool:
+        node = self._node
+        if isinstance(self._slot, int):
+            return type(node._saved_get(self._slot)) is Packed
+        if node._unpack is None:
+            return False
+        kind, i = self._slot
+        return i in node._unpack[0] if kind == "input" else node._unpack[1] is not None

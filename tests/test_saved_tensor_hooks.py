@@ -1,0 +1,268 @@
+"""Saved-tensor hooks, `grad_fn._saved_*`, gradient edges and multi-tensor hooks, against PyTorch.
+
+Each scenario runs the same code on a module `m` (tapeflow, and PyTorch when installed) and returns what it
+observed: gradients, the order and arguments of hook calls, and the class and text of errors."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the class and text are what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+def _vals(t):
+    return None if t is None else np.round(np.asarray(t.detach().tolist(), dtype=np.float64), 5).tolist()
+
+
+def _x(m):
+    return m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+
+def default_hooks_pack_each_saved_tensor(m):
+    log = []
+
+    def pack(t):
+        log.append(("pack", tuple(t.shape), t.requires_grad, m.is_grad_enabled()))
+        return t * 1  # runs without grad: saves nothing, never re-enters the hook
+
+    def unpack(t):
+        log.append(("unpack", tuple(t.shape)))
+        return t
+
+    x = _x(m)
+    with m.autograd.graph.saved_tensors_hooks(pack, unpack):
+        w = ((x * x).exp() * 2).sum()  # mul saves both inputs, exp its result, a scalar multiple nothing
+        q = x.pow(2)
+    w.backward(retain_graph=True)
+    return [_vals(x.grad), log, _vals(q)]
+
+
+def double_backward_through_unpacked_tensors(m):
+    x = _x(m)
+    with m.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+        y = x.sin() * x
+        z = x.pow(3)
+    (g,) = m.autograd.grad(y.sum() + z.sum(), x, create_graph=True)
+    g.sum().backward()
+    return [_vals(g), _vals(x.grad)]
+
+
+def hooks_may_store_anything(m):
+    x = _x(m)
+    store = {}
+
+    def pack(t):
+        key = len(store)
+        store[key] = t.detach().tolist()
+        return key
+
+    with m.autograd.graph.saved_tensors_hooks(pack, lambda k: m.tensor(store[k])):
+        y = (x.exp() * x.tanh()).sum()
+    y.backward()
+    return [_vals(x.grad), len(store)]
+
+
+def only_the_innermost_hooks_apply(m):
+    seen = []
+    x = _x(m)
+    with m.autograd.graph.saved_tensors_hooks(lambda t: seen.append("outer") or t, lambda t: t):
+        with m.autograd.graph.saved_tensors_hooks(lambda t: seen.append("inner") or t, lambda t: t):
+            y = x.exp()
+        z = x.cos()
+    (y + z).sum().backward()
+    return [seen, _vals(x.grad)]
+
+
+def custom_function_saved_tensors(m):
+    log = []
+
+    class Scale(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y / x
+
+    x = _x(m)
+    with m.autograd.graph.saved_tensors_hooks(lambda t: log.append("pack") or t, lambda t: log.append("unpack") or t):
+        out = Scale.apply(x)
+    out.sum().backward()
+    return [log, _vals(x.grad)]
+
+
+def save_on_cpu_gives_the_same_gradients(m):
+    x = _x(m)
+    with m.autograd.graph.save_on_cpu():
+        y = (x.exp() * x).sum()
+    y.backward()
+    return _vals(x.grad)
+
+
+def hook_errors(m):
+    G = m.autograd.graph
+    x = _x(m)
+    out = []
+
+    def nested():
+        with G.disable_saved_tensors_hooks("saved-tensor hooks are not allowed here"):
+            with G.saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+
+    out.append(_error(nested))
+    with G.saved_tensors_hooks(lambda t: t, lambda t: 1):
+        y = x * x
+    out.append(_error(lambda: y.sum().backward()))
+    a, b = m.ones(3), m.ones(3, requires_grad=True)
+
+    def modifying_pack():
+        with G.saved_tensors_hooks(lambda t: t.mul_(2), lambda t: t):
+            a * b
+
+    out.append(_error(modifying_pack))
+    return out
+
+
+def saved_attributes(m):
+    x = _x(m)
+    y = x.exp()
+    z = x * x
+    b = m.ones(3)
+    s = x * b
+    w = x.sin()
+    w.sum().backward()
+    c = x.clone()
+    d = c * c
+    c.add_(1)
+    return [y.grad_fn._saved_result is y, y.grad_fn._saved_result.grad_fn is y.grad_fn,
+            _vals(y.grad_fn._saved_result), z.grad_fn._saved_self is x, z.grad_fn._saved_other is x,
+            s.grad_fn._saved_other is b, s.grad_fn._saved_self,
+            list(m.mm(x[None], x[:, None]).grad_fn._saved_mat2.shape),
+            _error(lambda: w.grad_fn._saved_self), _error(lambda: z.grad_fn._saved_foo),
+            _error(lambda: d.grad_fn._saved_self)[0]]
+
+
+def raw_saved_tensor_hooks(m):
+    x = _x(m)
+    out = []
+    y = x.exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: t * 2, lambda t: t)
+    y.sum().backward()
+    out.append(_vals(x.grad))
+    x.grad = None
+    p = x.pow(2)
+    raw = p.grad_fn._raw_saved_self
+    raw.register_hooks(lambda t: t * 3, lambda t: t)
+    out.append(_error(lambda: raw.register_hooks(lambda t: t, lambda t: t)))
+    p.sum().backward()
+    out.append(_vals(x.grad))
+    out.append(_error(lambda: p.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)))
+    out.append(_error(lambda: x.cos().grad_fn._raw_saved_self.register_hooks(1, lambda t: t))[0])
+
+    class Twice(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * t
+
+    x.grad = None
+    o = Twice.apply(x)
+    o.grad_fn._raw_saved_tensors[0].register_hooks(lambda t: t * 10, lambda t: t)
+    o.sum().backward()
+    out.append(_vals(x.grad))
+    return out
+
+
+def multi_grad_hooks(m):
+    G = m.autograd.graph
+    a, b = m.ones(2, requires_grad=True), m.ones(2, requires_grad=True)
+    seen = []
+    h = G.register_multi_grad_hook((a, b), lambda gs: seen.append(("all", [_vals(g) for g in gs])))
+    h2 = G.register_multi_grad_hook((a, b), lambda g: seen.append(("any", _vals(g))), mode="any")
+    (a * 2 + b * 3).sum().backward()
+    (a * 5).sum().backward()
+    h.remove()
+    h2.remove()
+    (a * 2 + b * 3).sum().backward()
+    return [seen, _error(lambda: G.register_multi_grad_hook((a,), print, mode="some"))]
+
+
+def gradient_edges(m):
+    G = m.autograd.graph
+    a = _x(m)
+    y = a * 3
+    e = G.get_gradient_edge(y)
+    ea = G.get_gradient_edge(a)
+    out = [e.node.name(), e.output_nr, type(e).__name__]
+    z = (y * y).sum()
+    out.append([_vals(g) for g in m.autograd.grad(z, e, retain_graph=True)])
+    out.append([_vals(g) for g in m.autograd.grad(z, [ea, e])])
+    out.append(_error(lambda: G.get_gradient_edge(m.ones(2))))
+    out.append(_error(lambda: m.autograd.grad((a * a).sum(), [ea], materialize_grads=True)))
+    (a * a).sum().backward(inputs=[ea])
+    out.append(_vals(a.grad))
+    c = a.clone()
+    q = c * c
+    G.increment_version(c)
+    out.append(_error(lambda: q.sum().backward())[0])
+    return out
+
+
+SCENARIOS = [default_hooks_pack_each_saved_tensor, double_backward_through_unpacked_tensors, hooks_may_store_anything,
+             only_the_innermost_hooks_apply, custom_function_saved_tensors, save_on_cpu_gives_the_same_gradients,
+             hook_errors, saved_attributes, raw_saved_tensor_hooks, multi_grad_hooks, gradient_edges]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_matches_pytorch(scenario):
+    got = scenario(tp)
+    torch = pytest.importorskip("torch")
+    assert got == scenario(torch)
+
+
+def test_hooks_pack_once_per_saved_tensor_and_unpack_per_use():
+    log = default_hooks_pack_each_saved_tensor(tp)[1]
+    assert [e[0] for e in log] == ["pack"] * 4 + ["unpack"] * 3
+    assert all(e[3] is False for e in log if e[0] == "pack")  # pack runs with grad off
+
+
+def test_gradients_with_hooks_equal_gradients_without():
+    x = _x(tp)
+    y = ((x * x).exp() * 2).sum()
+    (g,) = tp.autograd.grad(y, x)
+    assert default_hooks_pack_each_saved_tensor(tp)[0] == _vals(g)
+
+
+def test_a_packing_node_is_freed_after_backward():
+    x = _x(tp)
+    with tp.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = (x * x).sum()
+    y.backward()
+    err = _error(lambda: y.backward())
+    assert err is not None and "backward through the graph a second time" in err[1]
+
+
+def test_multi_grad_hook_all_mode_counts_only_what_the_pass_reaches():
+    a, b = tp.ones(2, requires_grad=True), tp.ones(2, requires_grad=True)
+    calls = []
+    tp.autograd.graph.register_multi_grad_hook((a, b), calls.append)
+    (a * 5).sum().backward()  # b is not reached: the hook still fires, with None for b
+    assert len(calls) == 1 and calls[0][1] is None and calls[0][0].tolist() == [5.0, 5.0]
+    with pytest.raises(AssertionError):
+        tp.autograd.graph.register_multi_grad_hook((a, tp.ones(2)), calls.append)
