@@ -224,7 +224,60 @@ def gradient_edges(m):
     return out
 
 
-SCENARIOS = [default_hooks_pack_each_saved_tensor, double_backward_through_unpacked_tensors, hooks_may_store_anything,
+def default_hooks_take_over_version_checks(m):
+    G = m.autograd.graph
+    a = _x(m)
+    b = a.clone()
+    with G.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = (b * b).sum()
+        e = a.exp()
+        s = (e * 1).sum()
+    b.mul_(5)  # the hooks returned b itself: backward reads its new value, unchecked
+    y.backward()
+    out = [_vals(a.grad)]
+    with m.no_grad():
+        e.mul_(2)
+    s.backward()
+    out.append(_vals(a.grad))
+    c = a.clone()
+    z = (c * c).sum()
+    z.grad_fn.next_functions[0][0]._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    c.mul_(3)  # hooks registered on one saved tensor keep its version check
+    out.append(_error(lambda: z.backward())[0])
+    return out
+
+
+def mutation_on_saved_tensors(m):
+    G = m.autograd.graph
+    out = []
+    with G.allow_mutation_on_saved_tensors():
+        a = _x(m)
+        b = a.clone()
+        y = (b ** 2).sum()
+        b.sin_()
+        y.backward()
+        out += [_vals(a.grad), _vals(b)]
+        a.grad = None
+        c = a.clone()
+        v = c[:2]
+        y = (v.exp() * c[1:].sum()).sum()
+        c.mul_(3)  # a write through the base: the view saved by exp keeps its value too
+        y.backward()
+        out.append(_vals(a.grad))
+
+        def nested():
+            with G.allow_mutation_on_saved_tensors():
+                pass
+
+        out.append(_error(nested))
+        d = a.clone()
+        z = (d * d).sum()
+    out.append(_error(lambda: z.backward())[0])
+    return out
+
+
+SCENARIOS = [default_hooks_take_over_version_checks, mutation_on_saved_tensors,
+             default_hooks_pack_each_saved_tensor, double_backward_through_unpacked_tensors, hooks_may_store_anything,
              only_the_innermost_hooks_apply, custom_function_saved_tensors, save_on_cpu_gives_the_same_gradients,
              hook_errors, saved_attributes, raw_saved_tensor_hooks, multi_grad_hooks, gradient_edges]
 
@@ -266,3 +319,14 @@ def test_multi_grad_hook_all_mode_counts_only_what_the_pass_reaches():
     assert len(calls) == 1 and calls[0][1] is None and calls[0][0].tolist() == [5.0, 5.0]
     with pytest.raises(AssertionError):
         tp.autograd.graph.register_multi_grad_hook((a, tp.ones(2)), calls.append)
+
+
+def test_set_multithreading_enabled_is_a_scoped_setting():
+    from tapeflow.autograd.grad_mode import is_multithreading_enabled
+
+    with tp.autograd.set_multithreading_enabled(False):
+        assert is_multithreading_enabled() is False
+        x = tp.ones(2, requires_grad=True)
+        (x * 3).sum().backward()  # backward still runs (on this thread)
+        assert x.grad.tolist() == [3.0, 3.0]
+    assert is_multithreading_enabled() is True

@@ -22,6 +22,7 @@ from . import _dtype
 from ._meta import MetaArray, meta_results
 from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
+from .autograd import _saved_hooks
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
 __all__ = ["dispatch", "view", "inplace", "accumulator", "edge"]
@@ -263,9 +264,7 @@ def _record(op, args, arrays, params, out):
 
 
 def _pack_saved(node, args, res) -> None:
-    from .autograd._saved_hooks import pack_node
-
-    pack_node(node, args, res)
+    _saved_hooks.pack_node(node, args, res)
 
 
 def _saves_linear(args):
@@ -328,6 +327,8 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
                            f"{list(result._raw.shape)}")
     if result._raw.dtype != x._raw.dtype:
         result = _cast_for_inplace(x, result)
+    if _saved_hooks.mutation_context is not None:
+        _saved_hooks.mutation_context.before_write(x._st())
     listeners = state.inplace_listeners
     old = tuple((t, t._raw, t.grad_fn, t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
         if listeners else None  # what the write replaces, for listeners that may undo it

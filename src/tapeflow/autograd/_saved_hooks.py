@@ -14,12 +14,14 @@ import weakref
 import jax
 
 from .._adaptive import lazify, resolve
+from .._adaptive import set_data as _set_data
 from .._state import state
 from .._tensor import Tensor
 from .graph import AccumulateGrad
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "pack_node", "unpack_node",
-           "pack_tensors", "unpack_tensor", "Packed", "SavedTensor", "saved_slot", "saved_value"]
+           "pack_tensors", "unpack_tensor", "Packed", "SavedTensor", "saved_slot", "saved_value",
+           "allow_mutation_on_saved_tensors"]
 
 _PACK_INPLACE = (
     "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
@@ -198,6 +200,8 @@ def pack_node(node, args, res) -> None:
         node._ans = None
     node._saved = tuple(saved)
     node._unpack = (packed_inputs, packed_ans, type(res) is tuple)
+    # What the hooks keep is theirs: in-place writes to the originals afterwards are not checked (PyTorch's rule).
+    node._versions = ()
 
 
 def unpack_node(node, create_graph: bool):
@@ -312,3 +316,87 @@ class SavedTensor:
             return False
         kind, i = self._slot
         return i in node._unpack[0] if kind == "input" else node._unpack[1] is not None
+
+
+# -- allow_mutation_on_saved_tensors ----------------------------------------------------------------------
+#: The active `allow_mutation_on_saved_tensors` context (process-wide, as in PyTorch), read by in-place writes.
+mutation_context = None
+
+_OUTSIDE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in which the graph was "
+            "originally recorded.")
+
+
+class _Kept:
+    """What a tensor saved under `allow_mutation_on_saved_tensors` is packed into: the tensor, replaced by a
+    snapshot of its value the first time something writes into it in place."""
+
+    __slots__ = ("value", "copied", "owner", "__weakref__")
+
+    def __init__(self, t, owner):
+        self.value, self.copied, self.owner = t, False, owner
+
+
+class AllowMutationContext(saved_tensors_hooks):
+    """The state of one `allow_mutation_on_saved_tensors` region: saved tensors by storage."""
+
+    def __init__(self):
+        self.by_storage: dict = {}  # storage -> [weakref to _Kept, ...]
+        super().__init__(self._pack, self._unpack)
+
+    def _pack(self, t):
+        kept = _Kept(t, self)
+        self.by_storage.setdefault(t._st(), []).append(weakref.ref(kept))
+        return kept
+
+    def _unpack(self, kept):
+        if mutation_context is not self:
+            raise AssertionError(_OUTSIDE)
+        return kept.value
+
+    def before_write(self, storage) -> None:
+        """A tensor sharing `storage` is about to be written in place: saved ones keep their current value."""
+        for ref in self.by_storage.get(storage, ()):
+            kept = ref()
+            if kept is not None and not kept.copied:
+                snap = Tensor._make(None, None, 0, False)
+                _set_data(snap, kept.value._raw)  # JAX arrays are immutable: the snapshot needs no copy
+                kept.value, kept.copied = snap, True
+
+    def clear(self) -> None:
+        self.by_storage.clear()
+
+
+class allow_mutation_on_saved_tensors:
+    """Context manager: in-place writes to tensors saved for backward are allowed; backward uses the values
+    they had when they were saved.
+
+    Run both the forward and the backward inside it (backward outside raises), as in PyTorch. Nesting
+    raises `RuntimeError`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autograd.graph.allow_mutation_on_saved_tensors():
+        ...     a = tp.ones(3, requires_grad=True)
+        ...     b = a.clone()
+        ...     out = (b ** 2).sum()
+        ...     _ = b.sin_()            # would make backward raise outside the context
+        ...     out.backward()
+        >>> a.grad
+        tensor([2., 2., 2.])
+    """
+
+    def __enter__(self) -> AllowMutationContext:
+        global mutation_context
+        if mutation_context is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self._ctx = AllowMutationContext()
+        self._ctx.__enter__()
+        mutation_context = self._ctx
+        return self._ctx
+
+    def __exit__(self, *exc):
+        global mutation_context
+        mutation_context = None
+        self._ctx.__exit__(*exc)
+        self._ctx.clear()
+        return False

@@ -119,7 +119,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 continue
             t, st, version = entry
             packed = type(t) is Packed
-            if st.version != version:
+            if st is not None and st.version != version:
                 raise _version_error((st, version, None if packed else t), self)
             out.append(unpack_tensor(t) if packed else t)
         return tuple(out)
@@ -148,7 +148,8 @@ class BackwardCFunction(Node, FunctionCtx):
                 entries.append(None)
             else:
                 st = t._st()
-                entries.append((t if packed is None else packed[i], st, st.version))
+                # What saved-tensor hooks keep is theirs: no version check (PyTorch's rule).
+                entries.append((t, st, st.version) if packed is None else (packed[i], None, None))
         self._saved = tuple(entries)
         self.to_save = ()
 

@@ -12,7 +12,7 @@ import inspect
 from .._state import state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled", "is_multithreading_enabled"]
 
 
 def is_grad_enabled() -> bool:
@@ -184,3 +184,38 @@ class inference_mode(_Mode):
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+def is_multithreading_enabled() -> bool:
+    """Whether backward may run on worker threads (see `set_multithreading_enabled`)."""
+    return getattr(state, "multithreading", True)
+
+
+class set_multithreading_enabled(_Mode):
+    """Allow (`True`, the default) or forbid backward on worker threads; takes effect at once, and as a
+    context manager or decorator restores the previous setting when it ends. Per thread.
+
+    tapeflow's engine always runs a backward pass on the calling thread (XLA parallelises inside each
+    program), so this records the setting for code that sets and reads it, as PyTorch's does.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autograd.set_multithreading_enabled(False):
+        ...     tp.autograd.grad_mode.is_multithreading_enabled()
+        False
+    """
+
+    def __init__(self, mode: bool):
+        self.prev = is_multithreading_enabled()
+        state.multithreading = bool(mode)
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+        return False
+
+    def clone(self):
+        return type(self)(self.mode)

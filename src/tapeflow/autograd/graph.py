@@ -16,7 +16,7 @@ from .._dtype import from_jax_dtype
 from .._tensor import Tensor
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "GradientEdge",
-           "get_gradient_edge", "register_multi_grad_hook", "increment_version"]
+           "get_gradient_edge", "register_multi_grad_hook", "increment_version", "allow_mutation_on_saved_tensors"]
 
 _sequence = itertools.count()
 _handle_ids = itertools.count()
@@ -258,4 +258,9 @@ class AccumulateGrad(Node):
 
 
 from ._edges import GradientEdge, get_gradient_edge, increment_version, register_multi_grad_hook  # noqa: E402
-from ._saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: E402
+from ._saved_hooks import (  # noqa: E402
+    allow_mutation_on_saved_tensors,
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
