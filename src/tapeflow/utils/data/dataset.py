@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from ..._tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "ChainDataset", "StackDataset",
+           "random_split"]
 
 
 class Dataset:
@@ -119,6 +120,73 @@ class ConcatDataset(Dataset):
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][idx - start]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another (a stream of streams, assembled lazily).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> class Count(tp.utils.data.IterableDataset):
+        ...     def __init__(self, n): self.n = n
+        ...     def __iter__(self): return iter(range(self.n))
+        ...     def __len__(self): return self.n
+        >>> chained = tp.utils.data.ChainDataset([Count(2), Count(3)])
+        >>> list(chained), len(chained)
+        ([0, 1, 0, 1, 2], 5)
+    """
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Datasets side by side: sample `i` is the tuple (positional datasets) or dict (keyword datasets) of their
+    `i`-th samples. All must have the same length.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> both = tp.utils.data.StackDataset(image=[10, 11], label=[0, 1])
+        >>> both[1], len(both)
+        ({'image': 11, 'label': 1}, 2)
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/output, "
+                             "but both types are given.")
+        parts = args if args else tuple(kwargs.values())
+        if not parts:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        return [self[i] for i in indices]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=None) -> list[Subset]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler", "DistributedSampler"]
 
 
 class Sampler:
@@ -105,6 +106,38 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler):
+    """`num_samples` indices drawn with probabilities proportional to `weights` (with replacement by default).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> s = tp.utils.data.WeightedRandomSampler([0.0, 1.0, 0.0], num_samples=4)
+        >>> list(s)
+        [1, 1, 1, 1]
+    """
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None):
+        from ... import _factories
+        from ..._dtype import float64
+
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = _factories.as_tensor(weights, dtype=float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
+
+    def __iter__(self):
+        from ..._sampling import multinomial
+
+        return iter(multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class BatchSampler(Sampler):
     """Groups the indices of `sampler` into lists of `batch_size` (the last one shorter unless `drop_last`).
 
@@ -134,3 +167,70 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """The share of a dataset that one of `num_replicas` data-parallel processes reads: every `num_replicas`-th
+    index from `rank` on, of one permutation all processes agree on (seeded by `seed` and the epoch).
+
+    The dataset is padded by repeating indices (or, with `drop_last`, trimmed) to a multiple of
+    `num_replicas`, so every process gets `len(sampler)` samples. Call `set_epoch(e)` at the start of each
+    epoch for a new order. Without a process group, pass `num_replicas` and `rank` explicitly.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> list(tp.utils.data.DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
+        [1, 3, 0]
+    """
+
+    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
+                 seed: int = 0, drop_last: bool = False):
+        if num_replicas is None or rank is None:
+            world, me = _process_group()
+            num_replicas = world if num_replicas is None else num_replicas
+            rank = me if rank is None else rank
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = -(-(n - num_replicas) // num_replicas)
+        else:
+            self.num_samples = -(-n // num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        from ... import _factories
+        from ..._factories import Generator
+
+        n = len(self.dataset)
+        if self.shuffle:
+            order = _factories.randperm(n, generator=Generator().manual_seed(self.seed + self.epoch)).tolist()
+        else:
+            order = list(range(n))
+        if self.drop_last:
+            order = order[:self.total_size]
+        else:
+            pad = self.total_size - len(order)
+            while pad > 0:
+                order += order[:pad]
+                pad = self.total_size - len(order)
+        return iter(order[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use the permutation of `epoch` (call once per epoch, before iterating)."""
+        self.epoch = epoch
+
+
+def _process_group() -> tuple[int, int]:
+    import jax
+
+    if jax.process_count() > 1:
+        return jax.process_count(), jax.process_index()
+    raise ValueError("Default process group has not been initialized, please make sure to call init_process_group. "
+                     "(Or pass num_replicas= and rank= explicitly; tapeflow reads them from JAX when it runs as "
+                     "several processes.)")

@@ -1,0 +1,105 @@
+"""Samplers and dataset combinators of `tapeflow.utils.data`, and `tapeflow.testing.make_tensor`, compared with
+PyTorch's where the result does not depend on the random stream."""
+
+import functools
+
+import pytest
+
+import tapeflow as tp
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the class and text are what is compared
+        return type(e).__name__, str(e).replace("torch", "tapeflow")
+    return None
+
+
+class _Count:
+    """An IterableDataset of `range(n)`, built on the given library's base class."""
+
+    @staticmethod
+    def make(lib, n):
+        class Count(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(n))
+
+            def __len__(self):
+                return n
+        return Count()
+
+
+def samplers_and_datasets(m):
+    D = m.utils.data
+    out = [list(D.WeightedRandomSampler([0.0, 1.0, 0.0], 4)), len(D.WeightedRandomSampler([1, 2], 7)),
+           sorted(D.WeightedRandomSampler([1.0, 1.0, 1.0], 3, replacement=False)),
+           _error(lambda: D.WeightedRandomSampler([1.0], 0)),
+           _error(lambda: D.WeightedRandomSampler([1.0], 2, replacement=1)),
+           _error(lambda: D.WeightedRandomSampler([[1.0]], 2))]
+    for drop_last in (False, True):
+        for rank in range(3):
+            s = D.DistributedSampler(range(10), num_replicas=3, rank=rank, shuffle=False, drop_last=drop_last)
+            out.append((list(s), len(s)))
+    shuffled = [list(D.DistributedSampler(range(10), num_replicas=3, rank=r)) for r in range(3)]
+    out.append((sum(map(len, shuffled)), len(set(sum(shuffled, [])))))  # padded to 12, covering all 10
+    out.append(_error(lambda: D.DistributedSampler(range(10), num_replicas=3, rank=3)))
+    chained = D.ChainDataset([_Count.make(m, 2), _Count.make(m, 3)])
+    out += [list(chained), len(chained), _error(lambda: list(D.ChainDataset([_Count.make(m, 1), [1, 2]])))]
+    out += [D.StackDataset([1, 2], [3, 4])[0], len(D.StackDataset([1, 2], [3, 4])),
+            D.StackDataset(a=[1, 2], b=[3, 4])[1], _error(lambda: D.StackDataset([1], [1, 2])),
+            _error(lambda: D.StackDataset([1], b=[1]))]
+    loader = D.DataLoader(D.StackDataset(m.arange(4), m.arange(4) * 2), batch_size=2)
+    out.append([[b.tolist() for b in batch] for batch in loader])
+    return out
+
+
+def make_tensor_rules(m):
+    mk = functools.partial(m.testing.make_tensor, device="cpu")
+    out = []
+    for name, lo, hi in (("float32", -9, 9), ("float64", -9, 9), ("int64", -9, 10), ("int8", -9, 10),
+                         ("uint8", 0, 10), ("bool", 0, 2)):
+        t = mk((40, 30), dtype=getattr(m, name))
+        out.append((name, tuple(t.shape), str(t.dtype).split(".")[-1], float(t.min()) >= lo, float(t.max()) < hi))
+    t = mk(3, 4, dtype=m.float32, low=-1, high=1, requires_grad=True)
+    out += [t.requires_grad, tuple(t.shape), mk((2, 2), dtype=m.complex64).dtype.is_complex,
+            bool((mk(1000, dtype=m.int64, low=0, high=2, exclude_zero=True) != 0).all()),
+            _error(lambda: mk(2, dtype=m.int64, requires_grad=True)),
+            _error(lambda: mk(2, dtype=m.float32, low=3, high=2)),
+            _error(lambda: mk(2, dtype=m.float32, low=float("nan"))),
+            _error(lambda: mk(2, dtype=m.uint8, low=-20, high=-10)),
+            _error(lambda: mk(2, dtype=m.float32, noncontiguous=True, memory_format=m.contiguous_format))]
+    return out
+
+
+@pytest.mark.parametrize("scenario", [samplers_and_datasets, make_tensor_rules], ids=lambda f: f.__name__)
+def test_matches_pytorch(scenario):
+    got = scenario(tp)
+    torch = pytest.importorskip("torch")
+    assert got == scenario(torch)
+
+
+def test_distributed_sampler_epochs_reshuffle_and_ranks_partition():
+    D = tp.utils.data
+    parts = [D.DistributedSampler(range(9), num_replicas=3, rank=r, seed=1) for r in range(3)]
+    first = [list(p) for p in parts]
+    assert sorted(sum(first, [])) == list(range(9))  # the ranks partition the dataset
+    for p in parts:
+        p.set_epoch(1)
+    second = [list(p) for p in parts]
+    assert sorted(sum(second, [])) == list(range(9)) and second != first
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        D.DistributedSampler(range(3))
+
+
+def test_weighted_sampler_follows_the_weights():
+    draws = list(tp.utils.data.WeightedRandomSampler([1.0, 3.0], 4000, generator=tp.Generator().manual_seed(0)))
+    share = sum(draws) / len(draws)
+    assert 0.72 < share < 0.78  # index 1 carries 3/4 of the weight
+
+
+def test_assert_allclose_is_deprecated_but_works():
+    with pytest.warns(FutureWarning, match="assert_close"):
+        tp.testing.assert_allclose(tp.tensor([1.0, float("nan")]), [1.0, float("nan")])
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError):
+        tp.testing.assert_allclose(tp.tensor([1.0]), [2.0])
