@@ -104,7 +104,8 @@ class Op:
             name (`mul`: `{"x": "y", "y": "x"}`): the tape saves such an input only when one of those
             needs a gradient, as PyTorch does, so an in-place write to it afterwards is no error.
         deferrable: `fwd` is pure table code, so a caller may run it later, fused with other ops (tapeflow's
-            adaptive eager); `False` for ops that run a user's function, which runs when called.
+            adaptive eager); `False` for ops that run a user's function, which runs when called, and for
+            LAPACK-backed linear algebra (see the end of `linalg.py`).
         linear: every input enters linearly (indexing, `einsum`, padding, scatters): the gradient of an input
             never reads that input's own value, so the tape saves an input only when another input needs a
             gradient (PyTorch saves no more), and a VJP evaluates the unsaved ones at zero.

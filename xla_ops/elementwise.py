@@ -49,10 +49,16 @@ def _pow_base_grad(g, x, y):
     return g * jnp.where(y == 0, 0, y * jnp.power(x, y - 1))
 
 
+def _log_base(x):
+    # log x with log 0 = -inf, written so that differentiating it again never meets 1/0 (x == 0 is a constant).
+    return jnp.where(x == 0, -jnp.inf, jnp.log(jnp.where(x == 0, 1, x)))
+
+
 def _pow_vjp(g, ans, x, y):
     gx = _pow_base_grad(g, x, y)
-    # NOTE: d/dy x**y = x**y log x; PyTorch defines it as 0 where x == 0 and y >= 0.
-    gy = jnp.where((x == 0) & (y >= 0), 0, g * ans * jnp.log(jnp.where(x == 0, 1, x)))
+    # NOTE: d/dy x**y = x**y log x; PyTorch defines it as 0 where x == 0 and y >= 0 (and -inf for y < 0).
+    # (The factor is masked, not the product, so that forward mode, this map transposed, gets the same zero.)
+    gy = g * jnp.where((x == 0) & (y >= 0), 0, ans * _log_base(x))
     return unbroadcast(gx, x), unbroadcast(gy, y)
 
 
@@ -61,9 +67,18 @@ pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(_pow_base_
                 saves=("x", "y"), node="PowBackward0")
 # NOTE: d/dx y**x = y**x log y, defined as 0 where y == 0 and x >= 0 (PyTorch's rule, as for `pow`).
 rpow = op("rpow", lambda x, y: jnp.power(y, x),
-          lambda g, ans, x, y: (unbroadcast(jnp.where((y == 0) & (x >= 0), 0, g * ans * jnp.log(jnp.where(y == 0, 1, y))),
-                                            x), None), saves=("x", "y", "ans"), node="PowBackward2")
-atan2 = op("atan2", jnp.arctan2)
+          lambda g, ans, x, y: (unbroadcast(g * jnp.where((y == 0) & (x >= 0), 0, ans * _log_base(y)), x), None),
+          saves=("x", "y", "ans"), node="PowBackward2")
+
+
+def _atan2_vjp(g, ans, x, y):
+    # PyTorch's rule: `g * y / (x² + y²)` and `-g * x / (x² + y²)`, with 0 where x = y = 0 (not 0/0).
+    den = x * x + y * y
+    recip = jnp.where(den == 0, 0, 1 / jnp.where(den == 0, 1, den))
+    return unbroadcast(g * y * recip, x), unbroadcast(g * -x * recip, y)
+
+
+atan2 = op("atan2", jnp.arctan2, _atan2_vjp, saves=("x", "y"))
 fmod = op("fmod", jnp.fmod)
 remainder = op("remainder", jnp.remainder)
 # PyTorch's rules: `g * x / hypot` (0/0 is NaN at the origin, as in PyTorch), and for fmax/fmin a tie or a NaN

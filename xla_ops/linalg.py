@@ -301,3 +301,12 @@ linalg_cross = op("linalg_cross", lambda x, y, dim=-1: jnp.cross(x, y, axis=dim)
                   lambda g, ans, x, y, dim=-1: (unbroadcast(jnp.cross(y, g, axis=dim), x),
                                                 unbroadcast(jnp.cross(g, x, axis=dim), y)),
                   saves=("x", "y"), node="LinalgCrossBackward0")
+
+# Decompositions and solvers lower to LAPACK custom calls. Programs holding them are compiled and run on the
+# calling thread only: compiling such a program on a background thread while others ran crashed XLA's CPU
+# client (a segmentation fault, seen repeatedly under load). Adaptive eager runs these ops one by one.
+for _op in (linalg_inv, linalg_det, linalg_slogdet, linalg_eig, linalg_eigvals, linalg_solve, linalg_solve_triangular,
+            linalg_lu, linalg_lu_factor, linalg_lu_solve, cholesky_info, cholesky, linalg_svd, linalg_svdvals,
+            linalg_eigh, linalg_eigvalsh, linalg_qr, linalg_pinv, linalg_lstsq, linalg_matrix_exp):
+    _op.deferrable = False
+del _op

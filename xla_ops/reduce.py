@@ -74,8 +74,15 @@ amax = op("amax", lambda x, dim=None, keepdim=False: jnp.max(x, axis=dim, keepdi
           saves=("x", "ans"))
 amin = op("amin", lambda x, dim=None, keepdim=False: jnp.min(x, axis=dim, keepdims=keepdim), _even_vjp,
           saves=("x", "ans"))
-max = op("max", lambda x: jnp.max(x), _even_vjp, saves=("x", "ans"), node="MaxBackward1")
-min = op("min", lambda x: jnp.min(x), _even_vjp, saves=("x", "ans"), node="MinBackward1")
+def _ties_vjp(g, ans, x):
+    # NOTE: a full max/min/median shares its gradient evenly among the elements equal to the result, the NaNs
+    # when the result is NaN (PyTorch's `evenly_distribute_backward`); amax/amin compare only (NaN gets 0/0).
+    mask = ((x == ans) | (jnp.isnan(x) & jnp.isnan(ans))).astype(g.dtype)
+    return (g * mask / jnp.sum(mask),)
+
+
+max = op("max", lambda x: jnp.max(x), _ties_vjp, saves=("x", "ans"), node="MaxBackward1")
+min = op("min", lambda x: jnp.min(x), _ties_vjp, saves=("x", "ans"), node="MinBackward1")
 
 
 def _arg_extreme(x, dim, keepdim, largest):

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from ._op import op
-from .reduce import _even_vjp, _indexed_vjp
+from .reduce import _indexed_vjp, _ties_vjp
 
 
 def _sort(x, dim=-1, descending=False):
@@ -51,8 +51,7 @@ def _median_dim(x, dim, keepdim=False):
     return v, i
 
 
-# NOTE: as in PyTorch, the full median shares its gradient evenly among the elements equal to it.
-median = op("median", _median, lambda g, ans, x: _even_vjp(g, ans, x), saves=("x", "ans"), node="MedianBackward0")
+median = op("median", _median, _ties_vjp, saves=("x", "ans"), node="MedianBackward0")
 median_dim = op("median_dim", _median_dim, _indexed_vjp, saves=("ans",), node="MedianBackward1")
 kthvalue = op("kthvalue", lambda x, k, dim, keepdim=False: _kth(x, k, dim, keepdim),
               lambda g, ans, x, k, dim, keepdim=False: _indexed_vjp(g, ans, x, dim, keepdim), saves=("ans",),

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from ._op import op
-from .reduce import _even_vjp, _indexed_vjp
+from .reduce import _indexed_vjp, _ties_vjp
 from .sort import _sort
 
 __all__ = ["nanmedian", "nanmedian_dim", "mode"]
@@ -32,12 +32,7 @@ def _nanmedian_dim(x, dim, keepdim=False):
     return (v, i) if keepdim else (jnp.squeeze(v, dim), jnp.squeeze(i, dim))
 
 
-def _nan_even_vjp(g, ans, x):
-    # As PyTorch: shared evenly among the elements equal to the result (the NaNs when the result is NaN).
-    return _even_vjp(g, ans, jnp.where(jnp.isnan(x) & jnp.isnan(ans), ans, x))
-
-
-nanmedian = op("nanmedian", _nanmedian, _nan_even_vjp, saves=("x", "ans"))
+nanmedian = op("nanmedian", _nanmedian, _ties_vjp, saves=("x", "ans"))
 nanmedian_dim = op("nanmedian_dim", _nanmedian_dim, _indexed_vjp, saves=("ans",), node="NanmedianBackward1")
 
 

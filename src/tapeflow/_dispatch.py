@@ -334,6 +334,7 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         if listeners else None  # what the write replaces, for listeners that may undo it
     st = x._st()
     node = result.grad_fn
+    retained = [(t, t.grad_fn, t._output_nr) for t in (x, x._base) if t is not None and t._retains_grad]
     if node is not None:
         _snapshot_saved(node, st)
     base = x._base
@@ -352,10 +353,25 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     if node is not None and result._storage is not None:
         _retarget_saved(node, result._storage, st)
     _refresh_views(st, base if base is not None else x, x)
+    for t, old_fn, old_nr in retained:
+        _move_retained(t, old_fn, old_nr)
     if listeners:
         for f in listeners:
             f(x, result, old)
     return x
+
+
+def _move_retained(t: Tensor, old_fn, old_nr: int) -> None:
+    """`t.retain_grad()` follows `t` to its new history after an in-place write (its old version's gradient is
+    not retained), as in PyTorch."""
+    if t.grad_fn is old_fn:
+        return
+    if old_fn is not None and old_fn._retained:
+        old_fn._retained.pop(old_nr, None)
+    node = t.grad_fn
+    if node._retained is None:
+        node._retained = {}
+    node._retained[t._output_nr] = weakref.ref(t)
 
 
 def _snapshot_saved(node, st) -> None:
@@ -420,7 +436,14 @@ def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
     """After a write, recompute every other live alias from the base."""
     if st.views is None:
         return
+    rehistory = state.grad_enabled and base.grad_fn is not None
     for w in list(st.views):
         if w is writer:
+            continue
+        if rehistory and w._view and w._requires_grad:
+            # A view in the graph reads the base's new history (PyTorch regenerates its grad_fn the same way).
+            snap = Tensor._make(base._data, base.grad_fn, base._output_nr, True)
+            nv = dispatch(view_apply, (snap,), (("chain", w._view),))
+            w._data, w.grad_fn, w._output_nr = nv._data, nv.grad_fn, 0
             continue
         w._data = base._data if not w._view else view_apply.compiled((("chain", w._view),))(base._data)

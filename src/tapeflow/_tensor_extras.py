@@ -266,3 +266,6 @@ def _hardshrink(self, lambd=0.5):
 
 
 Tensor.hardshrink = _hardshrink
+Tensor.unsafe_split = lambda self, split_size, dim=0: self.split(split_size, dim)
+Tensor.unsafe_chunk = lambda self, chunks, dim=0: self.chunk(chunks, dim)
+Tensor._is_view = lambda self: self._base is not None

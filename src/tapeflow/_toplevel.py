@@ -17,7 +17,8 @@ __all__ = ["meshgrid", "finfo", "iinfo", "promote_types", "result_type", "can_ca
            "get_num_interop_threads", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "is_conj", "is_neg", "resolve_neg", "is_signed", "scalar_tensor", "vmap",
-           "zero_", "fill", "fill_"]
+           "zero_", "fill", "fill_", "inf", "nan", "pi", "e", "newaxis", "is_inference", "is_storage", "empty_strided",
+           "unsafe_split", "unsafe_chunk"]
 
 
 def meshgrid(*tensors, indexing: str = "ij"):
@@ -416,3 +417,53 @@ def fill(input, value):
         tensor([5., 5.])
     """
     return input.clone().fill_(value)
+
+
+#: Math constants under their `torch.*` names.
+inf, nan, pi, e = float("inf"), float("nan"), float(np.pi), float(np.e)
+newaxis = None
+
+
+def is_inference(input) -> bool:
+    """Whether `input` was made in inference mode (`Tensor.is_inference()`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.inference_mode():
+        ...     t = tp.ones(2)
+        >>> tp.is_inference(t), tp.is_inference(tp.ones(2))
+        (True, False)
+    """
+    return input.is_inference()
+
+
+def is_storage(obj) -> bool:
+    """False: tapeflow tensors have no separate storage objects."""
+    return False
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False):
+    """`empty(size)`: tapeflow tensors have no strides, so `stride` only has to fit `size`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.empty_strided((2, 3), (1, 2)).shape
+        tapeflow.Size([2, 3])
+    """
+    from ._factories import empty
+
+    if len(tuple(size)) != len(tuple(stride)):
+        raise RuntimeError(f"mismatch in length of strides and shape: got {len(tuple(stride))} strides for "
+                           f"{len(tuple(size))} dimensions")
+    return empty(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def unsafe_split(input, split_size_or_sections, dim: int = 0):
+    """`split` (tapeflow's views are always safe to use)."""
+    return input.split(split_size_or_sections, dim)
+
+
+def unsafe_chunk(input, chunks: int, dim: int = 0):
+    """`chunk` (tapeflow's views are always safe to use)."""
+    return input.chunk(chunks, dim)

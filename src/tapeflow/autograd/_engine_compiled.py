@@ -120,14 +120,17 @@ def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
     if not _programs.ready(slot):
         return False
     if slot.program is None:
-        slot.program = _program((roots, nodes, leaves, key), len(root_grads), len(args))
+        # A graph with an op that must not be deferred (see `xla_ops.Op`) runs as its own program, now.
+        deferrable = all(n.op.deferrable for n in nodes)
+        slot.program = (_program((roots, nodes, leaves, key), len(root_grads), len(args)), deferrable)
         _programs.traced(key)
+    program, deferrable = slot.program
     with grad_lock:  # read the grads, add (in the program, run asynchronously), write back: atomically
         old = [None if leaf.variable._grad is None else leaf.variable._grad._raw for leaf in leaves]
         inputs = [*root_grads, *args, *old]
-        new = _adaptive.record(slot.program, inputs) if _dispatch._adaptive else None
+        new = _adaptive.record(program, inputs) if _dispatch._adaptive and deferrable else None
         if new is None:
-            new = slot.program(*map(_adaptive.resolve, inputs))
+            new = program(*map(_adaptive.resolve, inputs))
         for leaf, g in zip(leaves, new):
             var = leaf.variable
             if g is None:

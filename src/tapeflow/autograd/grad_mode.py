@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from .._state import state
 
@@ -62,25 +63,45 @@ class _Mode:
         return type(self)()
 
     def __call__(self, fn):
+        if inspect.isclass(fn):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should "
+                          "only decorate functions or methods. To preserve the current behavior of class decoration, "
+                          "you can directly decorate the `__init__` method and nothing else.", FutureWarning,
+                          stacklevel=2)
         if inspect.isgeneratorfunction(fn):
-            @functools.wraps(fn)
-            def gen(*args, **kwargs):
-                g = fn(*args, **kwargs)
-                with self.clone():
-                    value = next(g)
-                while True:
-                    try:
-                        with self.clone():
-                            value = g.send((yield value))
-                    except StopIteration as e:
-                        return e.value
-            return gen
+            return self._wrap_generator(fn)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
+
+
+    def _wrap_generator(self, fn):
+        """`fn`'s generator runs in this mode at every resume; its caller keeps its own mode in between."""
+        @functools.wraps(fn)
+        def gen(*args, **kwargs):
+            g = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    value = next(g)
+                while True:
+                    try:
+                        sent = yield value
+                    except GeneratorExit:
+                        with self.clone():
+                            g.close()
+                        raise
+                    except BaseException as exc:  # thrown in by the caller: pass it on inside the mode
+                        with self.clone():
+                            value = g.throw(exc)
+                    else:
+                        with self.clone():
+                            value = g.send(sent)
+            except StopIteration as stop:
+                return stop.value
+        return gen
 
 
 class _NoArgMode(_Mode):
@@ -178,9 +199,9 @@ class inference_mode(_Mode):
         self.mode = bool(mode)
 
     def _enter(self):
-        if self.mode:
-            _set_grad(False)
-            state.inference = True
+        # `inference_mode(False)` is a region out of inference mode with grad mode on, as in PyTorch.
+        _set_grad(not self.mode)
+        state.inference = self.mode
 
     def clone(self):
         return inference_mode(self.mode)
