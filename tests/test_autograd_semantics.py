@@ -122,7 +122,132 @@ def retain_grad_follows_inplace_writes(m):
     return out
 
 
-SCENARIOS = [generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the class and text are what is compared
+        return type(e).__name__, str(e).split(". ")[0].replace("SplitWithSizes", "Split").replace("torch.", "tapeflow.")
+    return None
+
+
+def hook_order_and_returns(m):
+    a = m.tensor(1., requires_grad=True)
+    log = []
+    acc = a.clone().grad_fn.next_functions[0][0]
+    a.register_hook(lambda g: log.append("tensor hook 1"))
+    a.register_hook(lambda g: log.append("tensor hook 2") or g * 2)
+    acc.register_prehook(lambda g: log.append(("acc prehook", g[0].item())))
+    acc.register_hook(lambda gi, go: log.append("acc hook"))
+    (a * 3).backward()
+    t = m.ones(2, requires_grad=True)
+    t.register_post_accumulate_grad_hook(lambda p: p.grad)
+    x = m.ones(2, requires_grad=True)
+    calls = []
+    x.register_hook(lambda g: calls.append(1) or g * 2)
+    (x * 3).sum().backward(inputs=[x])
+    return [log, _vals(a.grad), _error(lambda: t.sum().backward()), len(calls), _vals(x.grad)]
+
+
+def graphs_that_saved_nothing_run_again(m):
+    leaves = [m.zeros(2, requires_grad=True) for _ in range(4)]
+    inter = [leaf * i + leaf * leaf for i, leaf in enumerate(leaves)]
+    loss = sum(v * i for i, v in enumerate(inter)).sum()
+    d = [g for k in range(0, 4, 2) for g in m.autograd.grad(loss, inter[k:k + 2])]  # each pass runs half the graph
+    m.autograd.backward(inter, d)
+    x = m.ones(2, requires_grad=True)
+    y = (x * 2 + 1).sum()  # mul saved the 2: a second pass is refused, as in PyTorch
+    y.backward()
+    return [[_vals(leaf.grad) for leaf in leaves], _error(lambda: y.backward())[0]]
+
+
+def gradient_edges_as_outputs(m):
+    t = m.tensor([1., 2.], requires_grad=True)
+    e = m.autograd.graph.get_gradient_edge(t.sin().sum())
+    out = [[_vals(g) for g in m.autograd.grad(e, (t,), grad_outputs=(m.tensor(1.),))]]
+    m.autograd.backward(m.autograd.graph.get_gradient_edge((t * t).sum()), m.tensor(2.))
+    return out + [_vals(t.grad)]
+
+
+def function_and_forward_mode_details(m):
+    seen = []
+
+    class Pow(m.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return x ** y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            seen.append(len(inputs))
+            ctx.save_for_backward(inputs[0])
+            ctx.y = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ctx.y * x ** (ctx.y - 1), None
+
+    class NoForward(m.autograd.Function):
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = m.tensor(2., requires_grad=True)
+    Pow.apply(x).backward()
+    out = [seen, _vals(x.grad), _error(lambda: NoForward.apply(x))[0]]
+    fwd = m.autograd.forward_ad
+    with fwd.dual_level():
+        out.append(_error(lambda: fwd.make_dual(m.ones(2), m.ones(2, dtype=m.int64))))
+    return out
+
+
+def functional_api_messages(m):
+    F = m.autograd.functional
+    x = m.ones(2)
+    return [_error(lambda: F.vjp(lambda a: a.detach(), x, m.ones(2), strict=True)),
+            _error(lambda: F.jvp(lambda a: a.detach(), x, m.ones(2), strict=True)),
+            _error(lambda: F.jacobian(lambda a: a.detach(), x, strict=True)),
+            _error(lambda: F.hvp(lambda a: a.detach().sum(), x, m.ones(2), strict=True)),
+            _error(lambda: F.vjp(lambda a: a * 2, x, (m.ones(2), m.ones(2)))),
+            _error(lambda: F.jvp(lambda a: a * 2, x, (m.ones(2), m.ones(2)))),
+            _error(lambda: F.jvp(lambda a, b: a * b, (x, x), (m.ones(2),)))]
+
+
+def tensor_odds(m):
+    x = m.ones(2, requires_grad=True)
+    v = m.autograd.Variable(x)
+    w = m.autograd.Variable(x * 2, requires_grad=True)
+    with m.no_grad():
+        as_numpy = x.numpy().tolist()
+    y = m.arange(20.).reshape(4, 5)
+    z = m.zeros(4, 5)
+    z[[[0, 1], [2, 3]]] = 1
+    return [v is x, v.requires_grad, v.is_leaf, w.requires_grad, w.is_leaf, as_numpy,
+            tuple(y[[[0, 1, 2, 3]]].shape), tuple(y[[[0, 1], [1, 2]]].shape), tuple(y[[0, 1]].shape),
+            tuple(y[[slice(0, 2), 1]].shape), _vals(z.sum())]
+
+
+def inplace_writes_into_views(m):
+    out = []
+    x = m.rand(3, 3)
+    a, b, c = x.unbind()
+    out.append(_error(lambda: a.mul_(2)))
+    x = m.rand(3, 3, requires_grad=True).clone()
+    a, b, c = x.unbind()
+    out.append(_error(lambda: a.mul_(2)))
+    x = m.rand(4, requires_grad=True).clone()
+    p, q = x.split(2)
+    out.append(_error(lambda: q.add_(1)))
+    with m.no_grad():
+        out.append(_error(lambda: p.add_(1)))
+        r = x[0]
+    out.append(_error(lambda: r.mul_(2)))
+    return out
+
+
+SCENARIOS = [hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
+             function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
+             generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,
              retain_grad_follows_inplace_writes]
 
 
@@ -142,3 +267,61 @@ def test_nan_ties_share_the_gradient():
     g = gradients_at_edges(tp)
     assert g[2] == [[0.33333] * 3] and g[3] == [[0.5, 0.0, 0.5]]
     assert g[0][1][0] == -np.inf  # d/db 0 ** b at b = -1
+
+
+def test_backward_with_create_graph_warns_once_like_pytorch():
+    tp.set_warn_always(True)
+    try:
+        x = tp.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="Using backward\\(\\) with create_graph=True"):
+            (x * x).sum().backward(create_graph=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            tp.autograd.grad((x * x).sum(), x, create_graph=True)  # autograd.grad does not warn
+    finally:
+        tp.set_warn_always(False)
+
+
+def test_checkpoint_early_stop_is_a_scoped_setting():
+    from tapeflow.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+
+    x = tp.ones(2, requires_grad=True)
+    with set_checkpoint_early_stop(False):
+        y = checkpoint(lambda t: (t * t).sum(), x, use_reentrant=False)
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_a_submodule_import_does_not_hide_a_function_of_the_same_name(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "prog.py"
+    script.write_text("import torch\nfrom torch.autograd.gradcheck import GradcheckError\n"
+                      "x = torch.ones(2, dtype=torch.float64, requires_grad=True)\n"
+                      "print(torch.autograd.gradcheck(lambda a: a * 2, (x,)))\n")
+    out = subprocess.run([sys.executable, "-m", "tapeflow.torch", str(script)], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+
+
+def test_multi_grad_hooks_work_with_backward_inputs_on_threads():
+    import threading
+
+    errors = []
+
+    def work():
+        try:
+            a, b = tp.ones(2, requires_grad=True), tp.ones(2, requires_grad=True)
+            seen = []
+            tp.autograd.graph.register_multi_grad_hook((a, b), lambda gs: seen.append(len(gs)))
+            (a * b).sum().backward(inputs=[a, b])
+            assert seen == [2], seen
+        except Exception as e:  # noqa: BLE001 - collected and reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

@@ -7,6 +7,7 @@ Also here: views (aliases that share storage) and in-place writes.
 
 from __future__ import annotations
 
+import re
 import traceback
 import weakref
 
@@ -188,6 +189,7 @@ def _record(op, args, arrays, params, out):
         saves = _saves_linear(args)
     needs, edges, saved, versions, metas = [], [], [], [], []
     any_meta = False
+    keeps = op.save_ans  # whether the node keeps anything that backward frees
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             if a._requires_grad:
@@ -198,6 +200,7 @@ def _record(op, args, arrays, params, out):
                 needs.append(False)
                 edges.append((None, 0))
             if saves is None or i in saves:
+                keeps = True
                 if a._inference:
                     raise RuntimeError(_INFERENCE_SAVED)
                 metas.append(None)
@@ -219,6 +222,7 @@ def _record(op, args, arrays, params, out):
             if saves is None or i in saves:
                 saved.append(arrays[i])
                 metas.append(None)
+                keeps = keeps or arrays[i] is not None  # a saved number is freed too (PyTorch saves it as a tensor)
             else:
                 saved.append(None)
                 any_meta = True
@@ -229,7 +233,7 @@ def _record(op, args, arrays, params, out):
     node.next_functions = tuple(edges)
     node._saved = tuple(saved)
     node._metas = tuple(metas) if any_meta else ()
-    node._freed = False
+    node._freed = False if keeps else None  # None: nothing to free, so backward may run through it again
     node._sequence_nr = next(_sequence)
     if state.anomaly:
         node._trace = traceback.extract_stack()[:-3]
@@ -322,6 +326,8 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
+    if x._view and state.grad_enabled and (x._requires_grad or x._base._requires_grad):
+        _check_view_write(x)
     if result._raw.shape != x._raw.shape:
         raise RuntimeError(f"output with shape {list(x._raw.shape)} doesn't match the broadcast shape "
                            f"{list(result._raw.shape)}")
@@ -359,6 +365,22 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         for f in listeners:
             f(x, result, old)
     return x
+
+
+def _check_view_write(v: Tensor) -> None:
+    """PyTorch's refusals of an in-place write into a view whose history cannot be rewritten soundly."""
+    if v._no_grad_view:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+            "tracked) or both outside (if you want the inplace to be tracked).")
+    if any(step[2] is not None for step in v._view) and v.grad_fn is not None:
+        name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
+        raise RuntimeError(
+            f"Output {v._output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be modified "
+            "inplace. You should replace the inplace operation by an out-of-place one.")
 
 
 def _move_retained(t: Tensor, old_fn, old_nr: int) -> None:

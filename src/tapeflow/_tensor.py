@@ -104,6 +104,7 @@ class Tensor:
     _retains_grad = False
     _inference = False  # made inside `inference_mode`
     _is_param = False
+    _no_grad_view = False  # a view of a tensor requiring grad, made in no_grad mode
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
@@ -415,7 +416,7 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (read-only view of the JAX buffer where possible)."""
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _mode.grad_enabled:  # (under no_grad PyTorch allows it)
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return np.asarray(self._concrete("numpy()"))
 
@@ -568,6 +569,8 @@ def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:
     chain = src._view if view is None else src._view + (view,)
     if chain:
         new._view = chain
+        if (not _mode.grad_enabled and base._requires_grad) or src._no_grad_view:
+            new._no_grad_view = True  # an in-place write into it with grad mode on is refused (see `inplace`)
     st = new._storage
     if st.views is None:
         st.views = weakref.WeakSet()

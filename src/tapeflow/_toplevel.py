@@ -18,7 +18,7 @@ __all__ = ["meshgrid", "finfo", "iinfo", "promote_types", "result_type", "can_ca
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "is_conj", "is_neg", "resolve_neg", "is_signed", "scalar_tensor", "vmap",
            "zero_", "fill", "fill_", "inf", "nan", "pi", "e", "newaxis", "is_inference", "is_storage", "empty_strided",
-           "unsafe_split", "unsafe_chunk"]
+           "unsafe_split", "unsafe_chunk", "set_warn_always", "is_warn_always_enabled"]
 
 
 def meshgrid(*tensors, indexing: str = "ij"):
@@ -467,3 +467,23 @@ def unsafe_split(input, split_size_or_sections, dim: int = 0):
 def unsafe_chunk(input, chunks: int, dim: int = 0):
     """`chunk` (tapeflow's views are always safe to use)."""
     return input.chunk(chunks, dim)
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b: bool) -> None:
+    """Repeat warnings that tapeflow gives once per process (as PyTorch's `TORCH_WARN_ONCE`) every time.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.set_warn_always(True); tp.is_warn_always_enabled()
+        True
+        >>> tp.set_warn_always(False)
+    """
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether once-per-process warnings repeat (see `set_warn_always`)."""
+    return _warn_always[0]

@@ -204,10 +204,23 @@ def index_put(input, indices, values, accumulate=False):
                     (("spec", spec), ("accumulate", accumulate)))
 
 
+def _sequence_as_tuple(index) -> bool:
+    """PyTorch's (and old NumPy's) rule: a short list holding a tensor, a sequence, a slice, `None` or `...` is
+    a tuple of indices (`x[[[0, 1]]]` is `x[[0, 1]]`); a list of numbers is one advanced index."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    if any(isinstance(i, (Tensor, list, tuple, slice)) or i is None or i is Ellipsis for i in index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
+                      "instead of x[seq] (PyTorch will read it as one tensor index in a future release).",
+                      UserWarning, stacklevel=4)
+        return True
+    return False
+
+
 def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
     """Encode a NumPy-style index as a hashable spec plus the index arrays it uses."""
     if not isinstance(index, tuple):
-        index = (index,)
+        index = tuple(index) if _sequence_as_tuple(index) else (index,)
     spec, arrays = [], []
     for i in index:
         if isinstance(i, builtins.bool):
@@ -269,7 +282,9 @@ def _setitem(self, index, value):
             and (not isinstance(value, Tensor) or value.ndim == 0):
         inplace(self, masked_fill(self, index, value))
         return
-    inplace(self, index_put(self, index if isinstance(index, tuple) else (index,), value))
+    if not isinstance(index, tuple):
+        index = tuple(index) if _sequence_as_tuple(index) else (index,)
+    inplace(self, index_put(self, index, value))
 
 
 # -- misc ---------------------------------------------------------------------------------------------------------

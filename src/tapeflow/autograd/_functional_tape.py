@@ -37,7 +37,7 @@ def _prep(xs: tuple, create_graph: bool) -> tuple:
     return tuple(res)
 
 
-def _call(func, xs: tuple, fn_name: str) -> tuple[bool, tuple]:
+def _call(func, xs: tuple, fn_name: str, strict: bool = False) -> tuple[bool, tuple]:
     out = func(*xs)
     is_tuple = isinstance(out, tuple)
     outs = out if is_tuple else (out,)
@@ -46,6 +46,10 @@ def _call(func, xs: tuple, fn_name: str) -> tuple[bool, tuple]:
             raise TypeError(f"The outputs of the user-provided function given to {fn_name} must be either a Tensor "
                             f"or a tuple of Tensors but the given outputs of the user-provided function has an "
                             f"output of type {type(o).__name__} at index {i}.")
+        if strict and not o.requires_grad:
+            raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                               "must be computed in a differentiable manner from the input when running in strict "
+                               "mode.")
     return is_tuple, outs
 
 
@@ -96,20 +100,23 @@ _JACOBIAN_NO_GRAPH = ("While computing the hessian, found that the jacobian of t
 def vjp(func, in_tuple, xs, vs, create_graph, strict):
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out_tuple, outs = _call(func, ins, "vjp")
+        out_tuple, outs = _call(func, ins, "vjp", strict)
         if vs is None:
             if len(outs) != 1 or outs[0]._data.size != 1:
                 raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
                                    "Tensor with a single element.")
             vs = (Tensor._wrap(jnp.ones(outs[0]._data.shape, outs[0]._data.dtype)),)
-        check_v(vs, outs, "the outputs of the function in vjp")
+        check_v(vs, outs, "the outputs of the function in vjp", out_tuple)
         g = _grads(outs, ins, vs, create_graph, strict, _INDEPENDENT, _NO_GRAPH if create_graph else None)
     return _post(_out(outs, create_graph), out_tuple), _post(g, in_tuple)
 
 
-def check_v(vs: tuple, ref: tuple, shape_of: str) -> None:
-    """`v` must match `ref` in length and shapes; `shape_of` ends the message ("the inputs of jvp")."""
+def check_v(vs: tuple, ref: tuple, shape_of: str, ref_is_tuple: bool = True) -> None:
+    """`v` must match `ref` (given as a tuple, or as one tensor) in length and shapes; `shape_of` ends the
+    message ("the inputs of jvp")."""
     if len(vs) != len(ref):
+        if not ref_is_tuple:
+            raise RuntimeError("The given v should contain a single Tensor.")
         raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got {len(vs)}.")
     for i, (a, b) in enumerate(zip(vs, ref)):
         if tuple(a.shape) != tuple(b.shape):
@@ -121,7 +128,7 @@ def jvp(func, in_tuple, xs, vs, create_graph, strict):
     # The double-backward trick: J v = d/du <J^T u, v>, with a dummy cotangent u.
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out_tuple, outs = _call(func, ins, "jvp")
+        out_tuple, outs = _call(func, ins, "jvp", strict)
         us = tuple(Tensor._make(jnp.zeros(o._data.shape, o._data.dtype), None, 0, True) for o in outs)
         gs = _grads(outs, ins, us, True, False, _INDEPENDENT)
         tangents = _grads(gs, us, vs, create_graph, strict, _INDEPENDENT)
@@ -158,15 +165,15 @@ def _jac_rows(outs, ins, create_graph, strict):
 def jacobian(func, in_tuple, xs, create_graph, strict):
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out_tuple, outs = _call(func, ins, "jacobian")
+        out_tuple, outs = _call(func, ins, "jacobian", strict)
         blocks = _jac_rows(outs, ins, create_graph, strict)
     if not in_tuple:
         blocks = tuple(b[0] for b in blocks)
     return blocks if out_tuple else blocks[0]
 
 
-def _scalar_out(func, ins, fn_name):
-    out_tuple, outs = _call(func, ins, fn_name)
+def _scalar_out(func, ins, fn_name, strict=False):
+    out_tuple, outs = _call(func, ins, fn_name, strict)
     if len(outs) != 1:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outs[0]._data.size != 1:
@@ -177,7 +184,7 @@ def _scalar_out(func, ins, fn_name):
 def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy):
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out = _scalar_out(func, ins, "hessian")
+        out = _scalar_out(func, ins, "hessian", strict)
         gs = _grads((out,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
         blocks = _jac_rows(gs, ins, create_graph, strict)
     if not in_tuple:
@@ -189,7 +196,7 @@ def second(kind, func, in_tuple, xs, vs, create_graph, strict):
     """`vhp` (`v^T H`) or `hvp` (`H v`); equal for the symmetric Hessian of a twice-differentiable function."""
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out = _scalar_out(func, ins, kind)
+        out = _scalar_out(func, ins, kind, strict)
         gs = _grads((out,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
         prods = _grads(gs, ins, vs, create_graph, strict, _JACOBIAN_INDEPENDENT)
     return (out if create_graph else out.detach()), _post(prods, in_tuple)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 
+from .. import _toplevel
 from .._tensor import Tensor, TracedValueError
 from ._edges import GradientEdge
 from .engine import run_backward
@@ -42,6 +45,12 @@ def _roots(outputs, grad_outputs, create_graph, what):
         raise RuntimeError(f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs; "
                            "pass one gradient (or None) per output")
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(out, GradientEdge):  # a gradient edge as an output: its gradient must be given
+            if g is None:
+                raise RuntimeError(f"{what}: a GradientEdge output (position {i}) needs its gradient in grad_outputs")
+            edges.append((out.node, out.output_nr))
+            grads.append(g if create_graph else g._data)
+            continue
         if not isinstance(out, Tensor):
             raise TypeError(f"{what}: outputs must be Tensors, got {type(out).__name__} at position {i}")
         if out.grad_fn is None and not out._requires_grad:
@@ -71,6 +80,14 @@ def _roots(outputs, grad_outputs, create_graph, what):
     return edges, grads
 
 
+_CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+    "the cycle and avoid the leak.")
+_warned = [False]
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate gradients of `tensors` into the `.grad` of the leaves (or of `inputs`).
@@ -96,6 +113,9 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     if retain_graph is None:
         retain_graph = create_graph
     edges, grads = _roots(outputs, grad_tensors, create_graph, "backward")
+    if create_graph and (not _warned[0] or _toplevel.is_warn_always_enabled()):  # once, as PyTorch's
+        _warned[0] = True
+        warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=2)
     inputs = _as_tuple(inputs) if inputs is not None else None
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
@@ -113,7 +133,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         if isinstance(t, GradientEdge):  # a leaf's edge accumulates into the leaf; another edge has no .grad
             t = getattr(t.node, "variable", None)
         if g is not None and t is not None:
-            accumulate(t, g if create_graph else g._data, create_graph)
+            accumulate(t, g if create_graph else g._data, create_graph, run_hooks=False)  # (they ran in the pass)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,

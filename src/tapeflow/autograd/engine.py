@@ -23,9 +23,9 @@ from .graph import AccumulateGrad, Node
 __all__ = ["run_backward", "accumulate"]
 
 
-def accumulate(var: Tensor, g, create_graph: bool) -> None:
+def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> None:
     """Add `g` into `var.grad`: in place, or out of place (recorded) under `create_graph`."""
-    if var._hooks:
+    if var._hooks and run_hooks:
         g = _run_tensor_hooks(var._hooks, g, create_graph)
     if create_graph:
         gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
@@ -44,7 +44,8 @@ def accumulate(var: Tensor, g, create_graph: bool) -> None:
                 old._st().version += 1
     if var._post_accumulate_hooks:
         for fn in list(var._post_accumulate_hooks.values()):
-            fn(var)
+            if fn(var) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph: bool):
@@ -182,7 +183,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
                 grad_inputs = node.apply(grads, create_graph)
             else:
                 grad_inputs = _run_node(node, grads, create_graph, needed, targets, results, capture, inputs)
-            if not retain_graph:
+            if not retain_graph and (needed is None or node in needed):  # only the nodes that ran are freed
                 node._release()
             for (nxt, nr), g in zip(node.next_functions, grad_inputs):
                 if nxt is None:
@@ -266,7 +267,11 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
             return ()
     if needed is not None and node not in needed:
         return ()
-    # 3. node pre-hooks.
+    # 3. node pre-hooks (a leaf's own hooks run before its AccumulateGrad's pre-hooks).
+    leaf_hooked = False
+    if node._pre_hooks and type(node) is AccumulateGrad and node.variable._hooks and grads[0] is not None:
+        grads[0] = _run_tensor_hooks(node.variable._hooks, grads[0], create_graph)
+        leaf_hooked = True
     if node._pre_hooks:
         gts = tuple(_as_tensor(g) for g in grads)
         for fn in list(node._pre_hooks.values()):
@@ -281,7 +286,10 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 shape, dtype = node._out_meta[i]
                 z = jnp.zeros(shape, dtype)
                 grads[i] = Tensor._wrap(z) if create_graph else z
-    if not capture or type(node) is not AccumulateGrad:
+    if leaf_hooked:
+        accumulate(node.variable, grads[0], create_graph, run_hooks=False)
+        grad_inputs = ()
+    elif not capture or type(node) is not AccumulateGrad:
         if state.node_interceptors:
             grad_inputs = _intercepted(node, grads, create_graph, 0)
         else:

@@ -165,13 +165,14 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise TypeError("make_dual expects Tensors for both the primal and the tangent")
     if not _is_float_array(tensor._data):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not _is_float_array(tangent._data):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
                            f"forward gradient is of size {list(tangent.shape)}.")
-    if tangent._data.dtype != tensor._data.dtype:
-        raise RuntimeError(f"Expected tangent to have the same dtype as primal (got {tangent.dtype} and "
-                           f"{tensor.dtype}); convert it with tangent.to(primal.dtype).")
+    if tangent._data.dtype != tensor._data.dtype:  # (JAX's forward mode needs one dtype for both)
+        tangent = tangent.to(tensor.dtype)
     dual = tensor.view_as(tensor)
     # A tangent that requires grad stays a Tensor, so tangents computed from it are recorded on the tape.
     table[dual] = (dual._data, tangent if tangent._requires_grad else tangent._data)

@@ -13,6 +13,7 @@ backward written with differentiable tapeflow ops supports double backward.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -277,7 +278,7 @@ class Function(metaclass=_FunctionMeta):
     @_base
     def forward(*args: Any, **kwargs: Any) -> Any:
         """Compute the outputs (runs without recording). Override as a staticmethod."""
-        raise RuntimeError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @_base
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
@@ -322,15 +323,19 @@ class Function(metaclass=_FunctionMeta):
             'DoubleBackward'
         """
         if getattr(cls.forward, "_tapeflow_base", False):
-            raise RuntimeError("You must implement the forward function for custom autograd.Function "
-                               f"({cls.__name__}): define `@staticmethod def forward(ctx, *args)`.")
+            raise NotImplementedError("You must implement the forward function for custom autograd.Function "
+                                      f"({cls.__name__}): define `@staticmethod def forward(ctx, *args)`.")
+        split = not getattr(cls.setup_context, "_tapeflow_base", False)
+        if split:  # setup_context sees every forward argument, defaults included (PyTorch binds them too)
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = tuple(bound.args), dict(bound.kwargs)
         ctx = cls._backward_cls()
         if state.anomaly:  # anomaly mode reports where the node was created
             import traceback
             ctx._trace = traceback.extract_stack()[:-1]
         record = state.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a._requires_grad for a in args)
-        split = not getattr(cls.setup_context, "_tapeflow_base", False)
         prev = state.grad_enabled
         state.grad_enabled = False
         try:

@@ -102,7 +102,7 @@ def _post(res, is_tuple_flags):
     return res if outer else res[0]
 
 
-def _input_v(v, xs: tuple, fn_name: str) -> tuple:
+def _input_v(v, xs: tuple, fn_name: str, in_tuple: bool = True) -> tuple:
     """`v` of a product in the inputs' shapes (jvp, vhp, hvp): checked against `xs`, or ones when omitted."""
     if v is None:
         if len(xs) != 1 or xs[0]._data.size != 1:
@@ -110,7 +110,7 @@ def _input_v(v, xs: tuple, fn_name: str) -> tuple:
                                "single Tensor with a single element.")
         return (Tensor._wrap(jnp.ones(xs[0]._data.shape, xs[0]._data.dtype)),)
     vs = _as_tuple(v, "v", fn_name)[1]
-    check_v(vs, xs, f"the inputs of {fn_name}")
+    check_v(vs, xs, f"the inputs of {fn_name}", in_tuple)
     return vs
 
 
@@ -198,7 +198,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         tensor([2., 4.])
     """
     in_tuple, xs = _as_tuple(inputs, "inputs", "jvp")
-    vs = _input_v(v, xs, "jvp")
+    vs = _input_v(v, xs, "jvp", in_tuple)
     if _fast(create_graph, strict):
         try:
             out, tan = _staged(func, "jvp", _jvp_prog, (*xs, *vs))
@@ -337,7 +337,7 @@ def _hessian_prog(g, *args):
 
 def _second(kind: str, func, inputs, v, create_graph, strict):
     in_tuple, xs = _as_tuple(inputs, "inputs", kind)
-    vs = _input_v(v, xs, kind)
+    vs = _input_v(v, xs, kind, in_tuple)
     if _fast(create_graph, strict):
         try:
             out, prod = _staged(func, kind, functools.partial(_second_prog, kind), (*xs, *vs))

@@ -221,8 +221,8 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _release(self):
-        if self._versions or self._ans is not None or self._unpack is not None \
-                or any(s is not None for s in self._saved):
+        # A node that kept nothing stays runnable, as in PyTorch (`_freed` None).
+        if self._freed is not None:
             self._freed = True
             self._saved = ()
             self._ans = None

@@ -11,7 +11,8 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
-    """`Variable(t, requires_grad=True)` is `t` with `requires_grad` set (a Tensor).
+    """`Variable(t, requires_grad=False)`: a new leaf Tensor sharing `t`'s data (as `t.detach()`), with
+    `requires_grad` set as asked.
 
     Example:
         >>> import tapeflow as tp
@@ -23,8 +24,4 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        if requires_grad:
-            if data.grad_fn is not None:
-                return data
-            data.requires_grad_(True)
-        return data
+        return data.detach().requires_grad_(bool(requires_grad))

@@ -72,6 +72,10 @@ class _Alias(types.ModuleType):
                                   "torch API")
 
     def __setattr__(self, attr: str, value) -> None:
+        if isinstance(value, types.ModuleType):
+            existing = getattr(object.__getattribute__(self, "_tapeflow_module"), attr, None)
+            if existing is not None and not isinstance(existing, types.ModuleType):
+                return  # a name that is both a submodule and a function (`autograd.gradcheck`): the function wins
         if isinstance(value, types.ModuleType) or attr in _IMPORT_ATTRS:
             # The import system binds `torch.nn` on `torch` and sets `__spec__`, `__package__`, ... on each
             # alias: keep those on the alias, never on tapeflow (tapeflow.nn must stay tapeflow's own module, and

@@ -8,6 +8,7 @@ generator state, so the recomputed values equal the first ones. Under a JAX trac
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ from ..autograd.backward import backward
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "set_checkpoint_early_stop"]
 
 
 def _noop_context_fn():
@@ -148,3 +149,29 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
         end = start + size - 1
         input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return run(end + 1, len(functions) - 1)(input)
+
+
+_early_stop = [True]
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Context manager: whether a checkpointed block's recomputation may stop once it has produced what backward
+    needs (on by default). tapeflow recomputes a block as one node, so the result is the same either way; the
+    setting is kept for code that sets it.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+        >>> x = tp.ones(2, requires_grad=True)
+        >>> with set_checkpoint_early_stop(False):
+        ...     y = checkpoint(lambda t: (t * t).sum(), x, use_reentrant=False)
+        >>> y.backward(); x.grad
+        tensor([2., 2.])
+    """
+    prev = _early_stop[0]
+    _early_stop[0] = bool(enable)
+    try:
+        yield
+    finally:
+        _early_stop[0] = prev
