@@ -3,6 +3,7 @@ mode, gradients at NaN ties and at 0 ** negative, views regaining history after 
 sibling, and `retain_grad` following a tensor through in-place writes. Each scenario runs on tapeflow and, when
 installed, on PyTorch, and the observations are compared."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -245,7 +246,47 @@ def inplace_writes_into_views(m):
     return out
 
 
-SCENARIOS = [hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
+def inference_tensors_and_views(m):
+    with m.inference_mode():
+        c = m.ones(2, 3)
+    writes = (lambda x: x.add_(2), lambda x: x.transpose_(0, 1), lambda x: x.t_(), lambda x: x.unsqueeze_(0),
+              lambda x: x.squeeze_(), lambda x: x.zero_())
+    out = [_error(functools.partial(f, c)) for f in writes]
+    s = m.ones(1, 2, 3, requires_grad=True)
+    a = s.clone()
+    with m.inference_mode():
+        v, w = a.view_as(a), a.view(-1)
+    out += [v.is_inference(), w.is_inference(), _error(lambda: v.add_(2))]
+    b = m.ones(2, 3)
+    with m.inference_mode():
+        u = b.view(-1)
+    u.add_(1)  # a view of a tensor that needs no grad: written through to its base
+    x = m.ones(3)
+    x.resize_(3)
+    return out + [_vals(b), x._version]
+
+
+def function_deprecations(m):
+    class Id(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            assert len(ctx.saved_variables) == 1
+            return g
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Id()
+        Id.apply(m.ones(1, requires_grad=True)).backward()
+    return [(w.category.__name__, str(w.message).split(" should")[-1]) for w in caught]
+
+
+SCENARIOS = [inference_tensors_and_views, function_deprecations,
+             hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
              generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,
              retain_grad_follows_inplace_writes]

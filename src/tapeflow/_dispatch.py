@@ -26,7 +26,7 @@ from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
 from .autograd import _saved_hooks
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
-__all__ = ["dispatch", "view", "inplace", "accumulator", "edge"]
+__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inference_write"]
 
 _new = object.__new__
 _adaptive = _lazy.is_adaptive_eager_enabled()  # read on every dispatch; `set_adaptive_eager` changes it
@@ -318,10 +318,7 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     The write goes through to `x`'s base and every alias; the shared version
     counter is bumped; `x` takes over `result`'s history.
     """
-    if x._inference and not state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
-                           "clone to get a normal tensor before doing inplace update.See "
-                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    check_inference_write(x)
     if x.grad_fn is None and x._requires_grad and state.grad_enabled:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
@@ -367,8 +364,22 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     return x
 
 
+def check_inference_write(x: Tensor) -> None:
+    """An inference tensor is written in place only inside inference mode (PyTorch's rule)."""
+    if x._inference and not state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
 def _check_view_write(v: Tensor) -> None:
     """PyTorch's refusals of an in-place write into a view whose history cannot be rewritten soundly."""
+    if v._no_grad_view == "inference":
+        raise RuntimeError(
+            "A view was created in inference mode and is being modified inplace in normal mode. Given that this use "
+            "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
+            "and the inplace either both inside the inference_mode block (if you don't want the inplace to be "
+            "tracked) or both outside (if you want the inplace to be tracked).")
     if v._no_grad_view:
         raise RuntimeError(
             "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "

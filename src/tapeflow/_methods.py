@@ -246,15 +246,11 @@ Tensor.random_ = _random_(_random_int)
 
 
 def _unsqueeze_(self, dim):
-    new = _ops.unsqueeze(self, dim)
-    self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
-    return self
+    return _ops.arrange._become(self, _ops.unsqueeze(self, dim))
 
 
 def _squeeze_(self, dim=None):
-    new = _ops.squeeze(self, dim)
-    self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
-    return self
+    return _ops.arrange._become(self, _ops.squeeze(self, dim))
 
 
 Tensor.unsqueeze_ = _unsqueeze_

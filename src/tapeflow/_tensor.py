@@ -104,7 +104,7 @@ class Tensor:
     _retains_grad = False
     _inference = False  # made inside `inference_mode`
     _is_param = False
-    _no_grad_view = False  # a view of a tensor requiring grad, made in no_grad mode
+    _no_grad_view = None  # "no_grad" / "inference": a view of a tensor requiring grad made in that mode
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
@@ -566,11 +566,15 @@ def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:
     base = src._base if src._base is not None else src
     new._storage = src._st()
     new._base = base
+    if new._inference and not src._inference:
+        new._inference = False  # a view of a normal tensor made in inference mode is a normal tensor (PyTorch)
     chain = src._view if view is None else src._view + (view,)
     if chain:
         new._view = chain
-        if (not _mode.grad_enabled and base._requires_grad) or src._no_grad_view:
-            new._no_grad_view = True  # an in-place write into it with grad mode on is refused (see `inplace`)
+        if not _mode.grad_enabled and base._requires_grad:  # an in-place write with grad mode on is refused
+            new._no_grad_view = "inference" if _mode.inference else "no_grad"
+        elif src._no_grad_view:
+            new._no_grad_view = src._no_grad_view
     st = new._storage
     if st.views is None:
         st.views = weakref.WeakSet()

@@ -187,9 +187,13 @@ def _fill_diagonal_(self, fill_value, wrap: bool = False):
 
 def _resize_(self, *sizes, memory_format=None):
     """Give this tensor the shape `sizes` in place: the flat data are kept where they fit, new elements are 0."""
+    from ._dispatch import check_inference_write
     from ._factories import zeros
 
+    check_inference_write(self)
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if shape == tuple(self.shape):
+        return self  # nothing changes (and the version stays, as in PyTorch)
     n = int(np.prod(shape, dtype=np.int64))
     flat = self.detach().reshape(-1)
     if flat.numel() >= n:

@@ -498,6 +498,9 @@ def rot90(input, k=1, dims=(0, 1)):
 
 # -- in-place forms of views (the tensor itself takes the new shape) ---------------------------------------------------
 def _become(self, new):
+    from .._dispatch import check_inference_write
+
+    check_inference_write(self)
     self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
     return self
 

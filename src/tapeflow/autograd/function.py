@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -139,7 +140,11 @@ class BackwardCFunction(Node, FunctionCtx):
         t, st, version = self._saved[i]
         self._saved = (*self._saved[:i], (packed, st, version), *self._saved[i + 1:])
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self) -> tuple:
+        """Deprecated name of `saved_tensors`."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def _freeze_saved(self, recorded: bool = False) -> None:
         entries = []
@@ -269,6 +274,9 @@ class Function(metaclass=_FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
         self._legacy = True
 
     def __call__(self, *args, **kwargs):
