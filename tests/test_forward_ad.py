@@ -164,8 +164,11 @@ def test_errors():
     with fwAD.dual_level():
         with pytest.raises(RuntimeError, match="different size"):
             fwAD.make_dual(t([1.0]), t([1.0, 2.0]))
-        with pytest.raises(RuntimeError, match="same dtype"):
-            fwAD.make_dual(t([1.0]), tp.tensor([1.0], dtype=tp.float32))
+        # A tangent of another floating dtype is accepted, as in PyTorch (tapeflow casts it to the primal's).
+        d = fwAD.make_dual(t([1.0]), tp.tensor([3.0], dtype=tp.float32))
+        assert fwAD.unpack_dual(d * 2).tangent.tolist() == [6.0]
+        with pytest.raises(ValueError, match="Expected tangent to be floating point"):
+            fwAD.make_dual(t([1.0]), tp.tensor([1]))
         with pytest.raises(RuntimeError, match="Nested"):
             with fwAD.dual_level():
                 pass

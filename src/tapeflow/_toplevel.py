@@ -438,7 +438,13 @@ def is_inference(input) -> bool:
 
 
 def is_storage(obj) -> bool:
-    """False: tapeflow tensors have no separate storage objects."""
+    """False: tapeflow tensors have no separate storage objects.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.is_storage(tp.ones(2))
+        False
+    """
     return False
 
 
@@ -460,12 +466,24 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 
 def unsafe_split(input, split_size_or_sections, dim: int = 0):
-    """`split` (tapeflow's views are always safe to use)."""
+    """`split` (tapeflow's views are always safe to use).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> [p.tolist() for p in tp.unsafe_split(tp.arange(4), 2)]
+        [[0, 1], [2, 3]]
+    """
     return input.split(split_size_or_sections, dim)
 
 
 def unsafe_chunk(input, chunks: int, dim: int = 0):
-    """`chunk` (tapeflow's views are always safe to use)."""
+    """`chunk` (tapeflow's views are always safe to use).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> [p.tolist() for p in tp.unsafe_chunk(tp.arange(4), 2)]
+        [[0, 1], [2, 3]]
+    """
     return input.chunk(chunks, dim)
 
 
@@ -485,5 +503,11 @@ def set_warn_always(b: bool) -> None:
 
 
 def is_warn_always_enabled() -> bool:
-    """Whether once-per-process warnings repeat (see `set_warn_always`)."""
+    """Whether once-per-process warnings repeat (see `set_warn_always`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.is_warn_always_enabled()
+        False
+    """
     return _warn_always[0]

@@ -65,7 +65,15 @@ def assert_close(actual, expected, *, rtol: float | None = None, atol: float | N
 
 def assert_allclose(actual, expected, rtol: float | None = None, atol: float | None = None, equal_nan: bool = True,
                     msg: str = "") -> None:
-    """Deprecated form of `assert_close` (no dtype check, NaNs equal by default), kept for old test code."""
+    """Deprecated form of `assert_close` (no dtype check, NaNs equal by default), kept for old test code.
+
+    Example:
+        >>> import warnings
+        >>> import tapeflow as tp
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tp.testing.assert_allclose(tp.tensor([1.0, float("nan")]), [1.0, float("nan")])
+    """
     warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
                   "release. Please use `torch.testing.assert_close()` instead.", FutureWarning, stacklevel=2)
     if not isinstance(expected, Tensor):

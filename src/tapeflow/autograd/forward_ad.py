@@ -175,7 +175,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         tangent = tangent.to(tensor.dtype)
     dual = tensor.view_as(tensor)
     # A tangent that requires grad stays a Tensor, so tangents computed from it are recorded on the tape.
-    table[dual] = (dual._data, tangent if tangent._requires_grad else tangent._data)
+    table[dual] = (dual._data, tangent)  # the user's tangent itself: `unpack_dual` gives that object back
     return dual
 
 

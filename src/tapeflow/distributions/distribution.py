@@ -6,6 +6,7 @@ import jax
 
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
+from . import constraints
 
 __all__ = ["Distribution"]
 
@@ -43,7 +44,11 @@ class Distribution:
         self._validate_args = self._validate_default if validate_args is None else validate_args
         if self._validate_args:
             for name, constraint in self.arg_constraints.items():
+                if constraints.is_dependent(constraint):
+                    continue
                 value = self.__dict__.get(name)
+                if value is None and isinstance(getattr(type(self), name, None), property):
+                    value = getattr(self, name)  # a parameter held by an inner distribution (not a lazy one)
                 if not isinstance(value, Tensor) or _traced(value):
                     continue
                 if not bool(constraint.check(value).all()):

@@ -12,6 +12,7 @@ from .. import _ops
 from .._factories import full, rand, randn, zeros_like
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .normal import Normal
 from .utils import broadcast_all
 
@@ -28,7 +29,7 @@ def _finfo(dtype):
     return np.finfo(dtype.jax)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exponential distribution with rate `rate` (mean `1 / rate`).
 
     Example:
@@ -41,6 +42,7 @@ class Exponential(Distribution):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args: bool | None = None):
         (self.rate,) = broadcast_all(rate)
@@ -82,6 +84,13 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
 
 
 class _LocScale(Distribution):

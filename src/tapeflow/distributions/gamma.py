@@ -9,11 +9,12 @@ import numpy as np
 
 import xla_ops as X
 
-from .. import _ops
+from .. import _ops, special
 from .._dispatch import dispatch
 from .._factories import next_key, tensor
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Gamma", "Chi2", "Dirichlet", "Beta"]
@@ -30,7 +31,7 @@ def _xlogy(x, y):
     return (x * y.log()).masked_fill(x == 0, 0.0)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma distribution with shape `concentration` and inverse scale `rate`.
 
     Example:
@@ -43,6 +44,7 @@ class Gamma(Distribution):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args: bool | None = None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -71,9 +73,21 @@ class Gamma(Distribution):
         a, b = self.concentration, self.rate
         return _xlogy(a, b) + _xlogy(a - 1, value) - b * value - a.lgamma()
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         a = self.concentration
         return a - self.rate.log() + a.lgamma() + (1.0 - a) * a.digamma()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
 
 
 class Chi2(Gamma):
@@ -97,7 +111,7 @@ class Chi2(Gamma):
         return ["df", "concentration", "rate"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dirichlet distribution over the probability simplex, `concentration` of shape `(*batch, K)`.
 
     Example:
@@ -141,8 +155,15 @@ class Dirichlet(Distribution):
         k, a0 = a.shape[-1], a.sum(-1)
         return a.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma() - ((a - 1.0) * a.digamma()).sum(-1)
 
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+
+class Beta(ExponentialFamily):
     """Beta distribution on `[0, 1]` with `concentration1` (alpha) and `concentration0` (beta): the first
     coordinate of a two-class Dirichlet.
 
@@ -164,6 +185,13 @@ class Beta(Distribution):
             both = _ops.stack([c1, c0], -1)
         self._dirichlet = Dirichlet(both, validate_args=validate_args)
         super().__init__(self._dirichlet.batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def concentration1(self):
@@ -192,3 +220,10 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()

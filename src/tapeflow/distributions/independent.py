@@ -36,6 +36,15 @@ class Independent(Distribution):
         super().__init__(batch[:cut], batch[cut:] + tuple(base_distribution.event_shape), validate_args=False)
         self._validate_args = base_distribution._validate_args if validate_args is None else validate_args
 
+    def expand(self, batch_shape, _instance=None):
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        reinterpreted = tuple(self._event_shape[:self.reinterpreted_batch_ndims])
+        new.base_dist = self.base_dist.expand(tuple(batch_shape) + reinterpreted)
+        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def has_rsample(self):
         return self.base_dist.has_rsample

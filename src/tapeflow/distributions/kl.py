@@ -8,18 +8,23 @@ import numpy as np
 
 from .. import _ops, linalg
 from .._factories import full_like
+from ..autograd.backward import grad
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .exponential import _EULER, Cauchy, Exponential, Gumbel, HalfNormal, Laplace
 from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent, _sum_rightmost
+from .low_rank_multivariate_normal import LowRankMultivariateNormal, _lowrank_logdet, _lowrank_mahalanobis, _trace_XXT
 from .multivariate_normal import MultivariateNormal, _mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Binomial, Geometric, Poisson
 from .transformed_distribution import TransformedDistribution
+from .transformed_families import Pareto
 from .uniform import Uniform
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -238,6 +243,20 @@ def _kl_gamma_normal(p, q):
     return t1 + (a - 1) * a.digamma() + (t2 - t3 + 0.5 * q.loc.pow(2)) / var_normal
 
 
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    beta_scale_prod, loc_scale_ratio, a = p.rate * q.scale, q.loc / q.scale, p.concentration
+    t1 = (a - 1) * a.digamma() - a.lgamma() - a
+    t2 = beta_scale_prod.log() + a / beta_scale_prod
+    t3 = loc_scale_ratio.exp() * (1 + beta_scale_prod.reciprocal()).pow(-a) - loc_scale_ratio
+    return t1 + t2 + t3
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
 @register_kl(Gumbel, Normal)
 def _kl_gumbel_normal(p, q):
     param_ratio = p.scale / q.scale
@@ -277,17 +296,116 @@ def _kl_normal_laplace(p, q):
     return -scale_ratio.log() + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
+@register_kl(Beta, Pareto)
+@register_kl(ContinuousBernoulli, Pareto)
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
+@register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
+@register_kl(Gamma, Pareto)
+@register_kl(Gamma, Uniform)
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
 @register_kl(Gumbel, Uniform)
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
 @register_kl(Laplace, Uniform)
+@register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
-@register_kl(Gamma, Uniform)
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
+@register_kl(Pareto, Uniform)
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
 def _kl_infinity(p, q):
     """Infinite: `p` puts mass where `q` has none."""
-    return _infinite_like(p.mean.detach() if not isinstance(p, Exponential) else p.rate)
+    return _infinite_like(p.rate if isinstance(p, (Exponential, Poisson)) else p.mean.detach())
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log-normaliser between the natural parameters (same family only)."""
+    if type(p) is not type(q):
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} and q type "
+                                  f"{type(q).__name__}: the cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_nparams = [theta.detach().requires_grad_() for theta in p._natural_params]
+    q_nparams = q._natural_params
+    lg_normal = p._log_normalizer(*p_nparams)
+    gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
+
+
+# -- low-rank Gaussians: traces and determinants through the capacitance (Woodbury) factors --
+
+
+def _check_same_event(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes "
+                         "cannot be computed")
+
+
+def _lowrank_A(q):
+    """`A` with `inv(cov_q) = inv(D_q) - A^T A`."""
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    return linalg.solve_triangular(q._capacitance_tril, W.transpose(-1, -2) / D.unsqueeze(-2), upper=False)
+
+
+def _lowrank_logdet_of(d):
+    return _lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag, d._capacitance_tril)
+
+
+def _lowrank_mahalanobis_of(q, x):
+    return _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, x, q._capacitance_tril)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _check_same_event(p, q)
+    term1 = _lowrank_logdet_of(q) - _lowrank_logdet_of(p)
+    term3 = _lowrank_mahalanobis_of(q, q.loc - p.loc)
+    A, pW, pD, qD = _lowrank_A(q), p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((pD / qD).sum(-1) + _trace_XXT(pW * qD.rsqrt().unsqueeze(-1)) - _trace_XXT(A * pD.sqrt().unsqueeze(-2))
+             - _trace_XXT(_ops.matmul(A, pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p, q):
+    _check_same_event(p, q)
+    term1 = _lowrank_logdet_of(q) - 2 * p._half_log_det()
+    term3 = _lowrank_mahalanobis_of(q, q.loc - p.loc)
+    L, qD = p._unbroadcasted_scale_tril, q._unbroadcasted_cov_diag
+    term2 = _trace_XXT(L * qD.rsqrt().unsqueeze(-1)) - _trace_XXT(_ops.matmul(_lowrank_A(q), L))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p, q):
+    _check_same_event(p, q)
+    term1 = 2 * q._half_log_det() - _lowrank_logdet_of(p)
+    term3 = _mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    n, m = p.event_shape[0], p.cov_factor.shape[-1]
+    batch = np.broadcast_shapes(tuple(q._unbroadcasted_scale_tril.shape[:-2]),
+                                tuple(p._unbroadcasted_cov_factor.shape[:-2]))
+    qL = q._unbroadcasted_scale_tril.expand(*batch, n, n)
+    pW = p._unbroadcasted_cov_factor.expand(*batch, n, m)
+    pD = p._unbroadcasted_cov_diag.sqrt().diag_embed().expand(*batch, n, n)
+    term2 = (_trace_XXT(linalg.solve_triangular(qL, pW, upper=False))
+             + _trace_XXT(linalg.solve_triangular(qL, pD, upper=False)))
+    return 0.5 * (term1 + term2 + term3 - n)

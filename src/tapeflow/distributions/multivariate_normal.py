@@ -71,6 +71,17 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(*batch, -1)
         super().__init__(batch, loc.shape[-1:], validate_args=validate_args)
 
+    def expand(self, batch_shape, _instance=None):
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        new.loc = self.loc.expand(*batch_shape, *self._event_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(*batch_shape, *self._event_shape, *self._event_shape))
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @cached_property
     def scale_tril(self):
         return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape, *self._event_shape)

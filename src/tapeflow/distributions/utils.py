@@ -11,7 +11,7 @@ from .._dtype import get_default_dtype
 from .._factories import tensor
 from .._tensor import Tensor
 
-__all__ = ["broadcast_all", "probs_to_logits", "logits_to_probs", "clamp_probs"]
+__all__ = ["broadcast_all", "probs_to_logits", "logits_to_probs", "clamp_probs", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
 def broadcast_all(*values) -> tuple:
@@ -43,3 +43,30 @@ def probs_to_logits(probs, is_binary: bool = False):
 def logits_to_probs(logits, is_binary: bool = False):
     """Sigmoid of binary `logits`, softmax over the last dimension of categorical ones."""
     return logits.sigmoid() if is_binary else _ops.softmax(logits, -1)
+
+
+def _tril_positions(n: int, diag: int) -> tuple:
+    """Row and column indices of the entries of an `n x n` matrix on or below diagonal `diag`, row by row."""
+    return np.tril_indices(n, k=diag)
+
+
+def tril_matrix_to_vec(mat, diag: int = 0):
+    """The entries of the (batched) square `mat` on or below diagonal `diag`, row by row, as a vector."""
+    n = mat.shape[-1]
+    rows, cols = _tril_positions(n, diag)
+    flat = mat.reshape(*mat.shape[:-2], n * n)
+    return flat.index_select(-1, tensor(rows * n + cols))
+
+
+def vec_to_tril_matrix(vec, diag: int = 0):
+    """The inverse of `tril_matrix_to_vec`: a (batched) square matrix, zero above diagonal `diag`."""
+    m = vec.shape[-1]
+    # m = n (n + 1) / 2 + diag n  ->  solve for n
+    n = round((-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m) ** 0.5) / 2)
+    rows, cols = _tril_positions(n, diag)
+    if len(rows) != m:
+        raise ValueError(f"a vector of length {m} does not fill the lower triangle (diag={diag}) of a square matrix")
+    where = np.full(n * n, m)  # every position reads the appended zero ...
+    where[rows * n + cols] = np.arange(m)  # ... except the triangle, which reads the vector
+    padded = _ops.cat([vec, vec.new_zeros(*vec.shape[:-1], 1)], -1)
+    return padded.index_select(-1, tensor(where)).reshape(*vec.shape[:-1], n, n)

@@ -16,8 +16,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
               "torch.distributions", "torch.special", "torch.cuda", "torch.amp", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
-NOT_YET = ["torch.distributions: RelaxedBernoulli, LowRankMultivariateNormal, Wishart, VonMises and other families "
-           "not listed above; transforms over events (event_dim > 0)",
+NOT_YET = ["torch.distributions.constraints: MixtureSameFamilyConstraint",
            "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
 
 
