@@ -276,7 +276,44 @@ def mutation_on_saved_tensors(m):
     return out
 
 
-SCENARIOS = [default_hooks_take_over_version_checks, mutation_on_saved_tensors,
+def mutation_context_bookkeeping(m):
+    G = m.autograd.graph
+
+    def cloned(ctx):
+        return len(list(ctx.cloned.items()))
+
+    out = []
+    with G.allow_mutation_on_saved_tensors() as ctx:
+        a = m.randn(2, 3, requires_grad=True).clone()
+        y = (a ** 2).sum()
+        out.append((len(list(ctx.tid_to_weakhandle.items())), cloned(ctx)))
+        y.backward()
+        a.sin_()  # nothing saved any more: nothing to keep
+        out.append(cloned(ctx))
+        y = (a ** 2).sum()
+        a.sin_()
+        out.append(cloned(ctx))
+        del y  # the graph is gone, and with it the kept value
+        out.append(cloned(ctx))
+    with G.allow_mutation_on_saved_tensors() as ctx:
+        a = m.randn(2, 3, requires_grad=True).clone()
+        b, c = a ** 2, a ** 2  # the same tensor at the same version is kept once
+        a.sin_()
+        out.append(cloned(ctx))
+        del b, c
+        out.append(cloned(ctx))
+    with G.allow_mutation_on_saved_tensors() as ctx:
+        a = m.rand(2, 3, requires_grad=True)
+        b = a.clone()
+        v = b[:1]
+        y = b ** 2
+        v *= 10  # a write through a view of the saved base
+        y.sum().backward()
+        out += [cloned(ctx), _vals(a.grad / a)]
+    return out
+
+
+SCENARIOS = [mutation_context_bookkeeping, default_hooks_take_over_version_checks, mutation_on_saved_tensors,
              default_hooks_pack_each_saved_tensor, double_backward_through_unpacked_tensors, hooks_may_store_anything,
              only_the_innermost_hooks_apply, custom_function_saved_tensors, save_on_cpu_gives_the_same_gradients,
              hook_errors, saved_attributes, raw_saved_tensor_hooks, multi_grad_hooks, gradient_edges]

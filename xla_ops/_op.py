@@ -108,7 +108,9 @@ class Op:
             LAPACK-backed linear algebra (see the end of `linalg.py`).
         linear: every input enters linearly (indexing, `einsum`, padding, scatters): the gradient of an input
             never reads that input's own value, so the tape saves an input only when another input needs a
-            gradient (PyTorch saves no more), and a VJP evaluates the unsaved ones at zero.
+            gradient (PyTorch saves no more), and a VJP evaluates the unsaved ones at zero. `"separable"`: the
+            inputs also enter separately (no product of two of them, as when one is written into a region of
+            another), so no differentiable input is saved at all.
         snapshot: inputs whose value PyTorch does not keep (it saves something computed from them, as
             `cross_entropy` saves `log_softmax(x)`): the tape keeps their current value without a version check,
             so writing into them after the op is no error.
@@ -123,7 +125,7 @@ class Op:
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
-                 linear: bool = False, snapshot: tuple = ()):
+                 linear: bool | str = False, snapshot: tuple = ()):
         self.name = name
         self.deferrable = deferrable
         self.linear = linear

@@ -128,7 +128,7 @@ def _part_scatter(base, new, chain, detached):
 
 
 view_apply = op("view_apply", apply_chain, nin=1, node="AsStridedBackward0")
-view_scatter = op("view_scatter", _view_scatter, nin=2, node="CopySlices")
+view_scatter = op("view_scatter", _view_scatter, nin=2, node="CopySlices", linear="separable")
 copy = op("copy", lambda x, src: jnp.broadcast_to(src, x.shape).astype(x.dtype),
           lambda g, ans, x, src: (jnp.zeros_like(g), unbroadcast(g, src)), node="CopyBackwards")
 

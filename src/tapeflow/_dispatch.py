@@ -186,7 +186,7 @@ def _record(op, args, arrays, params, out):
     if op.saved_for:
         saves = _saves_needed(op, args)
     elif op.linear:
-        saves = _saves_linear(args)
+        saves = _saves_linear(op, args)
     needs, edges, saved, versions, metas = [], [], [], [], []
     any_meta = False
     keeps = op.save_ans  # whether the node keeps anything that backward frees
@@ -271,10 +271,11 @@ def _pack_saved(node, args, res) -> None:
     _saved_hooks.pack_node(node, args, res)
 
 
-def _saves_linear(args):
-    """The inputs of a linear op that some gradient reads: each one another input's gradient needs."""
+def _saves_linear(op, args):
+    """The inputs of a linear op that some gradient reads: each one another input's gradient needs (none of
+    the differentiable ones when the inputs enter separately, as a write into a region of a base does)."""
     grads = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
-    if len(grads) > 1:
+    if len(grads) > 1 and op.linear != "separable":
         return None  # every input is read by another's gradient
     return frozenset(i for i in range(len(args)) if i not in grads)
 
@@ -331,7 +332,7 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     if result._raw.dtype != x._raw.dtype:
         result = _cast_for_inplace(x, result)
     if _saved_hooks.mutation_context is not None:
-        _saved_hooks.mutation_context.before_write(x._st())
+        _saved_hooks.mutation_context.before_write(x._st(), result.grad_fn)
     listeners = state.inplace_listeners
     old = tuple((t, t._raw, t.grad_fn, t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
         if listeners else None  # what the write replaces, for listeners that may undo it

@@ -326,44 +326,66 @@ _OUTSIDE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors'
             "originally recorded.")
 
 
-class _Kept:
-    """What a tensor saved under `allow_mutation_on_saved_tensors` is packed into: the tensor, replaced by a
-    snapshot of its value the first time something writes into it in place."""
+def _snapshot(t: Tensor) -> Tensor:
+    snap = Tensor._make(None, None, 0, False)
+    _set_data(snap, t._raw)  # JAX arrays are immutable: the snapshot needs no copy
+    return snap
 
-    __slots__ = ("value", "copied", "owner", "__weakref__")
 
-    def __init__(self, t, owner):
-        self.value, self.copied, self.owner = t, False, owner
+class _Handle:
+    """What a tensor saved under `allow_mutation_on_saved_tensors` is packed into (one per tensor and version)."""
+
+    __slots__ = ("storage", "__weakref__")
+
+    def __init__(self, storage):
+        self.storage = storage
 
 
 class AllowMutationContext(saved_tensors_hooks):
-    """The state of one `allow_mutation_on_saved_tensors` region: saved tensors by storage."""
+    """The state of one `allow_mutation_on_saved_tensors` region, as PyTorch keeps it: `original` (handle ->
+    saved tensor), `cloned` (handle -> its value before an in-place write), `tid_to_weakhandle` ((tensor,
+    version) -> handle). Handles live as long as a graph node holds them, so these shrink as graphs are freed."""
 
     def __init__(self):
-        self.by_storage: dict = {}  # storage -> [weakref to _Kept, ...]
+        self.original = weakref.WeakKeyDictionary()
+        self.cloned = weakref.WeakKeyDictionary()
+        self.tid_to_weakhandle = weakref.WeakValueDictionary()
         super().__init__(self._pack, self._unpack)
 
     def _pack(self, t):
-        kept = _Kept(t, self)
-        self.by_storage.setdefault(t._st(), []).append(weakref.ref(kept))
-        return kept
+        tid = (id(t), t._version)
+        handle = self.tid_to_weakhandle.get(tid)
+        if handle is None:  # the same tensor at the same version saved again shares its handle
+            handle = self.tid_to_weakhandle[tid] = _Handle(t._st())
+            self.original[handle] = t
+        return handle
 
-    def _unpack(self, kept):
+    def _unpack(self, handle):
         if mutation_context is not self:
             raise AssertionError(_OUTSIDE)
-        return kept.value
+        if handle in self.cloned:
+            return self.cloned[handle]
+        if handle not in self.original:
+            raise AssertionError(_OUTSIDE)
+        return self.original[handle]
 
-    def before_write(self, storage) -> None:
-        """A tensor sharing `storage` is about to be written in place: saved ones keep their current value."""
-        for ref in self.by_storage.get(storage, ()):
-            kept = ref()
-            if kept is not None and not kept.copied:
-                snap = Tensor._make(None, None, 0, False)
-                _set_data(snap, kept.value._raw)  # JAX arrays are immutable: the snapshot needs no copy
-                kept.value, kept.copied = snap, True
+    def before_write(self, storage, node=None) -> None:
+        """A tensor sharing `storage` is about to be written in place by the op of `node`: saved ones keep their
+        current value. What that op saved itself becomes its own copy of the input, under a handle of its own
+        (PyTorch saves a clone there), not counted as cloned."""
+        if node is not None and getattr(node, "_unpack", None) is not None:
+            for p in node._unpack[0].values():
+                if type(p.packed) is _Handle and p.packed.storage is storage and p.packed in self.original:
+                    snap = _snapshot(self.original[p.packed])
+                    p.packed = _Handle(snap._st())
+                    self.original[p.packed] = snap
+        for handle in [h for h in self.original.keys() if h.storage is storage]:
+            self.cloned[handle] = _snapshot(self.original.pop(handle))
 
     def clear(self) -> None:
-        self.by_storage.clear()
+        self.original.clear()
+        self.cloned.clear()
+        self.tid_to_weakhandle.clear()
 
 
 class allow_mutation_on_saved_tensors:
