@@ -197,9 +197,12 @@ def function_and_forward_mode_details(m):
     Pow.apply(x).backward()
     out = [seen, _vals(x.grad), _error(lambda: NoForward.apply(x))[0]]
     fwd = m.autograd.forward_ad
+    tangent = m.ones(2) * 3
     with fwd.dual_level():
         out.append(_error(lambda: fwd.make_dual(m.ones(2), m.ones(2, dtype=m.int64))))
-    return out
+        dual = fwd.make_dual(m.ones(2), tangent)
+        out += [fwd._current_level, fwd.unpack_dual(dual).tangent is tangent, repr(dual * 2).replace("torch", "tp")]
+    return out + [fwd._current_level]
 
 
 def functional_api_messages(m):

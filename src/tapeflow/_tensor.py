@@ -632,6 +632,15 @@ def _format(t: Tensor) -> str:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
+    from .autograd import forward_ad
+
+    if forward_ad._levels:  # a dual tensor shows its tangent, as in PyTorch
+        try:
+            tangent = forward_ad.unpack_dual(t).tangent
+        except RuntimeError:  # a stale tangent (see `forward_ad`): printing is no place to raise
+            tangent = None
+        if tangent is not None:
+            extras.append(f"tangent={tangent!r}")
     # A suffix that would run past 80 columns goes on a line of its own, as PyTorch prints it.
     text = body[len("tensor("):]
     last = len(text) - text.rfind("\n") + 1  # PyTorch's measure (two more than the last line's length)

@@ -76,6 +76,7 @@ def _adopt(node, t: Tensor) -> None:
 
 
 _levels: list[int] = []
+_current_level = -1  # the innermost level's index, -1 outside `dual_level` (PyTorch's module attribute)
 _tables: dict[int, _TangentTable] = {}
 _jvp_cache: dict = {}
 
@@ -85,7 +86,8 @@ def enter_dual_level() -> int:
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment: exit the current dual_level "
                            "before entering a new one.")
-    level = 0
+    global _current_level
+    level = _current_level = 0
     _levels.append(level)
     _tables[level] = _TangentTable()
     state.interceptors.append(_propagate)
@@ -101,7 +103,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level is None or level not in _levels:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
                            "Exit levels in the reverse order they were entered.")
+    global _current_level
     _levels.remove(level)
+    _current_level = _levels[-1] if _levels else -1
     _tables.pop(level, None)
     state.interceptors.remove(_propagate)
     state.inplace_listeners.remove(_on_inplace)
