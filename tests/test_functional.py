@@ -130,7 +130,7 @@ def test_v_shape_errors_name_what_v_must_match(strict):
         AF.jvp(lambda x: x * 2, x, t([1.0]), strict=strict)
     with pytest.raises(RuntimeError, match=r"v must have the shape of the inputs of vhp\."):
         AF.vhp(lambda x: x.sum(), x, t([1.0]), strict=strict)
-    with pytest.raises(RuntimeError, match="v is a tuple of invalid length: should be 1 but got 2"):
+    with pytest.raises(RuntimeError, match="The given v should contain a single Tensor"):  # (x is one tensor)
         AF.hvp(lambda x: x.sum(), x, (t([1.0, 1.0]), t([1.0])), strict=strict)
     with pytest.raises(RuntimeError, match="v can only be None if the input to the user-provided function"):
         AF.vhp(lambda x: x.sum(), x, strict=strict)
@@ -141,7 +141,7 @@ def test_strict_mode_on_every_product():
     unused = "The output of the user-provided function is independent of input 1. This is not allowed in strict mode"
     with pytest.raises(RuntimeError, match=unused):
         AF.vjp(lambda x, y: (x * 2).sum(), (x, y), strict=True)
-    with pytest.raises(RuntimeError, match=unused):
+    with pytest.raises(RuntimeError, match="Output 1 of the user-provided function does not require gradients"):
         AF.jvp(lambda x: (x * 2, t([1.0])), x, t([1.0, 1.0]), strict=True)
     with pytest.raises(RuntimeError, match=unused):
         AF.hvp(lambda x, y: (x ** 3).sum(), (x, y), (t([1.0, 1.0]), t([1.0])), strict=True)

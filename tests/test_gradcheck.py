@@ -169,11 +169,11 @@ def test_batched_forward_grad_catches_host_reads_in_jvp():
 
 def test_option_combinations():
     x = x64()
-    with pytest.raises(ValueError, match="nothing would be checked"):
+    with pytest.raises(AssertionError, match="Expected at least one of check_forward_ad or check_backward_ad"):
         tp.autograd.gradcheck(sigmoid, (x,), check_backward_ad=False)
-    with pytest.raises(ValueError, match="check_batched_grad=True needs check_backward_ad"):
+    with pytest.raises(AssertionError, match="check_batched_grad=True requires check_backward_ad"):
         tp.autograd.gradcheck(sigmoid, (x,), check_forward_ad=True, check_backward_ad=False, check_batched_grad=True)
-    with pytest.raises(ValueError, match="check_batched_forward_grad=True needs check_forward_ad"):
+    with pytest.raises(AssertionError, match="check_batched_forward_grad=True requires check_forward_ad"):
         tp.autograd.gradcheck(sigmoid, (x,), check_batched_forward_grad=True)
     for masked in (None, False, True):  # no sparse or masked layouts: accepted, no effect
         assert tp.autograd.gradcheck(sigmoid, (x,), masked=masked)
@@ -230,13 +230,11 @@ def test_undefined_grad():
         tp.autograd.gradcheck(NoneUnsafe.apply, (x,))
     assert tp.autograd.gradcheck(NoneUnsafe.apply, (x,), check_undefined_grad=False)
     assert tp.autograd.gradcheck(NoneSafe.apply, (x,))
-    with pytest.raises(GradcheckError, match=r"Input 0 got a nonzero gradient \(largest magnitude nan\) with every "
-                                             "output gradient undefined"):
+    # Zero output gradients in, NaN out: PyTorch's zero-gradient check (before the undefined-gradient one).
+    with pytest.raises(GradcheckError, match="backward not multiplied by grad_output"):
         tp.autograd.gradcheck(NormalisedGrad.apply, (x,))
-    with pytest.raises(GradcheckError, match=r"Input 0 got a nonzero gradient \(.*\) with the gradient of output 0 "
-                                             "undefined and the others zero"):
+    with pytest.raises(GradcheckError, match="backward not multiplied by grad_output"):
         tp.autograd.gradcheck(TwoOutputs.apply, (x,))
-    assert tp.autograd.gradcheck(TwoOutputs.apply, (x,), check_undefined_grad=False)
     # built-in ops, several outputs, an input returned as is
     assert tp.autograd.gradcheck(lambda t: (sigmoid(t), t * t, t), (x,))
 
@@ -247,7 +245,7 @@ def test_batched_grad(monkeypatch):
     f = lambda a, b: (sigmoid(a) * b, (a * b).sum())  # noqa: E731
     assert tp.autograd.gradcheck(f, (x, y), check_batched_grad=True)
     assert tp.autograd.gradcheck(Sigmoid.apply, (x,), check_batched_grad=True)
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError):
         tp.autograd.gradcheck(f, (x, y), check_batched_grad=True, check_backward_ad=False)
 
     # tapeflow computes batched gradients slice by slice, so no Function can make them differ from the

@@ -79,13 +79,21 @@ def _tensor_outputs(func, inputs):
 def _pure(func, inputs, k):
     """func as a function of the raw array of input k, returning raw output arrays.
 
-    The inputs keep their requires_grad flags, so functions that differentiate inside
-    (gradgradcheck) still see a tape."""
+    As PyTorch's gradcheck perturbs its inputs in place, the input tensor itself holds the perturbed value
+    while `func` runs (so a function that reads the input through a closure, not its argument, sees the
+    perturbation too), and gets its value back afterwards. The inputs keep their requires_grad flags, so
+    functions that differentiate inside (gradgradcheck) still see a tape."""
+    from .._adaptive import set_data
+
+    x = inputs[k]
 
     def f(arr):
-        args = list(inputs)
-        args[k] = Tensor._wrap(arr).requires_grad_(inputs[k].requires_grad)
-        return tuple(o._data for o in _tensor_outputs(func, args))
+        kept = x._raw
+        set_data(x, arr)
+        try:
+            return tuple(o._data for o in _tensor_outputs(func, inputs))
+        finally:
+            set_data(x, kept)
     return f
 
 
@@ -178,11 +186,7 @@ def _check_jacobians(func, inputs, diff, outs, s):
                 again = _vjp_rows(outs, inputs, diff, j)
                 for k in diff:
                     if not np.allclose(ana[k], again[k], rtol=0, atol=s.nondet_tol):
-                        raise GradcheckError(
-                            "Backward is not reentrant, i.e., running backward with same input and "
-                            "grad_output multiple times gives different values, although analytical "
-                            "gradient matches numerical gradient. The tolerance for nondeterminism "
-                            f"was {s.nondet_tol}.")
+                        raise GradcheckError(_NOT_REENTRANT.format(tol=s.nondet_tol))
             for k in diff:
                 _mismatch("Jacobian mismatch", j, k, numer[k][j], ana[k], s)
     if s.check_forward_ad:
@@ -193,40 +197,77 @@ def _check_jacobians(func, inputs, diff, outs, s):
                 _mismatch("Jacobian computed with forward mode mismatch", j, k, numer[k][j], fwd, s)
 
 
+def _unit(a):
+    # As PyTorch's fast mode: nonnegative random directions of unit norm, so that an error that shifts every
+    # gradient element the same way (a backward that adds a constant) cannot cancel out in the projection.
+    n = jnp.linalg.norm(a)
+    return a / jnp.where(n == 0, 1, n)
+
+
 def _check_fast(func, inputs, diff, outs, s):
     """Random projections: numerical v^T (J u) (finite difference along u) against (v^T J) u from
-    reverse mode and v^T (J u) from forward mode."""
+    reverse mode and v^T (J u) from forward mode; u and v are uniform in [0, 1) and of unit norm. Reverse
+    mode is checked first (and run twice, for reentrancy), as in PyTorch."""
     from .backward import grad
     key = jax.random.PRNGKey(0)
     for k in diff:
         x = inputs[k]
         key, ku = jax.random.split(key)
-        u = jax.random.normal(ku, (1,) + tuple(x.shape), dtype=x._data.dtype)
+        u = _unit(jax.random.uniform(ku, (1,) + tuple(x.shape), dtype=x._data.dtype))
+        u64 = np.asarray(u, np.float64).reshape(-1)
         ju = _numerical(func, inputs, k, s.eps, u)
-        ju_fwd = _forward_tangents(func, inputs, k, u, batched=False) if s.check_forward_ad else None
-        for j, out in enumerate(outs):
+        vs = []
+        for out in outs:
             key, kv = jax.random.split(key)
-            v = jax.random.normal(kv, tuple(out.shape), dtype=out._data.dtype)
-            v64 = np.asarray(v, np.float64).reshape(-1)
-            numerical = float(np.dot(ju[j][0], v64))
-            candidates = []
-            if s.check_backward_ad:
-                analytical = 0.0
-                if out.requires_grad:
+            vs.append(_unit(jax.random.uniform(kv, tuple(out.shape), dtype=out._data.dtype)))
+        checks = []  # (what, j, numerical, analytical)
+        if s.check_backward_ad:
+            for j, (out, v) in enumerate(zip(outs, vs)):
+                runs = []
+                for _ in range(2 if out.requires_grad else 0):
                     (g,) = grad(out, [x], Tensor._wrap(v), retain_graph=True, allow_unused=True)
-                    if g is not None:
-                        analytical = float(np.dot(np.asarray(g._data, np.float64).reshape(-1),
-                                                  np.asarray(u, np.float64).reshape(-1)))
-                candidates.append(("Jacobian mismatch", analytical))
-            if ju_fwd is not None:
-                fwd = float(np.dot(np.asarray(ju_fwd[j][0], np.float64).reshape(-1), v64))
-                candidates.append(("Jacobian computed with forward mode mismatch", fwd))
-            for what, value in candidates:
-                if not np.isclose(value, numerical, rtol=s.rtol, atol=s.atol):
-                    raise GradcheckError(f"{what} for output {j} with respect to input {k},\n"
-                                         f"numerical:{numerical}\nanalytical:{value}\n"
-                                         "(fast mode compares v^T J u for random u, v; rerun with fast_mode=False "
-                                         "to see the full Jacobians.)")
+                    runs.append(0.0 if g is None else float(np.dot(np.asarray(g._data, np.float64).reshape(-1), u64)))
+                if len(runs) == 2 and abs(runs[0] - runs[1]) > s.nondet_tol:
+                    raise GradcheckError(_NOT_REENTRANT.format(tol=s.nondet_tol))
+                checks.append(("Jacobian mismatch", j, runs[0] if runs else 0.0))
+        if s.check_forward_ad:
+            ju_fwd = _forward_tangents(func, inputs, k, u, batched=False)
+            for j, v in enumerate(vs):
+                fwd = float(np.dot(np.asarray(ju_fwd[j][0], np.float64).reshape(-1), np.asarray(v, np.float64).reshape(-1)))
+                checks.append(("Jacobian computed with forward mode mismatch", j, fwd))
+        for what, j, value in checks:
+            numerical = float(np.dot(ju[j][0], np.asarray(vs[j], np.float64).reshape(-1)))
+            if not np.isclose(value, numerical, rtol=s.rtol, atol=s.atol):
+                raise GradcheckError(f"{what} for output {j} with respect to input {k},\n"
+                                     f"numerical:{numerical}\nanalytical:{value}\n"
+                                     "(fast mode compares v^T J u for random u, v; rerun with fast_mode=False "
+                                     "to see the full Jacobians.)")
+
+
+_NOT_REENTRANT = ("Backward is not reentrant, i.e., running backward with same input and grad_output multiple times "
+                  "gives different values, although analytical gradient matches numerical gradient. The tolerance "
+                  "for nondeterminism was {tol}.")
+
+
+def _check_mul_by_grad_output(inputs, diff, outs):
+    """Backward with zero output gradients gives zero input gradients (PyTorch's check)."""
+    from .backward import grad
+    outs = [o for o in outs if o.requires_grad]
+    if not outs:
+        return
+    gs = grad(outs, [inputs[k] for k in diff], [Tensor._wrap(jnp.zeros_like(o._data)) for o in outs],
+              retain_graph=True, allow_unused=True)
+    for g in gs:
+        if g is not None and not bool(jnp.all(g._data == 0)):
+            raise GradcheckError("backward not multiplied by grad_output")
+
+
+def _check_no_differentiable_outputs(func, inputs, diff, outs, s):
+    """A function none of whose outputs requires grad must have a zero numerical gradient (PyTorch's check)."""
+    for k in diff:
+        for rows in _numerical(func, inputs, k, s.eps, _basis(inputs[k])):
+            if not np.allclose(rows, 0, rtol=0, atol=s.atol):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
 
 
 def _check_grad_attributes(inputs, diff, outs):
@@ -418,12 +459,11 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     """
     inputs, diff = _checked_inputs(inputs)
     if not (check_forward_ad or check_backward_ad):
-        raise ValueError("gradcheck: check_forward_ad and check_backward_ad are both False, so nothing would be "
-                         "checked; set at least one of them.")
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad and not check_backward_ad:
-        raise ValueError("gradcheck: check_batched_grad=True needs check_backward_ad=True.")
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
-        raise ValueError("gradcheck: check_batched_forward_grad=True needs check_forward_ad=True.")
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     for k in diff:
         if inputs[k].dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{k} requires gradient and is not a double precision floating point or complex. "
@@ -444,7 +484,12 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             except GradcheckError as e:
                 raise GradcheckError(f"{e}\n(complex tensors are checked through their real and imaginary parts; "
                                      f"the inputs above are {parts})") from None
+        if outs and not any(o.requires_grad for o in outs):
+            _check_no_differentiable_outputs(func, inputs, diff, outs, s)
+            return True
         (_check_fast if fast_mode else _check_jacobians)(func, inputs, diff, outs, s)
+        if check_backward_ad:
+            _check_mul_by_grad_output(inputs, diff, outs)
         if check_backward_ad and check_grad_dtypes:
             _check_grad_attributes(inputs, diff, outs)
         if check_backward_ad and check_undefined_grad:
