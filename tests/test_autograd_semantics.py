@@ -288,7 +288,35 @@ def function_deprecations(m):
     return [(w.category.__name__, str(w.message).split(" should")[-1]) for w in caught]
 
 
-SCENARIOS = [inference_tensors_and_views, function_deprecations,
+def engine_odds(m):
+    A = m.autograd
+    log = []
+
+    class Twice(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            A.Variable._execution_engine.queue_callback(lambda: log.append("callback"))
+            log.append("backward")
+            return g * 2
+
+    x = m.ones(2, requires_grad=True)
+    Twice.apply(x).sum().backward()
+    log.append("after")
+    y = m.ones(2)
+    with A._unsafe_preserve_version_counter(y):
+        y.add_(1)
+    with A._force_original_view_tracking(False):
+        pass
+    return [log, _error(lambda: A.Variable._execution_engine.queue_callback(print)), y._version, _vals(y),
+            _error(lambda: A.SavedTensor()), A.is_multithreading_enabled(),
+            m.gather(m.arange(4.).reshape(2, 2), 1, m.tensor([[1], [0]]), sparse_grad=False).tolist()]
+
+
+SCENARIOS = [engine_odds, inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
              generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,

@@ -45,8 +45,9 @@ def _along(input, dim: int, index, kind: str = "runtime", name: str = "scatter")
     return d
 
 
-def gather(input, dim, index):
-    """`out[i][j] = input[i][index[i][j]]` for `dim=1` (and likewise for other dims).
+def gather(input, dim, index, *, sparse_grad: builtins.bool = False):
+    """`out[i][j] = input[i][index[i][j]]` for `dim=1` (and likewise for other dims). `sparse_grad` is
+    accepted; the gradient is dense (tapeflow has no sparse tensors).
 
     Example:
         >>> tp.gather(tp.tensor([[1, 2], [3, 4]]), 1, tp.tensor([[1], [0]]))

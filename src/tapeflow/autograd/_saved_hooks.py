@@ -272,7 +272,9 @@ class SavedTensor:
 
     __slots__ = ("_node", "_slot")
 
-    def __init__(self, node, slot):
+    def __init__(self, node=None, slot=None):
+        if node is None:
+            raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
         self._node, self._slot = node, slot
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:

@@ -25,3 +25,20 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(bool(requires_grad))
+
+
+class _ExecutionEngine:
+    """`Variable._execution_engine`: PyTorch's handle on its autograd engine, for the one call programs make."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        """Run `callback()` when the backward pass running on this thread ends."""
+        from .._state import state
+
+        task = state.graph_task
+        if task is None:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        task.on_exit.append(callback)
+
+
+Variable._execution_engine = _ExecutionEngine()
