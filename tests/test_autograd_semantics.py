@@ -316,7 +316,28 @@ def engine_odds(m):
             m.gather(m.arange(4.).reshape(2, 2), 1, m.tensor([[1], [0]]), sparse_grad=False).tolist()]
 
 
-SCENARIOS = [engine_odds, inference_tensors_and_views, function_deprecations,
+def function_options(m):
+    seen = []
+
+    class Split(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out0, out1 = x.clone(), x.clone()
+            ctx.mark_non_differentiable(out1)
+            ctx._materialize_non_diff_grads = False
+            return out0, out1
+
+        @staticmethod
+        def backward(ctx, g0, g1):
+            seen.append(g1)
+            return g0
+
+    a = m.tensor(1.0, requires_grad=True)
+    Split.apply(a)[0].backward()
+    return [seen, _vals(a.grad), Split.generate_vmap_rule]
+
+
+SCENARIOS = [function_options, engine_odds, inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
              generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,

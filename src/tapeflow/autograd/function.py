@@ -94,6 +94,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls: type = None  # set on the per-class subclass
     materialize_grads = True
+    _materialize_non_diff_grads = True
     to_save = ()
     dirty_tensors = ()
     non_differentiable = ()
@@ -174,7 +175,8 @@ class BackwardCFunction(Node, FunctionCtx):
         gs = []
         for i, g in enumerate(grads):
             meta = self._fn_out_meta[i] if i < len(self._fn_out_meta) else None
-            if g is None and meta is not None and self.materialize_grads:
+            if g is None and meta is not None and self.materialize_grads and (
+                    self._materialize_non_diff_grads or i >= len(self._out_meta) or self._out_meta[i] is not None):
                 g = jnp.zeros(*meta)
             gs.append(None if g is None else (g if isinstance(g, Tensor) else Tensor._wrap(g)))
         prev = state.grad_enabled
@@ -301,6 +303,16 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    #: With `True`, `vmap` of this Function is derived by running it on batched values (tapeflow runs a
+    #: Function under `jax.vmap` that way whatever the flag says); PyTorch's default is `False`.
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
+        """Optional: the batched rule (`torch.func.vmap` support). Without it, `generate_vmap_rule` decides."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
+
     @_base
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
         """Optional: output tangents from input tangents, for forward-mode AD. Without it,
@@ -406,8 +418,14 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool):
             t.grad_fn, t._output_nr, t._requires_grad = ctx, i, True
         res.append(t)
     ctx._fn_out_meta = tuple(metas)
-    # The engine fills missing gradients from `_out_meta`; leave them as None when asked to.
-    ctx._out_meta = tuple(metas) if ctx.materialize_grads else (None,) * len(metas)
+    # The engine fills missing gradients from `_out_meta`; leave them as None when asked to (for every output,
+    # or, with `ctx._materialize_non_diff_grads = False`, for the non-differentiable ones).
+    if not ctx.materialize_grads:
+        ctx._out_meta = (None,) * len(metas)
+    elif not ctx._materialize_non_diff_grads:
+        ctx._out_meta = tuple(None if isinstance(o, Tensor) and id(o) in nondiff else m for o, m in zip(outs, metas))
+    else:
+        ctx._out_meta = tuple(metas)
     ctx._freeze_saved(recorded=True)
     return tuple(res) if is_tuple else res[0]
 
