@@ -337,7 +337,18 @@ def function_options(m):
     return [seen, _vals(a.grad), Split.generate_vmap_rule]
 
 
-SCENARIOS = [function_options, engine_odds, inference_tensors_and_views, function_deprecations,
+def grad_and_data_assignment(m):
+    x = m.ones(2, requires_grad=True)
+    a = m.ones(2, requires_grad=True)
+    b = m.ones(2)
+    b.data = m.zeros(3)
+    x.grad = m.ones(2)
+    del x.grad
+    return [_error(lambda: setattr(x, "grad", x)), _error(lambda: setattr(a, "data", m.ones(2, dtype=m.int64))),
+            list(b.shape), b._version, x.grad]
+
+
+SCENARIOS = [grad_and_data_assignment, function_options, engine_odds, inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
              generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,

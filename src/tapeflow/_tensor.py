@@ -160,6 +160,8 @@ class Tensor:
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
@@ -171,6 +173,10 @@ class Tensor:
                 raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
                                    f"dtype '{self.dtype}'. The gradient must match the tensor's dtype.")
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def requires_grad(self) -> bool:
@@ -330,11 +336,13 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        """Swap in `value`'s data (shape and dtype may change); the version counter stays, as in PyTorch."""
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        if self._requires_grad and not _is_float_array(value._raw):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
+                               "dtype")
         self._data = value._data
-        st = self._st()
-        st.version += 1
 
     # -- array attributes ----------------------------------------------------------
     @property
