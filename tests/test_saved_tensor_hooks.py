@@ -313,7 +313,45 @@ def mutation_context_bookkeeping(m):
     return out
 
 
-SCENARIOS = [mutation_context_bookkeeping, default_hooks_take_over_version_checks, mutation_on_saved_tensors,
+def raw_saved_tensor_details(m):
+    x, y = m.rand(2, requires_grad=True), m.rand(2, requires_grad=True)
+    z = x * y
+    meta = z.grad_fn._input_metadata[0]
+    a = m.tensor(2.0, requires_grad=True)
+
+    def pack(t):
+        return t
+
+    def unpack(t):
+        return t
+
+    with m.autograd.graph.saved_tensors_hooks(pack, unpack):
+        b = a ** 2
+    c = b.exp()
+    d = c ** 2
+
+    class KeepsNone(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t, None)
+            return t
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    w = KeepsNone.apply(a)
+    s = a * m.ones(())
+    return [tuple(meta.shape), str(meta.dtype).split(".")[-1], _error(lambda: z.grad_fn()),
+            m.stack([x, y], 1).grad_fn._saved_dim,
+            b.grad_fn._raw_saved_self.data is a, b.grad_fn._raw_saved_self.unpack_hook is unpack,
+            c.grad_fn._raw_saved_result.data is c, c.grad_fn._raw_saved_result.unpack_hook,
+            d.grad_fn._raw_saved_self.data is c, len(w.grad_fn._raw_saved_tensors),
+            _error(lambda: w.grad_fn._raw_saved_tensors[1].register_hooks(pack, unpack)),
+            _error(lambda: s.grad_fn._raw_saved_self.register_hooks(pack, unpack))]
+
+
+SCENARIOS = [raw_saved_tensor_details, mutation_context_bookkeeping, default_hooks_take_over_version_checks, mutation_on_saved_tensors,
              default_hooks_pack_each_saved_tensor, double_backward_through_unpacked_tensors, hooks_may_store_anything,
              only_the_innermost_hooks_apply, custom_function_saved_tensors, save_on_cpu_gives_the_same_gradients,
              hook_errors, saved_attributes, raw_saved_tensor_hooks, multi_grad_hooks, gradient_edges]

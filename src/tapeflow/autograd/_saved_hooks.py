@@ -287,6 +287,8 @@ class SavedTensor:
                 "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
                 "you need to backward through the graph a second time or if you need to access saved variables "
                 "after calling backward.")
+        if self._raw() is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is forbidden")
         if self._is_packed():
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
                                "Hint: only one pair of hooks is allowed at a time.")
@@ -296,8 +298,6 @@ class SavedTensor:
             return
         kind, i = self._slot
         t = saved_value(node, self._slot)
-        if t is None:
-            return
         packed_inputs, packed_ans, multi = node._unpack if node._unpack is not None else ({}, None, False)
         if kind == "input":
             packed_inputs = {**packed_inputs, i: Packed(_pack(pack_hook, t), unpack_hook, t, False)}
@@ -309,6 +309,36 @@ class SavedTensor:
             packed_ans = (Packed(_pack(pack_hook, t), unpack_hook, t, True),)
             node._ans = None
         node._unpack = (packed_inputs, packed_ans, multi)
+
+    def _raw(self):
+        """What the node keeps for this slot: a `Packed`, a Tensor, an array, or None."""
+        node = self._node
+        if isinstance(self._slot, int):
+            return node._saved_get(self._slot)
+        kind, i = self._slot
+        packed_inputs, packed_ans, _ = node._unpack if node._unpack is not None else ({}, None, False)
+        if kind == "input":
+            return packed_inputs.get(i, node._saved[i])
+        return packed_ans[i] if packed_ans is not None else node._ans
+
+    @property
+    def data(self):
+        """What is kept: the pack hook's result when hooks packed it, else the saved tensor (a new tensor for a
+        node's own output, as in PyTorch)."""
+        raw = self._raw()
+        if type(raw) is Packed:
+            return raw.packed
+        if raw is None or isinstance(raw, Tensor):
+            return raw
+        if isinstance(self._slot, int):
+            return raw
+        return saved_value(self._node, self._slot)
+
+    @property
+    def unpack_hook(self):
+        """The unpack hook of this saved tensor, or None."""
+        raw = self._raw()
+        return raw.unpack if type(raw) is Packed else None
 
     def _is_packed(self) -> bool:
         node = self._node

@@ -132,10 +132,11 @@ class BackwardCFunction(Node, FunctionCtx):
         """The saved tensors as `SavedTensor`s (to register pack/unpack hooks on one of them)."""
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(None if e is None else SavedTensor(self, i) for i, e in enumerate(self._saved or ()))
+        return tuple(SavedTensor(self, i) for i in range(len(self._saved or ())))
 
     def _saved_get(self, i):
-        return self._saved[i][0]
+        entry = self._saved[i]
+        return None if entry is None else entry[0]
 
     def _saved_set(self, i, packed):
         t, st, version = self._saved[i]

@@ -10,10 +10,11 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections.abc import Callable
+from typing import NamedTuple
 
 from .._adaptive import resolve
 from .._dtype import from_jax_dtype
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "GradientEdge",
            "get_gradient_edge", "register_multi_grad_hook", "increment_version", "allow_mutation_on_saved_tensors"]
@@ -58,6 +59,13 @@ class _DictRef:
 
     def __call__(self):
         return self.d
+
+
+class InputMetadata(NamedTuple):
+    """Shape and dtype of one gradient a node receives (`node._input_metadata[i]`)."""
+
+    shape: tuple
+    dtype: object
 
 
 class Node:
@@ -128,10 +136,14 @@ class Node:
 
     @property
     def _input_metadata(self) -> tuple:
-        """`(shape, dtype)` of each gradient this node receives (its forward outputs)."""
+        """`InputMetadata(shape, dtype)` of each gradient this node receives (its forward outputs)."""
         if self._aval is not None:
-            return ((tuple(self._aval.shape), from_jax_dtype(self._aval.dtype)),)
-        return tuple(None if m is None else (tuple(m[0]), from_jax_dtype(m[1])) for m in self._out_meta)
+            return (InputMetadata(Size(self._aval.shape), from_jax_dtype(self._aval.dtype)),)
+        return tuple(None if m is None else InputMetadata(Size(m[0]), from_jax_dtype(m[1])) for m in self._out_meta)
+
+    def _set_sequence_nr(self, n: int) -> None:
+        """Change where this node runs among ready nodes (a higher number runs first), as PyTorch's."""
+        self._sequence_nr = n
 
     # -- running ----------------------------------------------------------------
     def apply(self, grads: list, create_graph: bool) -> tuple:
@@ -149,6 +161,9 @@ class Node:
         from .._state import state
         from .._tensor import Tensor, as_tensor
 
+        n = max(len(self._out_meta), 1)
+        if len(grads) != n:
+            raise TypeError(f"expected {n} arguments, got {len(grads)} instead")
         gs = [None if g is None else as_tensor(g) for g in grads]
         create = state.grad_enabled and any(g is not None and g.requires_grad for g in gs)
         res = self.apply([g if create or g is None else g._data for g in gs], create)
@@ -218,6 +233,9 @@ class OpNode(Node):
             slot = saved_slot(self, name[11 if raw else 7:])
             if slot is not None:
                 return SavedTensor(self, slot) if raw else saved_value(self, slot)
+            params = dict(self.params)
+            if not raw and name[7:] in params:  # a static argument the node keeps (`_saved_dim`)
+                return params[name[7:]]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _release(self):
