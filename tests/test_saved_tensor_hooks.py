@@ -13,7 +13,7 @@ def _error(fn):
     try:
         fn()
     except Exception as e:  # noqa: BLE001 - the class and text are what is compared
-        return type(e).__name__, str(e)
+        return type(e).__name__, str(e).replace("torch.", "tapeflow.")
     return None
 
 
@@ -351,7 +351,29 @@ def raw_saved_tensor_details(m):
             _error(lambda: s.grad_fn._raw_saved_self.register_hooks(pack, unpack))]
 
 
-SCENARIOS = [raw_saved_tensor_details, mutation_context_bookkeeping, default_hooks_take_over_version_checks, mutation_on_saved_tensors,
+def gradient_edge_outputs(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+
+    def fn(reduce=True):
+        tmp = x.sin().cos()
+        if reduce:
+            tmp = tmp.sum()
+        return tmp.exp().clone().sin().sum(), m.autograd.graph.get_gradient_edge(tmp)
+
+    out, e = fn()
+    (tg,) = m.autograd.grad(out, (e,))
+    (xg,) = m.autograd.grad(e, (x,), grad_outputs=(tg,))
+    res = [_vals(xg), _vals(m.autograd.grad(fn()[1], (x,))[0])]
+    res.append(_error(lambda: m.autograd.grad(fn(reduce=False)[1], (x,))))
+    res.append(_error(lambda: m.autograd.grad(fn()[1], (x,), grad_outputs=m.tensor([1.0, 2.0]))))
+    res.append(_error(lambda: m.autograd.grad(fn()[1], (x,), grad_outputs=m.ones((), dtype=m.complex64))))
+    res.append(_vals(m.autograd.grad(fn()[1], (x,), grad_outputs=m.ones((), dtype=m.float64))[0]))
+    res.append(_error(lambda: m.autograd.grad(2 * x, [], grad_outputs=m.tensor([1.0, 1.0]))))
+    return res
+
+
+SCENARIOS = [gradient_edge_outputs, raw_saved_tensor_details,
+             mutation_context_bookkeeping, default_hooks_take_over_version_checks, mutation_on_saved_tensors,
              default_hooks_pack_each_saved_tensor, double_backward_through_unpacked_tensors, hooks_may_store_anything,
              only_the_innermost_hooks_apply, custom_function_saved_tensors, save_on_cpu_gives_the_same_gradients,
              hook_errors, saved_attributes, raw_saved_tensor_hooks, multi_grad_hooks, gradient_edges]

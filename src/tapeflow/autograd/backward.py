@@ -6,9 +6,10 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _toplevel
-from .._tensor import Tensor, TracedValueError
+from .._tensor import Size, Tensor, TracedValueError
 from ._edges import GradientEdge
 from .engine import run_backward
 
@@ -37,6 +38,40 @@ def _ones(shape, dtype):
     return g
 
 
+def _edge_grad(edge: GradientEdge, g, i: int, create_graph: bool):
+    """The gradient fed into a GradientEdge output: implicit (ones) for a scalar, else checked like a tensor's."""
+    from .graph import AccumulateGrad
+
+    if type(edge.node) is AccumulateGrad:
+        v = edge.node.variable
+        shape, dtype = tuple(v.shape), v._raw.dtype
+    else:
+        meta = edge.node._input_metadata[edge.output_nr]
+        shape, dtype = tuple(meta.shape), meta.dtype.jax
+    if g is None:
+        if int(np.prod(shape, dtype=np.int64)) != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        g = _ones(shape, dtype)
+        return Tensor._wrap(g) if create_graph else g
+    if not isinstance(g, Tensor):
+        from .._tensor import as_tensor
+
+        g = as_tensor(g)
+    if tuple(g.shape) != shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape "
+                           f"of {Size(shape)}.")
+    if g._raw.dtype != dtype:
+        from .._dtype import from_jax_dtype
+
+        want = from_jax_dtype(dtype)
+        if g.dtype.is_complex or want.is_complex:
+            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
+                               f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
+                               f"has a dtype of {want}.")
+        g = g.to(want)
+    return g if create_graph else g._data
+
+
 def _roots(outputs, grad_outputs, create_graph, what):
     from .._dispatch import accumulator
 
@@ -45,11 +80,9 @@ def _roots(outputs, grad_outputs, create_graph, what):
         raise RuntimeError(f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs; "
                            "pass one gradient (or None) per output")
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if isinstance(out, GradientEdge):  # a gradient edge as an output: its gradient must be given
-            if g is None:
-                raise RuntimeError(f"{what}: a GradientEdge output (position {i}) needs its gradient in grad_outputs")
+        if isinstance(out, GradientEdge):  # a gradient edge as an output: checked against the node's metadata
             edges.append((out.node, out.output_nr))
-            grads.append(g if create_graph else g._data)
+            grads.append(_edge_grad(out, g, i, create_graph))
             continue
         if not isinstance(out, Tensor):
             raise TypeError(f"{what}: outputs must be Tensors, got {type(out).__name__} at position {i}")
@@ -166,7 +199,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     outs = _as_tuple(outputs)
     ins = tuple(inputs.values()) if type(inputs) is dict else _as_tuple(inputs)
     if not ins:
-        raise RuntimeError("grad requires at least one input")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(ins):
         if not isinstance(t, (Tensor, GradientEdge)):
             raise TypeError(f"grad: inputs must be Tensors or GradientEdges, got {type(t).__name__} at position {i}")
