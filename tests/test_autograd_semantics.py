@@ -97,6 +97,13 @@ def views_after_inplace_writes(m):
     a.add_(1)
     (b * 2).sum().backward()
     out.append(_vals(r.grad))
+    base = m.arange(16.).reshape(4, 4)
+    w = m.tensor([[1., 2.], [3., 4.], [5., 6.], [7., 8.]], requires_grad=True)
+    y = base.clone()
+    y.narrow(1, 2, 2).mul_(w)  # a value with history written into a view of a tensor outside the graph
+    out += [y.requires_grad, y.grad_fn is not None]
+    (y * y).sum().backward()
+    out.append(_vals(w.grad))
     return out
 
 
