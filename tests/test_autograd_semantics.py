@@ -355,7 +355,41 @@ def grad_and_data_assignment(m):
             list(b.shape), b._version, x.grad]
 
 
-SCENARIOS = [grad_and_data_assignment, function_options, engine_odds, inference_tensors_and_views, function_deprecations,
+def hooks_and_targets(m):
+    a = m.tensor(1.0, requires_grad=True)
+    b = a * 2
+    c = b * 2
+    counts = {"tensor": 0, "pre": 0, "post": 0}
+
+    def bump(key):
+        def hook(*args):
+            counts[key] += 1
+        return hook
+
+    a.register_hook(bump("tensor"))
+    b.register_hook(bump("tensor"))
+    acc = b.grad_fn.next_functions[0][0]
+    for node in (acc, b.grad_fn):
+        node.register_hook(bump("post"))
+        node.register_prehook(bump("pre"))
+    seen = []
+    for run in (lambda: m.autograd.grad(c, inputs=(b,), retain_graph=True),  # b's node need not run
+                lambda: m.autograd.grad(c, inputs=(a, b), retain_graph=True),
+                lambda: c.backward(retain_graph=True), lambda: c.backward(inputs=(a, b), retain_graph=True)):
+        for k in counts:
+            counts[k] = 0
+        run()
+        seen.append(dict(counts))
+    x = m.randn(5, requires_grad=True)
+    parts = x.unbind()
+    got = []
+    parts[0].register_hook(lambda g: got.append(None if g is None else _vals(g)))  # None when it gets no gradient
+    parts[0].backward()
+    parts[1].backward()
+    return [seen, got, _vals(x.grad)]
+
+
+SCENARIOS = [hooks_and_targets, grad_and_data_assignment, function_options, engine_odds, inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
              generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,

@@ -77,7 +77,7 @@ def will_execute(node) -> bool:
     task = state.graph_task
     if task is None:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
-    return node in task.deps and (task.needed is None or node in task.needed)
+    return node in task.deps and (task.needed is None or node in task.needed or node in task.targets)
 
 
 def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: str = "all"):

@@ -158,15 +158,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     for t in inputs:
         if isinstance(t, Tensor) and not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    # The leaves' AccumulateGrad nodes run in the pass (hooks included); a tensor that is not a leaf gets the
+    # gradient the pass captured for it.
     res = run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=list(inputs),
-                       capture=True, allow_unused=True)
+                       capture=False, allow_unused=True)
     from .engine import accumulate
 
     for t, g in zip(inputs, res):
-        if isinstance(t, GradientEdge):  # a leaf's edge accumulates into the leaf; another edge has no .grad
-            t = getattr(t.node, "variable", None)
-        if g is not None and t is not None:
-            accumulate(t, g if create_graph else g._data, create_graph, run_hooks=False)  # (they ran in the pass)
+        if isinstance(t, GradientEdge) or t.grad_fn is None or g is None:
+            continue
+        accumulate(t, g if create_graph else (g._data if isinstance(g, Tensor) else g), create_graph,
+                   run_hooks=False)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,

@@ -91,7 +91,8 @@ def _graph(roots: list[Node]) -> dict:
 
 
 def _needed(deps: dict, targets: set) -> set:
-    """Nodes from which some target is reachable (post-order, iterative)."""
+    """Nodes that must run for the gradients of `targets`: those from which some target is reachable
+    through their next functions (post-order, iterative)."""
     needed = set()
     done = set()
     for start in deps:
@@ -111,7 +112,8 @@ def _needed(deps: dict, targets: set) -> set:
             if advanced:
                 continue
             stack.pop()
-            if node in targets or any(n in needed for n, _ in node.next_functions if n is not None):
+            # A node runs when a target lies beyond it; a target itself only has its gradient captured.
+            if any(n in needed or n in targets for n, _ in node.next_functions if n is not None):
                 needed.add(node)
     return needed
 
@@ -120,10 +122,10 @@ class _Task:
     """The backward pass running on a thread (`state.graph_task`): which nodes it reaches (`deps`), which of
     them it runs when only some inputs are wanted (`needed`), and callbacks for its end."""
 
-    __slots__ = ("deps", "needed", "on_exit", "__weakref__")
+    __slots__ = ("deps", "needed", "targets", "on_exit", "__weakref__")
 
-    def __init__(self, deps, needed):
-        self.deps, self.needed, self.on_exit = deps, needed, []
+    def __init__(self, deps, needed, targets=()):
+        self.deps, self.needed, self.targets, self.on_exit = deps, needed, targets, []
 
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_graph: bool, create_graph: bool,
@@ -152,7 +154,10 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
             else:
                 e = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (accumulator(t), 0)
             targets.setdefault(e, []).append(i)
-        needed = _needed(deps, {e[0] for e in targets})
+        target_nodes = {e[0] for e in targets}
+        needed = _needed(deps, target_nodes)
+        if not capture:  # backward(inputs=...): the leaves' AccumulateGrad nodes run (with their hooks)
+            needed |= {n for n in target_nodes if type(n) is AccumulateGrad}
     else:
         needed = None
     results = [None] * (len(inputs) if inputs is not None else 0)
@@ -173,7 +178,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     plain = not targets and not state.node_interceptors and not state.anomaly
     prev_mode, prev_task = state.grad_enabled, state.graph_task
     state.grad_enabled = create_graph
-    task = state.graph_task = _Task(deps, needed)
+    task = state.graph_task = _Task(deps, needed, {e[0] for e in targets})
     try:
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -208,6 +213,8 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
         for fn in task.on_exit:
             fn()
 
+    if not capture and inputs is not None:
+        return results  # backward(inputs=...): raw gradients of the inputs, for those that are not leaves
     if capture:
         for i, r in enumerate(results):
             if r is None and not allow_unused:
@@ -239,8 +246,17 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
     th = node._tensor_hooks
     if th:
         for nr, hooks in th.items():
-            if hooks and nr < len(grads) and grads[nr] is not None:
+            if not hooks:
+                continue
+            if nr < len(grads) and grads[nr] is not None:
                 grads[nr] = _run_tensor_hooks(hooks, grads[nr], create_graph)
+            elif len(node._out_meta) > 1:  # an output of a multi-output node that got no gradient: hooks see None
+                for fn in list(hooks.values()):
+                    new = fn(None)
+                    if new is not None:
+                        if nr >= len(grads):
+                            grads.extend([None] * (nr + 1 - len(grads)))
+                        grads[nr] = new if create_graph else new._data
     if node._retained:
         for nr, ref in node._retained.items():
             t = ref()
@@ -259,7 +275,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
             if idxs is None:
                 continue
             g = grads[nr]
-            if is_acc and node.variable._hooks and g is not None:
+            if capture and is_acc and node.variable._hooks and g is not None:
                 g = _run_tensor_hooks(node.variable._hooks, g, create_graph)
             for i in idxs:
                 results[i] = g
