@@ -104,6 +104,15 @@ def views_after_inplace_writes(m):
     out += [y.requires_grad, y.grad_fn is not None]
     (y * y).sum().backward()
     out.append(_vals(w.grad))
+    w = m.ones(3, requires_grad=True)
+    z = m.zeros(2, 3)
+    v = z[0]
+    with m.no_grad():
+        u = z[1]
+    z.add_(w * 2)  # views made before the write (even under no_grad) now require grad
+    out += [v.requires_grad, u.requires_grad]
+    (v * 3).sum().backward()
+    out.append(_vals(w.grad))
     return out
 
 

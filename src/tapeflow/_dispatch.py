@@ -475,10 +475,11 @@ def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
     for w in list(st.views):
         if w is writer:
             continue
-        if rehistory and w._view and w._requires_grad:
-            # A view in the graph reads the base's new history (PyTorch regenerates its grad_fn the same way).
+        if rehistory and w._view:
+            # A view reads the base's new history (PyTorch regenerates its grad_fn the same way), and so requires
+            # grad from now on if it did not.
             snap = Tensor._make(base._data, base.grad_fn, base._output_nr, True)
             nv = dispatch(view_apply, (snap,), (("chain", w._view),))
-            w._data, w.grad_fn, w._output_nr = nv._data, nv.grad_fn, 0
+            w._data, w.grad_fn, w._output_nr, w._requires_grad = nv._data, nv.grad_fn, 0, True
             continue
         w._data = base._data if not w._view else view_apply.compiled((("chain", w._view),))(base._data)
