@@ -55,8 +55,12 @@ def test_install_aliases_torch_and_names_what_is_missing():
             alias.surely_not_an_api  # noqa: B018
         with pytest.raises(ModuleNotFoundError, match="torch.surely_not_a_module is not supported"):
             import torch.surely_not_a_module  # noqa: F401
+        # What programs print and compare reads as under PyTorch.
+        assert str(alias.ones(2).dtype) == "torch.float32" and repr(alias.ones(2, 3).shape) == "torch.Size([2, 3])"
+        assert repr(alias.channels_last) == "torch.channels_last"
     finally:
         tt.uninstall()
+    assert str(tp.float32) == "tapeflow.float32" and repr(tp.ones(2).shape) == "tapeflow.Size([2])"
     assert "torch" not in sys.modules or sys.modules["torch"].__name__ == "torch" and not isinstance(
         sys.modules["torch"], tt._Alias)
     # tapeflow's own namespace is untouched: importing `torch.nn` bound nothing on tapeflow.

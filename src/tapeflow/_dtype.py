@@ -10,6 +10,11 @@ import numpy as np
 __all__ = ["dtype", "to_jax_dtype", "from_jax_dtype", "get_default_dtype", "set_default_dtype"]
 
 
+#: The package name in reprs (`tapeflow.float32`, `tapeflow.Size([2])`); `tapeflow.torch.install()` makes it
+#: "torch" while PyTorch programs run on tapeflow, so that what they print and compare reads as under PyTorch.
+PREFIX = ["tapeflow"]
+
+
 class dtype:
     """A tensor element type, e.g. `tapeflow.float32` (alias `tapeflow.float`).
 
@@ -30,7 +35,7 @@ class dtype:
         self.itemsize = self.jax.itemsize
 
     def __repr__(self) -> str:
-        return f"tapeflow.{self.name}"
+        return f"{PREFIX[0]}.{self.name}"
 
     def __reduce__(self):
         return (from_jax_dtype, (self.jax,))

@@ -21,7 +21,7 @@ class _LegacyType(type):
         return Tensor(*args, device=device).to(cls.dtype)
 
     def __repr__(cls) -> str:
-        return f"<class 'tapeflow.{cls.__name__}'>"
+        return f"<class '{_dtype.PREFIX[0]}.{cls.__name__}'>"
 
 
 def _legacy(name: str, dtype) -> type:

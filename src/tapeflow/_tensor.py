@@ -44,7 +44,7 @@ class Size(tuple):
     """
 
     def __repr__(self) -> str:
-        return f"tapeflow.Size({list(self)})"
+        return f"{_dtype.PREFIX[0]}.Size({list(self)})"
 
     def numel(self) -> int:
         n = 1

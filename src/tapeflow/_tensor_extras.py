@@ -29,7 +29,7 @@ class layout:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"tapeflow.{self.name}"
+        return f"{_dtype.PREFIX[0]}.{self.name}"
 
 
 strided, sparse_coo = layout("strided"), layout("sparse_coo")
@@ -50,7 +50,7 @@ class memory_format:
         self.name = name
 
     def __repr__(self) -> str:
-        return f"tapeflow.{self.name}"
+        return f"{_dtype.PREFIX[0]}.{self.name}"
 
 
 contiguous_format, channels_last = memory_format("contiguous_format"), memory_format("channels_last")

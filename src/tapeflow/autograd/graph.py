@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from .._adaptive import resolve
-from .._dtype import from_jax_dtype
+from .._dtype import PREFIX, from_jax_dtype
 from .._tensor import Size, Tensor
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "GradientEdge",
@@ -177,9 +177,9 @@ def _version_error(entry, node) -> RuntimeError:
         ans = getattr(node, "_ans", None)
         ans = ans[0] if isinstance(ans, tuple) else ans
         what = f"output 0 of {node.name()}"
-        desc = "saved output" if ans is None else f"tapeflow.{ans.dtype.name} {list(ans.shape)}"
+        desc = "saved output" if ans is None else f"{PREFIX[0]}.{ans.dtype.name} {list(ans.shape)}"
     else:
-        desc = f"tapeflow.{t.dtype.name} {list(t.shape)}"
+        desc = f"{PREFIX[0]}.{t.dtype.name} {list(t.shape)}"
         what = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn is not None else "a leaf tensor"
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace operation: "

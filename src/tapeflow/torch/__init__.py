@@ -24,6 +24,8 @@ import runpy
 import sys
 import types
 
+from .. import _dtype
+
 __all__ = ["install", "uninstall", "installed", "run", "UnsupportedTorchAPI"]
 
 #: What `torch.__version__` reads under the alias: the PyTorch API version tapeflow follows.
@@ -129,6 +131,7 @@ def install() -> None:
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         _saved[name] = sys.modules.pop(name)  # a real torch imported before: set aside until uninstall()
     sys.meta_path.insert(0, _finder)
+    _dtype.PREFIX[0] = "torch"  # dtypes, sizes and layouts print as the program expects (torch.float32)
 
 
 def uninstall() -> None:
@@ -136,6 +139,7 @@ def uninstall() -> None:
     if not installed():
         return
     sys.meta_path.remove(_finder)
+    _dtype.PREFIX[0] = "tapeflow"
     for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
         del sys.modules[name]
     sys.modules.update(_saved)

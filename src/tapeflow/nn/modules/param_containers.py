@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 
+from ..._dtype import PREFIX as _PREFIX
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
@@ -28,7 +29,7 @@ def _describe(p, tensor_type_names: bool) -> str:
     size = "x".join(map(str, p.shape))
     kind = "Parameter containing" if isinstance(p, Parameter) else "Tensor"
     if tensor_type_names:
-        return f"{kind}: [tapeflow.{_TENSOR_TYPES.get(p.dtype.name, p.dtype.name)} of size {size}]"
+        return f"{kind}: [{_PREFIX[0]}.{_TENSOR_TYPES.get(p.dtype.name, p.dtype.name)} of size {size}]"
     return f"{kind}: [{p.dtype} of size {size}]"
 
 
