@@ -262,6 +262,10 @@ def inplace_writes_into_views(m):
         out.append(_error(lambda: p.add_(1)))
         r = x[0]
     out.append(_error(lambda: r.mul_(2)))
+    y = m.ones(4, requires_grad=True).clone()
+    u, _ = y.unsafe_split(2)
+    out.append(_error(lambda: u.mul_(3)))  # the unsafe variants' outputs may be written
+    y.sum().backward()
     return out
 
 

@@ -387,7 +387,7 @@ def _check_view_write(v: Tensor) -> None:
             "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
             "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
             "tracked) or both outside (if you want the inplace to be tracked).")
-    if any(step[2] is not None for step in v._view) and v.grad_fn is not None:
+    if any(step[2] is not None for step in v._view) and v.grad_fn is not None and not v._unsafe_view:
         name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
         raise RuntimeError(
             f"Output {v._output_nr} of {name} is a view and is being modified inplace. This view is the output of a "

@@ -105,6 +105,7 @@ class Tensor:
     _inference = False  # made inside `inference_mode`
     _is_param = False
     _no_grad_view = None  # "no_grad" / "inference": a view of a tensor requiring grad made in that mode
+    _unsafe_view = False  # an output of unsafe_split / unsafe_chunk (may be written in place)
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""

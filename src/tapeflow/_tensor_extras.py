@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _dtype, _ops, linalg
+from . import _dtype, _ops, _toplevel, linalg
 from ._dispatch import inplace
 from ._tensor import Tensor
 
@@ -270,6 +270,6 @@ def _hardshrink(self, lambd=0.5):
 
 
 Tensor.hardshrink = _hardshrink
-Tensor.unsafe_split = lambda self, split_size, dim=0: self.split(split_size, dim)
-Tensor.unsafe_chunk = lambda self, chunks, dim=0: self.chunk(chunks, dim)
+Tensor.unsafe_split = lambda self, split_size, dim=0: _toplevel.unsafe_split(self, split_size, dim)
+Tensor.unsafe_chunk = lambda self, chunks, dim=0: _toplevel.unsafe_chunk(self, chunks, dim)
 Tensor._is_view = lambda self: self._base is not None

@@ -466,25 +466,31 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 
 def unsafe_split(input, split_size_or_sections, dim: int = 0):
-    """`split` (tapeflow's views are always safe to use).
+    """`split` whose outputs may be written in place (PyTorch's `unsafe_split`: the caller vouches for it).
 
     Example:
         >>> import tapeflow as tp
         >>> [p.tolist() for p in tp.unsafe_split(tp.arange(4), 2)]
         [[0, 1], [2, 3]]
     """
-    return input.split(split_size_or_sections, dim)
+    return _unsafe(input.split(split_size_or_sections, dim))
 
 
 def unsafe_chunk(input, chunks: int, dim: int = 0):
-    """`chunk` (tapeflow's views are always safe to use).
+    """`chunk` whose outputs may be written in place (PyTorch's `unsafe_chunk`).
 
     Example:
         >>> import tapeflow as tp
         >>> [p.tolist() for p in tp.unsafe_chunk(tp.arange(4), 2)]
         [[0, 1], [2, 3]]
     """
-    return input.chunk(chunks, dim)
+    return _unsafe(input.chunk(chunks, dim))
+
+
+def _unsafe(parts):
+    for p in parts:
+        p._unsafe_view = True  # exempt from the refusal of in-place writes into multi-output views
+    return parts
 
 
 _warn_always = [False]

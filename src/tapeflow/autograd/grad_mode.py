@@ -208,7 +208,13 @@ class inference_mode(_Mode):
 
 
 def is_multithreading_enabled() -> bool:
-    """Whether backward may run on worker threads (see `set_multithreading_enabled`)."""
+    """Whether backward may run on worker threads (see `set_multithreading_enabled`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.autograd.is_multithreading_enabled()
+        True
+    """
     return getattr(state, "multithreading", True)
 
 
