@@ -168,3 +168,8 @@ def _inplace_function(name: str):
 
 _torch_names()
 del _torch_names
+
+from ._gc import freeze_import_time_objects as _freeze  # noqa: E402
+
+_freeze()
+del _freeze

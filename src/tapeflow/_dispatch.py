@@ -171,34 +171,56 @@ def _broadcast_mismatch(shapes: list) -> tuple | None:
     return None
 
 
-_node_classes: dict = {}
 _INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
                     "mode in computation tracked by autograd. To work around this, you can make a clone to get a normal "
                     "tensor and use it in autograd, or use `tapeflow.no_grad()` instead of `tapeflow.inference_mode()`.")
 
 
-def _record(op, args, arrays, params, out):
-    cls = _node_classes.get(op)
-    if cls is None:
-        cls = _node_classes[op] = node_class(op.node)
-    node = _new(cls)
+_NO_EDGE = (None, 0)  # the edge of an input that needs no gradient
+_interned: dict = {}
+_plans: dict = {}  # (op, which inputs need grad) -> (node class, inputs saved, that `needs` tuple, shared)
+
+
+def _plan(op, needs: tuple) -> tuple:
+    """What `_record` makes of `op` when the inputs marked in `needs` require grad: the node class and
+    which inputs it saves (None: all of them)."""
     saves = op.saves
     if op.saved_for:
-        saves = _saves_needed(op, args)
+        saves = _saves_needed(op, needs)
     elif op.linear:
-        saves = _saves_linear(op, args)
-    needs, edges, saved, versions, metas = [], [], [], [], []
+        saves = _saves_linear(op, needs)
+    plan = _plans[(op, needs)] = (node_class(op.node), saves, needs)
+    return plan
+
+
+def _shared(t: tuple) -> tuple:
+    """One shared copy of a node's small constant tuple (`_metas`): fewer objects for the cyclic garbage
+    collector to walk on long graphs."""
+    s = _interned.get(t)
+    if s is None:
+        if len(_interned) > 10_000:
+            _interned.clear()
+        s = _interned[t] = t
+    return s
+
+
+def _record(op, args, arrays, params, out):
+    needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+    plan = _plans.get((op, needs))
+    if plan is None:
+        plan = _plan(op, needs)
+    cls, saves, needs = plan
+    node = _new(cls)
+    edges, saved, versions, metas = [], [], [], []
     any_meta = False
     keeps = op.save_ans  # whether the node keeps anything that backward frees
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            if a._requires_grad:
-                needs.append(True)
+            if needs[i]:
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (accumulator(a), 0))
             else:
-                needs.append(False)
-                edges.append((None, 0))
+                edges.append(_NO_EDGE)
             if saves is None or i in saves:
                 keeps = True
                 if a._inference:
@@ -217,8 +239,7 @@ def _record(op, args, arrays, params, out):
                 any_meta = True
                 metas.append((arrays[i].shape, arrays[i].dtype))
         else:
-            needs.append(False)
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             if saves is None or i in saves:
                 saved.append(arrays[i])
                 metas.append(None)
@@ -229,10 +250,10 @@ def _record(op, args, arrays, params, out):
                 metas.append(((), None))
     node.op = op
     node.params = params
-    node.needs = tuple(needs)
+    node.needs = needs
     node.next_functions = tuple(edges)
     node._saved = tuple(saved)
-    node._metas = tuple(metas) if any_meta else ()
+    node._metas = _shared(tuple(metas)) if any_meta else ()
     node._freed = False if keeps else None  # None: nothing to free, so backward may run through it again
     node._sequence_nr = next(_sequence)
     if state.anomaly:
@@ -271,13 +292,13 @@ def _pack_saved(node, args, res) -> None:
     _saved_hooks.pack_node(node, args, res)
 
 
-def _saves_linear(op, args):
+def _saves_linear(op, needs):
     """The inputs of a linear op that some gradient reads: each one another input's gradient needs (none of
     the differentiable ones when the inputs enter separately, as a write into a region of a base does)."""
-    grads = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+    grads = [i for i, need in enumerate(needs) if need]
     if len(grads) > 1 and op.linear != "separable":
         return None  # every input is read by another's gradient
-    return frozenset(i for i in range(len(args)) if i not in grads)
+    return frozenset(i for i in range(len(needs)) if i not in grads)
 
 
 def _snapshot(t: Tensor):
@@ -290,13 +311,12 @@ def _snapshot(t: Tensor):
     return snap
 
 
-def _saves_needed(op, args):
+def _saves_needed(op, needs):
     """`op.saves` less the inputs saved only for gradients that no input here needs."""
     saves = op.saves
     for i, users in op.saved_for.items():
         for j in users:
-            a = args[j]
-            if isinstance(a, Tensor) and a._requires_grad:
+            if j < len(needs) and needs[j]:
                 break
         else:
             saves = saves - {i}
