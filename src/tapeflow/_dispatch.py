@@ -218,9 +218,14 @@ def _record(op, args, arrays, params, out):
         if isinstance(a, Tensor):
             if needs[i]:
                 fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (accumulator(a), 0))
+                if fn is not None:
+                    edges.append(fn)
+                    edges.append(a._output_nr)
+                else:
+                    edges.append(accumulator(a))
+                    edges.append(0)
             else:
-                edges.append(_NO_EDGE)
+                edges += _NO_EDGE
             if saves is None or i in saves:
                 keeps = True
                 if a._inference:
@@ -239,7 +244,7 @@ def _record(op, args, arrays, params, out):
                 any_meta = True
                 metas.append((arrays[i].shape, arrays[i].dtype))
         else:
-            edges.append(_NO_EDGE)
+            edges += _NO_EDGE
             if saves is None or i in saves:
                 saved.append(arrays[i])
                 metas.append(None)
@@ -251,7 +256,7 @@ def _record(op, args, arrays, params, out):
     node.op = op
     node.params = params
     node.needs = needs
-    node.next_functions = tuple(edges)
+    node._next = tuple(edges)
     node._saved = tuple(saved)
     node._metas = _shared(tuple(metas)) if any_meta else ()
     node._freed = False if keeps else None  # None: nothing to free, so backward may run through it again

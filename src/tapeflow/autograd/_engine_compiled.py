@@ -59,7 +59,8 @@ def _plan(roots):
         for entry in node._versions:
             if entry[0].version != entry[1]:
                 return None  # the engine raises
-        edges = tuple(None if n is None else (number(n), nr) for n, nr in node.next_functions)
+        nx = node._next
+        edges = tuple([None if nx[j] is None else (number(nx[j]), nx[j + 1]) for j in range(0, len(nx), 2)])
         ans = node._ans
         slots = [tuple(map(arg, ans)) if type(ans) is tuple else arg(ans._raw if isinstance(ans, Tensor) else ans)]
         for a in node._saved:

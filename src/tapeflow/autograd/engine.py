@@ -79,7 +79,7 @@ def _graph(roots: list[Node]) -> dict:
             stack.append(r)
     while stack:
         node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt in node._next[::2]:
             if nxt is None:
                 continue
             if nxt in deps:
@@ -98,22 +98,22 @@ def _needed(deps: dict, targets: set) -> set:
     for start in deps:
         if start in done:
             continue
-        stack = [(start, iter(start.next_functions))]
+        stack = [(start, iter(start._next[::2]))]
         done.add(start)
         while stack:
             node, it = stack[-1]
             advanced = False
-            for nxt, _ in it:
+            for nxt in it:
                 if nxt is not None and nxt not in done:
                     done.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
+                    stack.append((nxt, iter(nxt._next[::2])))
                     advanced = True
                     break
             if advanced:
                 continue
             stack.pop()
             # A node runs when a target lies beyond it; a target itself only has its gradient captured.
-            if any(n in needed or n in targets for n, _ in node.next_functions if n is not None):
+            if any(n in needed or n in targets for n in node._next[::2] if n is not None):
                 needed.add(node)
     return needed
 
@@ -190,7 +190,12 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
                 grad_inputs = _run_node(node, grads, create_graph, needed, targets, results, capture, inputs)
             if not retain_graph and (needed is None or node in needed):  # only the nodes that ran are freed
                 node._release()
-            for (nxt, nr), g in zip(node.next_functions, grad_inputs):
+            nx, j = node._next, 0
+            for g in grad_inputs:
+                if j == len(nx):
+                    break
+                nxt, nr = nx[j], nx[j + 1]
+                j += 2
                 if nxt is None:
                     continue
                 if g is not None:
@@ -230,7 +235,7 @@ def _skip(node, deps, buffers, ready):
     stack = [node]
     while stack:
         n = stack.pop()
-        for nxt, _ in n.next_functions:
+        for nxt in n._next[::2]:
             if nxt is None:
                 continue
             deps[nxt] -= 1

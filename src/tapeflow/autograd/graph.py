@@ -29,6 +29,11 @@ FREED_MESSAGE = (
     "or if you need to access saved tensors after calling backward.")
 
 
+def flat_edges(edges) -> tuple:
+    """`((node, nr), ...)` as the flat tuple a node keeps, `(node, nr, ...)`."""
+    return tuple([x for e in edges for x in e])
+
+
 class RemovableHandle:
     """Returned by `register_hook`-style calls; `.remove()` unregisters the hook."""
 
@@ -75,7 +80,9 @@ class Node:
         next_functions: `((node, input_nr), ...)`, one edge per forward input.
     """
 
-    __slots__ = ("next_functions", "_sequence_nr", "_out_meta", "__weakref__", "__dict__")
+    # Edges are kept flat, `(node0, input_nr0, node1, input_nr1, ...)`: one object per node for Python's
+    # cyclic garbage collector to walk instead of one per edge (long graphs are collected many times).
+    __slots__ = ("_next", "_sequence_nr", "_out_meta", "__weakref__", "__dict__")
 
     # Rarely set; class defaults keep node creation (on the hot path) cheap.
     _pre_hooks = None  # {id: fn(grad_outputs)}
@@ -87,9 +94,19 @@ class Node:
     _unpack = None  # saved tensors packed by saved-tensor hooks (see `_saved_hooks`)
 
     def __init__(self, next_functions=()):
-        self.next_functions = next_functions
+        self._next = flat_edges(next_functions)
         self._sequence_nr = next(_sequence)
         self._out_meta = ()
+
+    @property
+    def next_functions(self) -> tuple:
+        """`((node, input_nr), ...)`: where the gradient of each forward input goes."""
+        n = self._next
+        return tuple(zip(n[0::2], n[1::2]))
+
+    @next_functions.setter
+    def next_functions(self, edges) -> None:
+        self._next = flat_edges(edges)
 
     @property
     def metadata(self) -> dict:
