@@ -71,7 +71,7 @@ def test_values_graph_and_versions_equal_op_by_op(on):
         z = (y * 3.0).sum()
         names = [z.grad_fn.name(), z.grad_fn.next_functions[0][0].name(),
                  z.grad_fn.next_functions[0][0].next_functions[0][0].name()]
-        seq = z.grad_fn._sequence_nr > z.grad_fn.next_functions[0][0]._sequence_nr
+        seq = z.grad_fn._sequence_nr() > z.grad_fn.next_functions[0][0]._sequence_nr()
         z.backward()
         return_values = (z.item(), x.grad.numpy().copy(), h._version, names, seq, tuple(y.shape))
     finally:

@@ -402,7 +402,31 @@ def hooks_and_targets(m):
     return [seen, got, _vals(x.grad)]
 
 
-SCENARIOS = [hooks_and_targets, grad_and_data_assignment, function_options, engine_odds, inference_tensors_and_views, function_deprecations,
+def sequence_numbers(m):
+    # `_sequence_nr()` is a method; later nodes have higher numbers, AccumulateGrad the largest of all, and
+    # `_set_sequence_nr` changes which ready node runs first.
+    x = m.ones(2, requires_grad=True)
+    a = x * 2
+    b = a.exp()
+    c = b + a
+    facts = [b.grad_fn._sequence_nr() > a.grad_fn._sequence_nr(),
+             c.grad_fn.next_functions[0][0]._sequence_nr() == b.grad_fn._sequence_nr(),
+             a.grad_fn.next_functions[0][0]._sequence_nr()]
+    order = []
+    for t, name in ((a, "a"), (b, "b"), (c, "c")):
+        t.grad_fn.register_prehook(lambda g, name=name: order.append(name))
+    y = m.ones(2, requires_grad=True)
+    p, q = y * 3, y * 4
+    p.grad_fn._set_sequence_nr(q.grad_fn._sequence_nr() + 1)  # p's node now runs before q's
+    p.grad_fn.register_prehook(lambda g: order.append("p"))
+    q.grad_fn.register_prehook(lambda g: order.append("q"))
+    c.sum().backward()
+    (p + q).sum().backward()
+    return [facts, order, _vals(x.grad), _vals(y.grad)]
+
+
+SCENARIOS = [sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
+             inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,
              generator_decorators, nested_inference_mode, gradients_at_edges, views_after_inplace_writes,

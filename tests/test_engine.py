@@ -40,7 +40,7 @@ def test_sequence_numbers_increase():
     a = t([1.0], requires_grad=True)
     b = a.exp()
     c = b.sin()
-    assert c.grad_fn._sequence_nr > b.grad_fn._sequence_nr
+    assert c.grad_fn._sequence_nr() > b.grad_fn._sequence_nr()
 
 
 def test_multi_output_edges_and_output_nr():

@@ -260,7 +260,7 @@ def _record(op, args, arrays, params, out):
     node._saved = tuple(saved)
     node._metas = _shared(tuple(metas)) if any_meta else ()
     node._freed = False if keeps else None  # None: nothing to free, so backward may run through it again
-    node._sequence_nr = next(_sequence)
+    node._seq = next(_sequence)
     if state.anomaly:
         node._trace = traceback.extract_stack()[:-3]
     if type(out) is tuple:

@@ -127,7 +127,7 @@ def _mark_children(node, out, marker) -> None:
     seen = set()
     while stack:
         n = stack.pop()
-        if n is None or id(n) in seen or n._sequence_nr <= marker:
+        if n is None or id(n) in seen or n._seq <= marker:
             continue
         seen.add(id(n))
         if n.__dict__.get("_parent") is None:

@@ -172,7 +172,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
         buf[nr] = _add(buf[nr], g)
         deps[n] -= 1
         if deps[n] == 0:
-            heapq.heappush(ready, (-n._sequence_nr, counter, n))
+            heapq.heappush(ready, (-n._seq, counter, n))
             counter += 1
 
     plain = not targets and not state.node_interceptors and not state.anomaly
@@ -209,7 +209,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
                 deps[nxt] = d
                 if d == 0:
                     if nxt in buffers:
-                        heapq.heappush(ready, (-nxt._sequence_nr, counter, nxt))
+                        heapq.heappush(ready, (-nxt._seq, counter, nxt))
                         counter += 1
                     else:
                         _skip(nxt, deps, buffers, ready)
@@ -241,7 +241,7 @@ def _skip(node, deps, buffers, ready):
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 if nxt in buffers:
-                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
                 else:
                     stack.append(nxt)
 

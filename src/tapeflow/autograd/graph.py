@@ -82,7 +82,7 @@ class Node:
 
     # Edges are kept flat, `(node0, input_nr0, node1, input_nr1, ...)`: one object per node for Python's
     # cyclic garbage collector to walk instead of one per edge (long graphs are collected many times).
-    __slots__ = ("_next", "_sequence_nr", "_out_meta", "__weakref__", "__dict__")
+    __slots__ = ("_next", "_seq", "_out_meta", "__weakref__", "__dict__")
 
     # Rarely set; class defaults keep node creation (on the hot path) cheap.
     _pre_hooks = None  # {id: fn(grad_outputs)}
@@ -95,7 +95,7 @@ class Node:
 
     def __init__(self, next_functions=()):
         self._next = flat_edges(next_functions)
-        self._sequence_nr = next(_sequence)
+        self._seq = next(_sequence)
         self._out_meta = ()
 
     @property
@@ -120,8 +120,12 @@ class Node:
         """The node's PyTorch name, e.g. `"MulBackward0"`."""
         return type(self).__name__
 
-    def _sequence_number(self) -> int:
-        return self._sequence_nr
+    def _sequence_nr(self) -> int:
+        """The node's sequence number: nodes made later have higher ones, and among ready nodes the engine
+        runs the highest first (`AccumulateGrad` nodes first of all), as PyTorch's."""
+        return self._seq
+
+    _sequence_number = _sequence_nr
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
@@ -160,7 +164,7 @@ class Node:
 
     def _set_sequence_nr(self, n: int) -> None:
         """Change where this node runs among ready nodes (a higher number runs first), as PyTorch's."""
-        self._sequence_nr = n
+        self._seq = n
 
     # -- running ----------------------------------------------------------------
     def apply(self, grads: list, create_graph: bool) -> tuple:
@@ -283,7 +287,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__(())
         self.variable = variable
-        self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
+        self._seq = 2**64 - 1  # runs as soon as it is ready; the largest number, as in PyTorch
 
     def apply(self, grads, create_graph):
         from .engine import accumulate
