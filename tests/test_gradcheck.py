@@ -3,6 +3,7 @@
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import tapeflow as tp
@@ -294,3 +295,44 @@ def test_fwd_over_rev_through_saved_outputs():
     # exp, tanh and sigmoid reuse their output in backward; its tangent must reach that reuse.
     for fn in (lambda t: t.exp(), lambda t: t.tanh(), lambda t: t.sigmoid()):
         assert tp.autograd.gradgradcheck(fn, (x64(),), check_fwd_over_rev=True)
+
+
+def _deprecated_jacobians(m, get_numerical_jacobian, get_analytical_jacobian):
+    import warnings
+
+    m.manual_seed(0)
+    a = m.rand(2, 2, requires_grad=True, dtype=m.float64)
+    b = m.rand(2, 2, requires_grad=True, dtype=m.float64)
+
+    def fn(inputs):
+        x, y = inputs
+        return 2 * x + y, x + 2 * y
+
+    got = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        num_a = get_numerical_jacobian(fn, (a, b), target=a, eps=1e-6)
+        num = get_numerical_jacobian(fn, (a, b), eps=1e-6)
+        got.append([len(num_a), len(num)] + [np.round(np.array(j.tolist()), 6).tolist() for j in (*num_a, *num)])
+        jac, reentrant, sizes_ok, types_ok = get_analytical_jacobian((a, b), fn((a, b))[1])
+        got.append([j.tolist() for j in jac] + [str(jac[0].dtype).split(".")[-1], reentrant, sizes_ok, types_ok])
+        for call in (lambda: get_numerical_jacobian(fn, (a, b), grad_out=2.0),
+                     lambda: get_analytical_jacobian((a,), fn((a, b))[0], grad_out=2.0)):
+            try:
+                call()
+            except ValueError as e:
+                got.append(str(e))
+    got.append([(w.category.__name__, str(w.message).split(";")[0].split(" and not")[0]) for w in caught])
+    return got
+
+
+def test_deprecated_jacobian_helpers_match_pytorch():
+    from tapeflow.autograd.gradcheck import get_analytical_jacobian, get_numerical_jacobian
+
+    got = _deprecated_jacobians(tp, get_numerical_jacobian, get_analytical_jacobian)
+    assert got[0][2] == (2 * np.eye(4)).tolist() and got[1][-3:] == [True, True, True]
+    torch = pytest.importorskip("torch")
+    from torch.autograd.gradcheck import get_analytical_jacobian as analytical
+    from torch.autograd.gradcheck import get_numerical_jacobian as numerical
+
+    assert got == _deprecated_jacobians(torch, numerical, analytical)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._tensor import Tensor
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 
 _BATCH = 3  # cotangents / tangents per batched check
 
@@ -562,3 +562,86 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
 # `tp.autograd.gradcheck` is the function (as in PyTorch); keep the error class reachable from it too.
 gradcheck.GradcheckError = GradcheckError
+
+
+_PRIVATE_API = ("`{}` was part of PyTorch's private API and not meant to be exposed; it is deprecated and will be "
+                "removed. Use `gradcheck`, or `tapeflow.autograd.functional.jacobian` for a Jacobian.")
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps: float = 1e-3, grad_out: float = 1.0) -> tuple:
+    """Deprecated: central-difference Jacobians of `fn(inputs)`'s first output, one `(input numel, output
+    numel)` tensor per tensor of `target` (default: `inputs`) that requires grad. `fn` takes the inputs as
+    one tuple; each target is perturbed in place, so it may also reach `fn` through a closure.
+
+    Example:
+        >>> import warnings, tapeflow as tp
+        >>> from tapeflow.autograd.gradcheck import get_numerical_jacobian
+        >>> a = tp.ones(2, dtype=tp.float64, requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     jac = get_numerical_jacobian(lambda ins: 3 * ins[0], (a,), eps=1e-6)[0]
+        >>> jac.round(decimals=6).tolist()
+        [[3.0, 0.0], [0.0, 3.0]]
+    """
+    warnings.warn(_PRIVATE_API.format("get_numerical_jacobian"), FutureWarning, stacklevel=2)
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer supports values of "
+                         "grad_out != 1.0.")
+    inputs = _as_tuple(inputs)
+    targets = inputs if target is None else _as_tuple(target)
+    jacobians = []
+    for t in targets:
+        if isinstance(t, Tensor) and t.requires_grad:
+            first = _numerical(lambda _: fn(inputs), [t], 0, eps, _basis(t))[0]
+            jacobians.append(Tensor._wrap(jnp.asarray(first, t._data.dtype)))
+    return tuple(jacobians)
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol: float = 0.0, grad_out: float = 1.0) -> tuple:
+    """Deprecated: `(jacobians, reentrant, correct_grad_sizes, correct_grad_types)`: the Jacobian of `output`
+    with respect to each input that requires grad, `(input numel, output numel)`, from one backward pass per
+    output element; whether a second computation agreed within `nondet_tol`; whether every gradient had its
+    input's shape, and its dtype.
+
+    Example:
+        >>> import warnings, tapeflow as tp
+        >>> from tapeflow.autograd.gradcheck import get_analytical_jacobian
+        >>> a = tp.ones(2, dtype=tp.float64, requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     jac, reentrant, sizes_ok, types_ok = get_analytical_jacobian((a,), a * 3)
+        >>> jac[0].tolist(), reentrant, sizes_ok, types_ok
+        ([[3.0, 0.0], [0.0, 3.0]], True, True, True)
+    """
+    from .backward import grad
+
+    warnings.warn(_PRIVATE_API.format("get_analytical_jacobian"), FutureWarning, stacklevel=2)
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_analytical_jacobian no longer supports values of "
+                         "grad_out != 1.0.")
+    if output.is_complex():
+        raise ValueError("Expected output to be non-complex. get_analytical_jacobian no longer supports "
+                         "functions that return complex outputs.")
+    diff = [t for t in _as_tuple(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    n_out = output.numel()
+    sizes_ok = types_ok = True
+
+    def jacobians():
+        nonlocal sizes_ok, types_ok
+        cols = [np.zeros((t.numel(), n_out)) for t in diff]
+        for m in range(n_out):
+            seed = jnp.zeros((n_out,), output._data.dtype).at[m].set(1).reshape(output.shape)
+            gs = grad(output, diff, Tensor._wrap(seed), retain_graph=True, allow_unused=True)
+            for col, t, g in zip(cols, diff, gs):
+                if g is None:
+                    continue
+                sizes_ok = sizes_ok and g.shape == t.shape
+                types_ok = types_ok and g.dtype == t.dtype
+                if g.numel() == t.numel():
+                    col[:, m] = np.asarray(g._data, np.float64).reshape(-1)
+        return cols
+
+    first, second = jacobians(), jacobians()
+    reentrant = all(np.allclose(a, b, rtol=0, atol=nondet_tol) for a, b in zip(first, second))
+    jac = tuple(Tensor._wrap(jnp.asarray(c, t._data.dtype)) for c, t in zip(first, diff))
+    return jac, reentrant, sizes_ok, types_ok
