@@ -425,7 +425,30 @@ def sequence_numbers(m):
     return [facts, order, _vals(x.grad), _vals(y.grad)]
 
 
-SCENARIOS = [sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
+def views_made_without_grad(m):
+    # A view of a tensor requiring grad made under no_grad / inference mode requires grad as a leaf whose
+    # gradient goes nowhere; detach() does not; an in-place write into it with grad mode on is refused.
+    facts = []
+    for mode in (m.no_grad, m.inference_mode):
+        x = m.ones(2, 3, requires_grad=True)
+        with mode():
+            views = [x.view(6), x.t(), x[0], *x.unbind()]
+            detached = x.detach()
+            product = x * 2
+        facts.append([(v.requires_grad, v.is_leaf, v.grad_fn is None) for v in views])
+        facts.append([detached.requires_grad, product.requires_grad])
+        y = views[0] * 2 + views[0]
+        facts.append([y.requires_grad, [n is None for n, _ in y.grad_fn.next_functions]])
+        y.sum().backward()
+        facts.append([views[0].grad, x.grad])
+        facts.append(_error(lambda v=views[1]: v.mul_(2)))
+        with mode():
+            views[2].mul_(2)  # allowed where the view was made
+        facts.append(_vals(x))
+    return facts
+
+
+SCENARIOS = [views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,

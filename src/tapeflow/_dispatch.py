@@ -46,7 +46,7 @@ def edge(t: Tensor) -> tuple:
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
-    return (accumulator(t), 0) if t._requires_grad else (None, 0)
+    return (accumulator(t), 0) if t._requires_grad and t._no_grad_view is None else (None, 0)
 
 
 def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = False):
@@ -221,9 +221,11 @@ def _record(op, args, arrays, params, out):
                 if fn is not None:
                     edges.append(fn)
                     edges.append(a._output_nr)
-                else:
+                elif a._no_grad_view is None:
                     edges.append(accumulator(a))
                     edges.append(0)
+                else:  # a view made under no_grad / inference mode: its gradient goes nowhere (PyTorch)
+                    edges += _NO_EDGE
             else:
                 edges += _NO_EDGE
             if saves is None or i in saves:
@@ -333,8 +335,16 @@ def view(x: Tensor, op: xla_ops.Op, params: tuple = ()):
     """Apply a view op: the result aliases `x` (shared storage and version)."""
     out = dispatch(op, (x,), params)
     if type(out) is tuple:
-        return tuple(_alias(x, o, (op.name, params, i)) for i, o in enumerate(out))
-    return _alias(x, out, (op.name, params, None))
+        res = tuple(_alias(x, o, (op.name, params, i)) for i, o in enumerate(out))
+    else:
+        res = _alias(x, out, (op.name, params, None))
+    if x._requires_grad and not state.grad_enabled:
+        # As PyTorch's, a view of a tensor requiring grad made under no_grad / inference mode requires grad
+        # too: a leaf whose gradient goes nowhere (ops on it record the edge (None, 0)).
+        for v in res if type(res) is tuple else (res,):
+            if v._raw.dtype.kind in _FLOAT_KINDS:
+                v._requires_grad = True
+    return res
 
 
 # -- in-place writes -------------------------------------------------------------------------
@@ -345,7 +355,7 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     counter is bumped; `x` takes over `result`'s history.
     """
     check_inference_write(x)
-    if x.grad_fn is None and x._requires_grad and state.grad_enabled:
+    if x.grad_fn is None and x._requires_grad and state.grad_enabled and x._no_grad_view is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
