@@ -23,6 +23,13 @@ def _setitem(m):
     t[5] = 1.0
 
 
+def _no_grad_view_write(m, mode, method="add_"):
+    x = m.ones(2, 3, requires_grad=True).clone()
+    with mode():
+        v = x.view(3, 2)
+    getattr(v, method)(*((1.0,) if method == "add_" else (0, 1)))
+
+
 CASES = {
     # indices
     "basic index": (lambda m: m.ones(3, 2)[:, 2], IndexError, "index 2 is out of bounds for dimension 1 with size 2"),
@@ -217,6 +224,15 @@ CASES = {
     "backward of complex": (lambda m: (m.tensor([1 + 2j], requires_grad=True) * 2).sum().backward(), RuntimeError,
                             "grad can be implicitly created only for real scalar outputs"),
     # autograd misuse
+    "backward with no inputs": (lambda m: m.ones(2, requires_grad=True).mul(2).sum().backward(inputs=[]), RuntimeError,
+                                "`inputs` argument to `backward()` cannot be empty."),
+    "grad with no inputs": (lambda m: m.autograd.grad(m.ones(2, requires_grad=True).mul(2).sum(), []), RuntimeError,
+                            "`inputs` argument to `grad()` cannot be empty."),
+    "view made under no_grad written in place": (lambda m: _no_grad_view_write(m, m.no_grad), RuntimeError,
+                                                 "A view was created in no_grad mode and is being modified inplace"),
+    "view made in inference mode transposed in place": (
+        lambda m: _no_grad_view_write(m, m.inference_mode, "transpose_"), RuntimeError,
+        "A view was created in inference mode and is being modified inplace in normal mode"),
     "backward of non-scalar": (lambda m: m.ones(2, requires_grad=True).mul(2).backward(), RuntimeError,
                                "grad can be implicitly created only for scalar outputs"),
     "backward twice": (lambda m: [y.backward() for y in [m.ones(2, requires_grad=True).exp().sum()] * 2],

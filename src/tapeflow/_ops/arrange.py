@@ -506,6 +506,10 @@ def _become(self, new):
 
 
 def _leaf_check(self):
+    if self._no_grad_view is not None and self._requires_grad and is_grad_enabled():
+        from .._dispatch import _check_view_write
+
+        _check_view_write(self)  # a view made under no_grad / inference mode: PyTorch's view error
     if self.grad_fn is None and self._requires_grad and is_grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 

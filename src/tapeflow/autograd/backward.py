@@ -151,7 +151,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         warnings.warn(_CREATE_GRAPH_CYCLE, UserWarning, stacklevel=2)
     inputs = _as_tuple(inputs) if inputs is not None else None
     if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if inputs is None:
         run_backward(edges, grads, retain_graph=retain_graph, create_graph=create_graph)
         return
