@@ -178,7 +178,7 @@ _INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do n
 
 _NO_EDGE = (None, 0)  # the edge of an input that needs no gradient
 _interned: dict = {}
-_plans: dict = {}  # (op, which inputs need grad) -> (node class, inputs saved, that `needs` tuple, shared)
+_plans: dict = {}  # (op, which inputs need grad) -> (node class, inputs saved, the `needs` tuple nodes share)
 
 
 def _plan(op, needs: tuple) -> tuple:
