@@ -2,7 +2,8 @@
 
 The model is written once against a torch-like namespace and built twice, on tapeflow and on PyTorch
 (one thread: XLA runs programs this small on one CPU thread). tapeflow runs with adaptive eager on and
-off. Steady-state medians and ratios come from one process, interleaved. `--first` instead times one
+off, beside the same step written directly in JAX under one `jax.jit` (what XLA makes of the whole step
+on this machine). Steady-state medians and ratios come from one process, interleaved. `--first` instead times one
 fresh process per library from start to the end of its second step (run it twice: the second run reads
 tapeflow's persistent compilation cache).
 
@@ -68,6 +69,66 @@ def build(lib):
     return step
 
 
+def build_jax():
+    """The same model and AdamW step written directly in JAX, one `jax.jit` program per step (the reference:
+    what a compiled step costs on this machine)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    keys = iter(jax.random.split(jax.random.PRNGKey(0), 64))
+    dense = lambda i, o, bias=True: {"w": jax.random.normal(next(keys), (o, i)) * i ** -0.5,  # noqa: E731
+                                     **({"b": jnp.zeros(o)} if bias else {})}
+    norm = lambda: {"w": jnp.ones(D), "b": jnp.zeros(D)}  # noqa: E731
+    params = {"tok": jax.random.normal(next(keys), (VOCAB, D)), "pos": jax.random.normal(next(keys), (T, D)),
+              "blocks": [{"ln1": norm(), "ln2": norm(), "qkv": dense(D, 3 * D), "proj": dense(D, D),
+                          "fc": dense(D, 4 * D), "out": dense(4 * D, D)} for _ in range(LAYERS)],
+              "ln": norm(), "head": dense(D, VOCAB, bias=False)}
+
+    def linear(p, x):
+        y = x @ p["w"].T
+        return y + p["b"] if "b" in p else y
+
+    def layer_norm(p, x):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / jnp.sqrt(var + 1e-5) * p["w"] + p["b"]
+
+    def block(p, x):
+        q, k, v = jnp.split(linear(p["qkv"], layer_norm(p["ln1"], x)), 3, axis=2)
+        q, k, v = (t.reshape(B, T, HEADS, D // HEADS).transpose(0, 2, 1, 3) for t in (q, k, v))
+        att = q @ k.transpose(0, 1, 3, 2) / (D // HEADS) ** 0.5
+        att = jnp.where(jnp.tril(jnp.ones((T, T), bool)), att, -jnp.inf)
+        y = (jax.nn.softmax(att, axis=-1) @ v).transpose(0, 2, 1, 3).reshape(B, T, D)
+        x = x + linear(p["proj"], y)
+        return x + linear(p["out"], jax.nn.gelu(linear(p["fc"], layer_norm(p["ln2"], x)), approximate=False))
+
+    def loss_fn(params, idx, targets):
+        x = params["tok"][idx] + params["pos"][jnp.arange(T)]
+        for p in params["blocks"]:
+            x = block(p, x)
+        logits = linear(params["head"], layer_norm(params["ln"], x)).reshape(-1, VOCAB)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, targets.reshape(-1)).mean()
+
+    opt = optax.adamw(1e-3, weight_decay=0.01)
+    state = [params, opt.init(params)]
+
+    @jax.jit
+    def train(params, opt_state, idx, targets):
+        loss, grads = jax.value_and_grad(loss_fn)(params, idx, targets)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    idx = jax.random.randint(next(keys), (B, T), 0, VOCAB)
+    targets = jax.random.randint(next(keys), (B, T), 0, VOCAB)
+
+    def step():
+        state[0], state[1], loss = train(state[0], state[1], idx, targets)
+        return float(loss)
+
+    return step
+
+
 def steady() -> None:
     import torch
 
@@ -83,7 +144,8 @@ def steady() -> None:
         return run
 
     med = interleaved({"tapeflow adaptive eager": adaptive(True), "tapeflow op by op": adaptive(False),
-                       "torch eager (1 thread)": torch_step}, repeats=30, warmup=4)
+                       "torch eager (1 thread)": torch_step, "hand-written jax.jit step": build_jax()},
+                      repeats=30, warmup=4)
     report("tiny GPT training step (median)", med, "torch eager (1 thread)")
 
 

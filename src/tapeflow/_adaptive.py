@@ -28,6 +28,12 @@ import numpy as np
 from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
 from ._tensor import Tensor
 
+try:
+    from jax._src.core import trace_state_clean
+except ImportError:  # pragma: no cover - a JAX without it: segments always run under compile-time evaluation
+    def trace_state_clean() -> bool:
+        return False
+
 __all__ = ["Pending", "record", "run_pending", "resolve", "wrap", "lazy_class", "set_data", "set_adaptive_eager",
            "is_adaptive_eager_enabled", "adaptive_eager_stats"]
 
@@ -89,6 +95,9 @@ def adaptive_eager_stats() -> dict:
         ['ops recorded', 'program hits', 'programs compiled', 'segments run', 'segments run op by op']
     """
     s = dict(_stats)
+    seg = _local.segment
+    if seg is not None and not seg.done:
+        s["ops recorded"] += len(seg.ops)  # (recorded ops are counted when their segment runs)
     s["program hits"] = s["segments run"] - s["segments run op by op"] - s["programs compiled"]
     return s
 
@@ -134,9 +143,16 @@ class _Segment:
 
     def run(self) -> None:
         """Compute every output still referenced: as a compiled program once the structure repeats."""
+        if trace_state_clean():
+            self._run()
+            return
         # A value may be read inside a JAX trace (a staged function reading captured state): the segment's
         # inputs are concrete, and so must its results be, not ops staged into that trace.
-        with self.lock, jax.ensure_compile_time_eval():
+        with jax.ensure_compile_time_eval():
+            self._run()
+
+    def _run(self) -> None:
+        with self.lock:
             if self.done:
                 return
             self.done = True
@@ -145,6 +161,7 @@ class _Segment:
             key = (tuple(self.ops), tuple(self.ext_avals), live)
             slot = programs.slot(key)
             _stats["segments run"] += 1
+            _stats["ops recorded"] += len(self.ops)
             if programs.ready(slot) and slot.program is None:
                 slot.program = _Compiling()
                 programs.traced(key)
@@ -323,22 +340,26 @@ def _record_in(seg, fn, arrays):
     metas = _shapes.get((fn, *avals))
     if metas is None:
         metas = _infer(fn, avals)
-    out = _outputs(seg, metas)
+    outs = seg.outs
+    if type(metas) is tuple:
+        out = tuple(_pending(seg, m) if m is not None else outs.append(_dead) for m in metas)
+    else:  # (one output: `_pending` written out)
+        out = _new_pending(Pending)
+        out.shape, out.dtype, out.aval, out.segment, out.index, out.value = \
+            metas.shape, metas.dtype, metas, seg, len(outs), None
+        outs.append(_weakref(out))
     seg.ops.append((fn, tuple(refs)))
-    _stats["ops recorded"] += 1
     return out
 
 
-def _outputs(seg, metas):
-    if type(metas) is not tuple:
-        return _pending(seg, metas)
-    return tuple(_pending(seg, m) if m is not None else seg.outs.append(_dead) for m in metas)
+_new_pending = object.__new__
+_weakref = weakref.ref
 
 
 def _pending(seg, aval):
-    p = Pending.__new__(Pending)
+    p = _new_pending(Pending)
     p.shape, p.dtype, p.aval, p.segment, p.index, p.value = aval.shape, aval.dtype, aval, seg, len(seg.outs), None
-    seg.outs.append(weakref.ref(p))
+    seg.outs.append(_weakref(p))
     return p
 
 

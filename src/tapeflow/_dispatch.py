@@ -22,13 +22,15 @@ from . import _adaptive as _lazy
 from . import _dtype
 from ._meta import MetaArray, meta_results
 from ._state import state
-from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array
+from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array, _Storage
 from .autograd import _saved_hooks
 from .autograd.graph import AccumulateGrad, _sequence, node_class
 
 __all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inference_write"]
 
 _new = object.__new__
+_raw_set = Tensor.__dict__["_data"].__set__
+_LazyTensor = _lazy.lazy_class(Tensor)
 _adaptive = _lazy.is_adaptive_eager_enabled()  # read on every dispatch; `set_adaptive_eager` changes it
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -94,20 +96,27 @@ def _dispatch_adaptive(op, args, params):
         if any(type(a) is MetaArray for a in arrays):
             return _meta_outputs(fn, arrays, op, args)
         raise _op_error(op, args, e) from e
-    return _lazy.lazify(_results(op, args, arrays, params, out))
+    if type(out) is tuple:
+        return _lazy.lazify(_results(op, args, arrays, params, out))
+    return _results(op, args, arrays, params, out, _LazyTensor)  # (its tensor is made lazy from the start)
 
 
-def _results(op, args, arrays, params, out):
-    """The op's output as Tensors, recorded on the tape when an input requires grad."""
+def _results(op, args, arrays, params, out, cls=Tensor):
+    """The op's output as Tensors (of class `cls`, for a single output), recorded on the tape when an input
+    requires grad."""
     if state.grad_enabled and op.differentiable:
         for a in args:
             if isinstance(a, Tensor) and a._requires_grad:
-                return _record(op, args, arrays, params, out)
+                return _record(op, args, arrays, params, out, cls)
     elif state.stop_traced:
         out = _stop_traced(out)
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
-    return Tensor._wrap(out)
+    if cls is Tensor:
+        return Tensor._wrap(out)
+    t = Tensor._wrap(out)
+    t.__class__ = cls
+    return t
 
 
 def _stop_traced(out):
@@ -204,8 +213,17 @@ def _shared(t: tuple) -> tuple:
     return s
 
 
-def _record(op, args, arrays, params, out):
-    needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+def _record(op, args, arrays, params, out, tcls=Tensor):
+    """Record the node of `op` (some input requires grad) and return its outputs as Tensors of class `tcls`
+    (a single output) with the node as their `grad_fn`."""
+    n = len(args)
+    if n == 2:  # (most ops)
+        a, b = args
+        needs = (isinstance(a, Tensor) and a._requires_grad, isinstance(b, Tensor) and b._requires_grad)
+    elif n == 1:
+        needs = _ONE  # (the caller saw an input requiring grad)
+    else:
+        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
     plan = _plans.get((op, needs))
     if plan is None:
         plan = _plan(op, needs)
@@ -214,19 +232,19 @@ def _record(op, args, arrays, params, out):
     edges, saved, versions, metas = [], [], [], []
     any_meta = False
     keeps = op.save_ans  # whether the node keeps anything that backward frees
-    for i, a in enumerate(args):
+    i = -1
+    for a in args:
+        i += 1
         if isinstance(a, Tensor):
-            if needs[i]:
-                fn = a.grad_fn
-                if fn is not None:
-                    edges.append(fn)
-                    edges.append(a._output_nr)
-                elif a._no_grad_view is None:
-                    edges.append(accumulator(a))
-                    edges.append(0)
-                else:  # a view made under no_grad / inference mode: its gradient goes nowhere (PyTorch)
-                    edges += _NO_EDGE
-            else:
+            if not needs[i]:
+                edges += _NO_EDGE
+            elif a.grad_fn is not None:
+                edges.append(a.grad_fn)
+                edges.append(a._output_nr)
+            elif a._no_grad_view is None:
+                edges.append(accumulator(a))
+                edges.append(0)
+            else:  # a view made under no_grad / inference mode: its gradient goes nowhere (PyTorch)
                 edges += _NO_EDGE
             if saves is None or i in saves:
                 keeps = True
@@ -244,23 +262,29 @@ def _record(op, args, arrays, params, out):
             else:
                 saved.append(None)
                 any_meta = True
-                metas.append((arrays[i].shape, arrays[i].dtype))
+                x = arrays[i]
+                metas.append((x.shape, x.dtype))
         else:
             edges += _NO_EDGE
             if saves is None or i in saves:
-                saved.append(arrays[i])
+                x = arrays[i]
+                saved.append(x)
                 metas.append(None)
-                keeps = keeps or arrays[i] is not None  # a saved number is freed too (PyTorch saves it as a tensor)
+                keeps = keeps or x is not None  # a saved number is freed too (PyTorch saves it as a tensor)
             else:
                 saved.append(None)
                 any_meta = True
-                metas.append(((), None))
+                metas.append(_NO_META)
     node.op = op
     node.params = params
     node.needs = needs
     node._next = tuple(edges)
     node._saved = tuple(saved)
-    node._metas = _shared(tuple(metas)) if any_meta else ()
+    if any_meta:
+        metas = tuple(metas)
+        node._metas = _interned.get(metas) or _shared(metas)
+    else:
+        node._metas = ()
     node._freed = False if keeps else None  # None: nothing to free, so backward may run through it again
     node._seq = next(_sequence)
     if state.anomaly:
@@ -270,10 +294,11 @@ def _record(op, args, arrays, params, out):
                     else Tensor._wrap(o) for i, o in enumerate(out))
         node._out_meta = tuple(None if o is None or not _is_float_array(o) else (o.shape, o.dtype) for o in out)
         node._aval = None
+        first = res[0]
     else:
         if out.dtype.kind in _FLOAT_KINDS:
-            res = _new(Tensor)
-            res._data = out
+            res = _new(tcls)
+            _raw_set(res, out)
             res.grad_fn = node
             res._output_nr = 0
             res._requires_grad = True
@@ -281,11 +306,14 @@ def _record(op, args, arrays, params, out):
             res._storage = None
         else:
             res = Tensor._wrap(out)
+            if tcls is not Tensor:
+                res.__class__ = tcls
         node._out_meta = ()
         node._aval = out.aval
+        first = res
     if op.save_ans:
         node._ans = out
-        st = (res if type(res) is Tensor else res[0])._st()
+        st = first._storage = _Storage()
         versions.append((st, 0, None))
     else:
         node._ans = None
@@ -293,6 +321,10 @@ def _record(op, args, arrays, params, out):
     if state.saved_hooks:
         _pack_saved(node, args, res)
     return res
+
+
+_ONE = (True,)
+_NO_META = ((), None)  # the meta of an input that is a Python number
 
 
 def _pack_saved(node, args, res) -> None:

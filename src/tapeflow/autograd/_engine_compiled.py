@@ -29,29 +29,17 @@ def _plan(roots):
     """Walk the graph once: `(nodes, leaves, saved arrays, key)`, or None if it does not qualify. The key
     records, per node, its op, static parameters, the saved arrays it reads and where its gradients go.
     Saved arrays are read raw: pending values stay pending. (This runs at every backward of a training
-    loop, so the walk is written out flat.)"""
+    loop, so the walk is written out flat, without calls per edge or per saved array.)"""
     index, leaves, nodes, key, args, arg_index = {}, {}, [], [], [], {}
-
-    def number(n):
+    root_key = []
+    for n, nr in roots:
         if type(n) is AccumulateGrad:
-            return -1 - leaves.setdefault(n, len(leaves))
-        i = index.get(n)
-        if i is None:
-            i = index[n] = len(nodes)
-            nodes.append(n)
-        return i
-
-    def arg(a):
-        if a is None:
-            return -1
-        k = id(a)
-        i = arg_index.get(k)
-        if i is None:
-            i = arg_index[k] = len(args)
-            args.append(a)
-        return i
-
-    root_key = tuple((number(n), nr) for n, nr in roots)
+            root_key.append((-1 - leaves.setdefault(n, len(leaves)), nr))
+        else:
+            if n not in index:
+                index[n] = len(nodes)
+                nodes.append(n)
+            root_key.append((index[n], nr))
     for node in nodes:  # grows while it is walked
         if len(nodes) > MAX_NODES or not isinstance(node, OpNode) or node._freed or node._pre_hooks \
                 or node._post_hooks or node._tensor_hooks or node._retained or node._unpack is not None:
@@ -59,21 +47,53 @@ def _plan(roots):
         for entry in node._versions:
             if entry[0].version != entry[1]:
                 return None  # the engine raises
+        edges = []  # flat: (node number, input_nr, ...), None where a gradient goes nowhere
         nx = node._next
-        edges = tuple([None if nx[j] is None else (number(nx[j]), nx[j + 1]) for j in range(0, len(nx), 2)])
+        for j in range(0, len(nx), 2):
+            n = nx[j]
+            if n is None:
+                edges.append(None)
+                continue
+            if type(n) is AccumulateGrad:
+                i = -1 - leaves.setdefault(n, len(leaves))
+            else:
+                i = index.get(n)
+                if i is None:
+                    i = index[n] = len(nodes)
+                    nodes.append(n)
+            edges.append(i)
+            edges.append(nx[j + 1])
+        slots = []  # per saved slot (the output first): the index of its array among `args`, -1 for None
         ans = node._ans
-        slots = [tuple(map(arg, ans)) if type(ans) is tuple else arg(ans._raw if isinstance(ans, Tensor) else ans)]
-        for a in node._saved:
+        for a in (ans, *node._saved):
             if isinstance(a, Tensor):
                 a = a._raw
-            slots.append(tuple(map(arg, a)) if type(a) is tuple else arg(a))  # a multi-output op's outputs
-        key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), edges))
+            if a is None:
+                slots.append(-1)
+                continue
+            if type(a) is tuple:  # a multi-output op's outputs
+                slots.append(tuple(-1 if b is None else _arg_number(b, args, arg_index) for b in a))
+                continue
+            i = arg_index.get(id(a))
+            if i is None:
+                i = arg_index[id(a)] = len(args)
+                args.append(a)
+            slots.append(i)
+        key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), tuple(edges)))
     for leaf in leaves:
         v = leaf.variable
         if v._hooks or v._post_accumulate_hooks:
             return None
     grads_present = tuple(leaf.variable._grad is not None for leaf in leaves)
-    return nodes, list(leaves), args, (tuple(key), root_key, grads_present)
+    return nodes, list(leaves), args, (tuple(key), tuple(root_key), grads_present)
+
+
+def _arg_number(a, args: list, arg_index: dict) -> int:
+    i = arg_index.get(id(a))
+    if i is None:
+        i = arg_index[id(a)] = len(args)
+        args.append(a)
+    return i
 
 
 def _pick(args, j):
@@ -113,13 +133,24 @@ def _program(graph, n_roots: int, n_args: int):
 
 def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
     """Run backward as one program if this graph structure was seen before; False if not (yet) applicable."""
+    pending = _backward_program(roots, root_grads, retain_graph)
+    if pending is None:
+        return False
+    if pending:  # (the walk's references to saved values are gone: they are not kept as the program's outputs)
+        _adaptive.run_pending()  # one program per step: the optimizer update, the forward and this backward
+    return True
+
+
+def _backward_program(roots, root_grads, retain_graph: bool):
+    """Run (or record, with adaptive eager on) the program of this graph's structure: None if there is none
+    (yet), else whether the gradients are pending."""
     plan = _plan(roots)
     if plan is None:
-        return False
+        return None
     nodes, leaves, args, key = plan
     slot = _programs.slot(key)
     if not _programs.ready(slot):
-        return False
+        return None
     if slot.program is None:
         # A graph with an op that must not be deferred (see `xla_ops.Op`) runs as its own program, now.
         deferrable = all(n.op.deferrable for n in nodes)
@@ -144,6 +175,4 @@ def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
     if not retain_graph:
         for node in nodes:
             node._release()
-    if any(type(g) is _adaptive.Pending for g in new):
-        _adaptive.run_pending()  # one program per step: the optimizer update, the forward and this backward
-    return True
+    return any(type(g) is _adaptive.Pending for g in new)
