@@ -36,8 +36,12 @@ class UnsupportedTorchAPI(AttributeError):
     """A torch attribute that tapeflow does not provide (yet)."""
 
 
+#: torch modules that tapeflow keeps elsewhere than `tapeflow.X`.
+_RELOCATED = {"torch.ops": "tapeflow.torch._ops"}
+
+
 def _target_name(fullname: str) -> str:
-    return "tapeflow" + fullname[len("torch"):]
+    return _RELOCATED.get(fullname) or "tapeflow" + fullname[len("torch"):]
 
 
 #: Module attributes the import system sets on a module it creates.

@@ -5,12 +5,14 @@ from __future__ import annotations
 import importlib
 import types
 
+from . import _target_name
+
 __all__ = ["surface_markdown"]
 
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
               "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations",
               "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils", "torch.utils.data",
-              "torch.utils.checkpoint",
+              "torch.utils.checkpoint", "torch.ops",
               "torch.autograd", "torch.autograd.graph", "torch.autograd.functional", "torch.autograd.forward_ad",
               "torch.func", "torch.linalg",
               "torch.distributions", "torch.special", "torch.cuda", "torch.amp", "torch.backends", "torch.accelerator", "torch.testing"]
@@ -40,7 +42,7 @@ def surface_markdown() -> str:
              "`python -m tapeflow.torch`, `torch.X` is `tapeflow.X`; each name below is what a program finds there.",
              "Anything else raises an error naming the torch API that is missing.", ""]
     for ns in NAMESPACES:
-        module = importlib.import_module("tapeflow" + ns[len("torch"):])
+        module = importlib.import_module(_target_name(ns))
         names = _public(module)
         lines += [f"## `{ns}` ({len(names)})", "", ", ".join(names) if names else "(flags only)", ""]
     lines += ["## Not supported yet", ""] + [f"- {item}" for item in NOT_YET] + [""]
