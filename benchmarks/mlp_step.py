@@ -3,7 +3,8 @@
 A step is `zero_grad(); loss = cross_entropy(model(x), y); loss.backward(); opt.step()`.
 Both run in this process, interleaved; medians and the tapeflow/PyTorch ratio are
 printed, against PyTorch with its default thread count and with one thread (XLA
-runs programs this small on one CPU thread). `--profile` also prints the
+runs programs this small on one CPU thread), beside the same step written directly in JAX under one
+`jax.jit`. `--profile` also prints the
 top of a cProfile of the tapeflow step (where the Python overhead goes).
 
 Run: python benchmarks/mlp_step.py [--profile]
@@ -72,6 +73,42 @@ def torch_step():
     return run
 
 
+def jax_step():
+    """The same step written directly in JAX (optax SGD with momentum, which updates as PyTorch's does), one
+    `jax.jit` program per step: what XLA makes of the whole step on this machine."""
+    import jax.numpy as jnp
+    import optax
+
+    keys = jax.random.split(jax.random.PRNGKey(0), 8)
+    params = [(jax.random.normal(keys[i], (o, n)) * n ** -0.5, jnp.zeros(o))
+              for i, (n, o) in enumerate(zip(SIZES, SIZES[1:]))]
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(BATCH, SIZES[0])).astype(np.float32))
+    y = jnp.asarray(rng.integers(0, SIZES[-1], BATCH))
+
+    def loss_fn(params):
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = h @ w.T + b
+            h = jax.nn.relu(h) if i < len(params) - 1 else h
+        return optax.softmax_cross_entropy_with_integer_labels(h, y).mean()
+
+    opt = optax.sgd(LR, momentum=MOMENTUM)
+    state = [params, opt.init(params)]
+
+    @jax.jit
+    def train(params, opt_state):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, opt_state = opt.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    def run():
+        state[0], state[1], loss = train(*state)
+        jax.block_until_ready((loss, state[0]))
+
+    return run
+
+
 def main(profile: bool) -> None:
     run_tp, step = tapeflow_step()
     try:
@@ -85,8 +122,8 @@ def main(profile: bool) -> None:
         return
     title = f"SGD step, MLP {'-'.join(map(str, SIZES))}, batch {BATCH} (median per step)"
     threads = torch.get_num_threads()
-    both = interleaved({"tapeflow eager": run_tp, f"torch eager ({threads} threads)": run_th},
-                       repeats=60, inner=5, warmup=10)
+    both = interleaved({"tapeflow eager": run_tp, f"torch eager ({threads} threads)": run_th,
+                        "hand-written jax.jit step": jax_step()}, repeats=60, inner=5, warmup=10)
     report(title, both, f"torch eager ({threads} threads)")
     # XLA runs CPU programs this small on one thread: PyTorch on one thread is the like-for-like row.
     torch.set_num_threads(1)

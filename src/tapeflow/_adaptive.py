@@ -26,6 +26,7 @@ import jax
 import numpy as np
 
 from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
+from ._state import state
 from ._tensor import Tensor
 
 try:
@@ -34,7 +35,7 @@ except ImportError:  # pragma: no cover - a JAX without it: segments always run 
     def trace_state_clean() -> bool:
         return False
 
-__all__ = ["Pending", "record", "run_pending", "resolve", "wrap", "lazy_class", "set_data", "set_adaptive_eager",
+__all__ = ["Pending", "record", "run_pending", "resolve", "constant", "wrap", "lazy_class", "set_data", "set_adaptive_eager",
            "is_adaptive_eager_enabled", "adaptive_eager_stats"]
 
 MAX_OPS = 1024  # a longer segment runs at once (compile time grows with a program's size)
@@ -410,6 +411,16 @@ def lazy_class(cls) -> type:
                                            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
         _lazy_of[cls], _eager_of[lazy] = lazy, cls
     return lazy
+
+
+def constant(fn) -> Tensor:
+    """A new tensor holding `fn()`, a compiled program without inputs: recorded into this thread's segment
+    when adaptive eager is on (no JAX call of its own, nothing to wait for), run at once otherwise."""
+    if _on[0] and not state.anomaly and trace_state_clean():
+        out = record(fn, [])
+        if out is not None:
+            return wrap(out)
+    return Tensor._wrap(fn())
 
 
 def wrap(value) -> Tensor:

@@ -7,6 +7,7 @@ Also here: views (aliases that share storage) and in-place writes.
 
 from __future__ import annotations
 
+import math
 import re
 import traceback
 import weakref
@@ -141,18 +142,27 @@ _scalars: dict = {}
 
 def _scalar(a):
     """A Python number as a cached, weakly typed JAX scalar (passing Python
-    numbers to a jitted function converts them on every call)."""
+    numbers to a jitted function converts them on every call, and converting
+    one runs a JAX op outside the pending segment)."""
     key = (type(a), a)
     v = _scalars.get(key)
     if v is None:
+        if a == 0:  # 0.0 and -0.0 are equal keys: zeros are kept apart by their sign
+            key = (type(a), math.copysign(1.0, a))
+            v = _zeros.get(key)
+            if v is not None:
+                return v
         v = jnp.asarray(a.item() if isinstance(a, np.generic) else a)
-        # NaN never hits the cache; 0.0 and -0.0 compare equal; inside a JAX trace
-        # `asarray` gives a tracer, which must not outlive that trace.
-        if a == a and a != 0 and not isinstance(v, jax.core.Tracer):
-            if len(_scalars) > 4096:
-                _scalars.clear()
-            _scalars[key] = v
+        # NaN never hits the cache; inside a JAX trace `asarray` gives a tracer, which must not outlive that trace.
+        if a == a and not isinstance(v, jax.core.Tracer):
+            cache = _zeros if a == 0 else _scalars
+            if len(cache) > 4096:
+                cache.clear()
+            cache[key] = v
     return v
+
+
+_zeros: dict = {}
 
 
 def _op_error(op, args, e) -> RuntimeError:

@@ -266,6 +266,7 @@ class OpNode(Node):
             self._saved = ()
             self._ans = None
             self._unpack = None
+            self._versions = ()  # (its entries hold the saved tensors too)
 
 
 _NODE_CLASSES: dict[str, type] = {}

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
-from .. import _dtype, _ops
-from .._factories import ones, zeros
+import jax
+import jax.numpy as jnp
+
+from .. import _adaptive, _dtype, _ops
+from .._factories import zeros
 from .._tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention"]
@@ -92,6 +96,11 @@ def module_mask(mask, name: str, dtype):
 
 
 def causal_mask(L: int, S: int, dtype) -> Tensor:
-    """`(L, S)` float mask, `-inf` above the diagonal."""
-    return zeros(L, S, dtype=dtype).masked_fill(_ops.logical_not(_ops.tril(ones(L, S, dtype=_dtype.bool))),
-                                                float("-inf"))
+    """`(L, S)` float mask, `-inf` above the diagonal (a new tensor each call, made by one compiled program
+    that adaptive eager records like an op)."""
+    return _adaptive.constant(_causal_program(L, S, _dtype.to_jax_dtype(dtype)))
+
+
+@functools.lru_cache(maxsize=64)
+def _causal_program(L: int, S: int, dtype):
+    return jax.jit(lambda: jnp.where(jnp.tril(jnp.ones((L, S), bool)), jnp.zeros((), dtype), jnp.array(-jnp.inf, dtype)))
