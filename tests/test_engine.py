@@ -115,6 +115,34 @@ def test_second_backward_raises_freed():
         y.backward()
 
 
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_backward_frees_saved_tensors_while_the_graph_lives(adaptive):
+    """As PyTorch, a backward pass without retain_graph drops what the graph saved, even while its output (and
+    so its nodes) stay alive; a training loop's steps (the later ones run as one compiled program) alike."""
+    import gc
+    import weakref
+
+    tp.set_adaptive_eager(adaptive)
+    gc.disable()
+    try:
+        w = tp.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        for _ in range(5):
+            h = w * 3.0
+            y = (h * h).sum()  # mul saves h twice
+            saved = weakref.ref(h)
+            del h
+            assert saved() is not None
+            y.backward()
+            assert saved() is None, "backward kept a saved tensor alive"
+            np.testing.assert_allclose(w.grad.numpy(), 18 * np.array([0.5, -1.0, 2.0]), rtol=1e-6)
+            w.grad = None
+            with pytest.raises(RuntimeError, match="second time"):
+                y.backward()
+    finally:
+        gc.enable()
+        tp.set_adaptive_eager(True)
+
+
 def test_retain_graph_allows_second_backward():
     x = t([1.0, 2.0], requires_grad=True)
     y = (x.exp()).sum()
