@@ -1,4 +1,5 @@
-"""Import-time objects are frozen out of the cyclic garbage collector; the program's own objects are not."""
+"""Import-time objects are frozen out of the cyclic garbage collector; the program's own objects are not; the
+young generation's threshold is raised unless the program chose its own."""
 
 import gc
 import os
@@ -20,6 +21,20 @@ def _freeze_count(**env) -> int:
 def test_import_freezes_what_it_leaves_behind_unless_turned_off():
     assert _freeze_count() > 10_000  # JAX's and tapeflow's module-level objects
     assert _freeze_count(TAPEFLOW_GC_FREEZE="0") == 0
+
+
+def _threshold(code: str = "pass", **env) -> str:
+    out = subprocess.run([sys.executable, "-c", f"import gc; {code}; import tapeflow; print(gc.get_threshold()[0])"],
+                         capture_output=True, text=True, env={**os.environ, **env})
+    return out.stdout.strip() or out.stderr.strip().splitlines()[-1]
+
+
+def test_import_raises_the_young_threshold_unless_set():
+    assert _threshold() == "20000"
+    assert _threshold(TAPEFLOW_GC_THRESHOLD="0") == "700"  # left alone
+    assert _threshold(TAPEFLOW_GC_THRESHOLD="5000") == "5000"
+    assert _threshold("gc.set_threshold(1234)") == "1234"  # the program's own choice is kept
+    assert _threshold(TAPEFLOW_GC_THRESHOLD="lots").startswith("ValueError: TAPEFLOW_GC_THRESHOLD must be a whole")
 
 
 def test_reference_cycles_through_a_graph_are_still_collected():

@@ -169,7 +169,7 @@ def _inplace_function(name: str):
 _torch_names()
 del _torch_names
 
-from ._gc import freeze_import_time_objects as _freeze  # noqa: E402
+from . import _gc  # noqa: E402
 
-_freeze()
-del _freeze
+_gc.freeze_import_time_objects()
+_gc.raise_young_threshold()
