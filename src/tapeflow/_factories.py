@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import functools
+import math
 import numbers
 
 import jax
@@ -11,7 +13,7 @@ import numpy as np
 
 import xla_ops
 
-from . import _dtype
+from . import _adaptive, _dtype
 from ._device import is_meta_device, to_jax_device
 from ._meta import meta_of
 from ._tensor import Tensor
@@ -31,6 +33,35 @@ def _leaf(arr, device, requires_grad) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _filled(shape: tuple, fill, jdtype, device, requires_grad) -> Tensor:
+    """`fill` everywhere: a Python number on the default device is one compiled program per shape, value and
+    dtype, recorded into the pending segment with adaptive eager on (a factory in a training step then
+    joins the step's program instead of running JAX ops of its own); anything else is made eagerly."""
+    if type(fill) in _NUMBERS and (device is None or _is_default(device)):
+        t = _adaptive.constant(_fill_program(shape, (type(fill), fill if fill == fill else "nan",
+                                                     math.copysign(1.0, fill)), jdtype))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return _leaf(jnp.full(shape, fill, jdtype), device, requires_grad)
+
+
+_NUMBERS = (builtins.int, builtins.float, builtins.bool)
+
+
+@functools.lru_cache(maxsize=512)
+def _fill_program(shape: tuple, key: tuple, jdtype):
+    kind, value, _ = key
+    value = kind("nan") if value == "nan" else value
+    return jax.jit(lambda: jnp.full(shape, value, jdtype))
+
+
+@functools.lru_cache(maxsize=64)
+def _is_default(device) -> bool:
+    """Whether `device` (a tapeflow device or a string) is where JAX puts new arrays by default."""
+    return not is_meta_device(device) and to_jax_device(device) == jax.devices()[0]
 
 
 def _infer(data, exact: bool = False):
@@ -177,7 +208,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[0., 0., 0.],
                 [0., 0., 0.]])
     """
-    return _leaf(jnp.zeros(_shape(size, "zeros"), _float_dtype(dtype)), device, requires_grad)
+    return _filled(_shape(size, "zeros"), 0, _float_dtype(dtype), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -188,7 +219,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> tp.ones(2, dtype=tp.int64)
         tensor([1, 1])
     """
-    return _leaf(jnp.ones(_shape(size), _float_dtype(dtype)), device, requires_grad)
+    return _filled(_shape(size), 1, _float_dtype(dtype), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -221,8 +252,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     if dtype is None:
         dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
                  _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
-    return _leaf(jnp.full(_shape((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
-                          _dtype.to_jax_dtype(dtype)), device, requires_grad)
+    return _filled(_shape((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
+                   _dtype.to_jax_dtype(dtype), device, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -246,8 +277,26 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
-    arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
-    return _leaf(jnp.asarray(arr), device, requires_grad)
+    if n <= _SMALL and all(type(v) in _NUMBERS for v in vals) and (device is None or _is_default(device)):
+        # A short range (position ids in a training step) is a compiled constant, recorded like `_filled`'s.
+        t = _adaptive.constant(_range_program(tuple((type(v), v) for v in vals), n, jd))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return _leaf(jnp.asarray(_range(vals, n, jd)), device, requires_grad)
+
+
+_SMALL = 1 << 16  # elements of a range kept as a compiled constant
+
+
+def _range(vals, n: int, jd) -> np.ndarray:
+    return (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
+
+
+@functools.lru_cache(maxsize=256)
+def _range_program(key: tuple, n: int, jd):
+    arr = _range([v for _, v in key], n, jd)
+    return jax.jit(lambda: jnp.asarray(arr))
 
 
 def _steps(steps) -> None:
@@ -520,7 +569,8 @@ def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
     """Without a `device`, a `*_like` result lives where its input does (its device, or its sharding)."""
     if device is None and input.is_meta:
         out._data = meta_of(out._data)
-    elif device is None:
+    elif device is None and (jax.device_count() > 1 or type(input._raw) is not _adaptive.Pending):
+        # (pending values are not read here: with one device there is no other place they could be)
         src, data = input._data, out._data
         if not isinstance(src, jax.core.Tracer) and not isinstance(data, jax.core.Tracer):
             sharding = getattr(src, "sharding", None)
