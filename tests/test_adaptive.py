@@ -179,3 +179,49 @@ def test_an_index_check_through_a_reshaping_view_does_not_run_the_segment(adapti
     with pytest.raises(IndexError, match="Target 7 is out of bounds"):
         nn.functional.cross_entropy(h, tp.tensor([[0, 1, 2], [3, 4, 7]]).view(-1))
     assert loss.item() > 0
+
+
+_FACTORIES = [
+    ("zeros", lambda m: m.zeros(2, 3)), ("ones int", lambda m: m.ones(4, dtype=m.int64)),
+    ("full float", lambda m: m.full((2,), 0.5)), ("full int", lambda m: m.full((3,), 7)),
+    ("full bool", lambda m: m.full((2,), True)), ("full -0.0", lambda m: 1 / m.full((2,), -0.0)),
+    ("full nan", lambda m: m.full((1,), float("nan"))), ("empty", lambda m: m.empty(2, 2) * 0),
+    ("arange", lambda m: m.arange(5)), ("arange float", lambda m: m.arange(0, 1, 0.1)),
+    ("arange down", lambda m: m.arange(5, 0, -2)), ("zeros_like", lambda m: m.zeros_like(m.ones(2) * 3)),
+    ("ones requires grad", lambda m: m.ones(2, requires_grad=True)),
+]
+
+
+@pytest.mark.parametrize("name,make", _FACTORIES, ids=[f[0] for f in _FACTORIES])
+def test_factories_are_recorded_and_give_pytorchs_values(adaptive, name, make):
+    torch = pytest.importorskip("torch")
+    before = _stats()["ops recorded"]
+    t = make(tp)
+    assert type(t._raw) is _adaptive.Pending, "a factory in a training step should not run JAX ops of its own"
+    assert _stats()["ops recorded"] > before
+    expected = make(torch)
+    assert str(t.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    assert t.requires_grad == expected.requires_grad and t.is_leaf
+    np.testing.assert_array_equal(t.detach().numpy(), expected.detach().numpy())
+    tp.set_adaptive_eager(False)
+    np.testing.assert_array_equal(make(tp).detach().numpy(), expected.detach().numpy())
+
+
+def test_factories_of_a_training_step_join_its_program(adaptive):
+    w = tp.randn(3, 3, requires_grad=True)
+
+    def step():
+        h = tp.zeros(2, 3) + tp.arange(3.0)  # made every step, as hidden states and position ids are
+        loss = ((h @ w).tanh() + tp.ones(2, 3)).sum()
+        loss.backward()
+        return loss.item()
+
+    for _ in range(5):  # (the backward joins the step's segment as one program from the graph's second sighting)
+        step()
+        _adaptive.wait_for_compiles()
+    before = _stats()
+    for _ in range(3):
+        step()
+    after = _stats()
+    assert after["program hits"] - before["program hits"] == 3  # one program per step, factories inside it
+    assert after["segments run"] - before["segments run"] == 3

@@ -200,7 +200,7 @@ class Tensor:
             return self
         if requires_grad and self._inference and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-        if requires_grad and not _is_float_array(self._data):
+        if requires_grad and not _is_float_array(self._raw):
             raise RuntimeError(
                 f"Only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
                 "convert first, e.g. x.float().requires_grad_()")
