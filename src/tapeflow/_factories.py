@@ -36,10 +36,12 @@ def _leaf(arr, device, requires_grad) -> Tensor:
 
 
 def _filled(shape: tuple, fill, jdtype, device, requires_grad) -> Tensor:
-    """`fill` everywhere: a Python number on the default device is one compiled program per shape, value and
-    dtype, recorded into the pending segment with adaptive eager on (a factory in a training step then
-    joins the step's program instead of running JAX ops of its own); anything else is made eagerly."""
-    if type(fill) in _NUMBERS and (device is None or _is_default(device)):
+    """`fill` everywhere: a Python number in a floating-point dtype on the default device is one compiled
+    program per shape, value and dtype, recorded into the pending segment with adaptive eager on (a factory
+    in a training step then joins the step's program instead of running JAX ops of its own). The rest is
+    made at once: integer and bool tensors are mostly indices and masks, which index checks read on the
+    host, and reading a pending value would run the segment there."""
+    if type(fill) in _NUMBERS and jdtype.kind in "fc" and (device is None or _is_default(device)):
         t = _adaptive.constant(_fill_program(shape, (type(fill), fill if fill == fill else "nan",
                                                      math.copysign(1.0, fill)), jdtype))
         if requires_grad:
@@ -277,26 +279,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
-    if n <= _SMALL and all(type(v) in _NUMBERS for v in vals) and (device is None or _is_default(device)):
-        # A short range (position ids in a training step) is a compiled constant, recorded like `_filled`'s.
-        t = _adaptive.constant(_range_program(tuple((type(v), v) for v in vals), n, jd))
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
-    return _leaf(jnp.asarray(_range(vals, n, jd)), device, requires_grad)
-
-
-_SMALL = 1 << 16  # elements of a range kept as a compiled constant
-
-
-def _range(vals, n: int, jd) -> np.ndarray:
-    return (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
-
-
-@functools.lru_cache(maxsize=256)
-def _range_program(key: tuple, n: int, jd):
-    arr = _range([v for _, v in key], n, jd)
-    return jax.jit(lambda: jnp.asarray(arr))
+    arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
+    # (made at once: ranges are mostly indices, which index checks read on the host)
+    return _leaf(jnp.asarray(arr), device, requires_grad)
 
 
 def _steps(steps) -> None:
