@@ -195,10 +195,20 @@ def test_custom_function_tangents():
         def backward(ctx, g):
             return g
 
+        @staticmethod
+        def jvp(ctx, tx):
+            return tx.view_as(tx)  # the output is the input as is: its tangent is a view of the input's
+
+    class NoJvp(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
     class Cube(tp.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
+            ctx.save_for_forward(x)  # what jvp reads back as ctx.saved_tensors
             return x ** 3
 
         @staticmethod
@@ -215,3 +225,5 @@ def test_custom_function_tangents():
         d = fwAD.make_dual(t([2.0]), t([1.0]))
         assert fwAD.unpack_dual(Identity.apply(d)).tangent.item() == 1.0
         assert fwAD.unpack_dual(Cube.apply(d)).tangent.item() == 12.0
+        with pytest.raises(NotImplementedError, match="must implement the jvp function"):
+            NoJvp.apply(d)

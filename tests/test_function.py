@@ -75,7 +75,8 @@ def test_exp_matches_builtin_and_names_node():
     y = Exp.apply(x)
     assert y.grad_fn.name() == "ExpBackward"
     assert "grad_fn=<ExpBackward>" in repr(y)
-    assert y.grad_fn.saved_tensors[0] is y
+    saved = y.grad_fn.saved_tensors[0]  # a saved output comes back as a new tensor with the node as history
+    assert saved is not y and saved.grad_fn is y.grad_fn and saved._version == y._version
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]))
 
@@ -322,9 +323,12 @@ def test_once_differentiable_blocks_double_backward():
 
     x = t([2.0], requires_grad=True)
     (g,) = tp.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
-    assert g.item() == 12.0
-    with pytest.raises(RuntimeError, match="once_differentiable"):
-        tp.autograd.grad(g.sum(), x)
+    assert g.item() == 12.0 and g.grad_fn is None  # gradients that need no grad: nothing to guard
+    go = t([1.0], requires_grad=True)
+    (g,) = tp.autograd.grad(Cube.apply(x), x, go, create_graph=True)
+    assert g.grad_fn.name() == "Error" and g.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked with @once_diff"):
+        g.sum().backward()
 
 
 def test_legacy_call_is_an_error():

@@ -77,7 +77,7 @@ def attach_custom_vjp(cls, ctx, args: tuple, result, backward) -> None:
         ins, outs, sv = residual
         jctx = cls._backward_cls()
         jctx.__dict__.update(attrs)
-        jctx._saved = tuple(None if a is None else (Tensor._make(a, None, 0, False), _Fixed, 0) for a in sv)
+        jctx._saved = tuple(None if a is None else (Tensor._make(a, None, 0, False), _Fixed, 0, None) for a in sv)
         jctx._freed = False
         grads_out = [None] * len(res)
         for k, o, g in zip(out_pos, outs, gs):

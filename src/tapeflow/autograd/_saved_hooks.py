@@ -177,10 +177,11 @@ def unpack_tensor(p: Packed, node=None) -> Tensor:
     return Tensor._make(u._data, fn, p.output_nr, True)
 
 
-def pack_tensors(tensors) -> tuple:
-    """`tensors` (a custom Function's `save_for_backward`) packed by the active hooks."""
+def pack_tensors(tensors, outputs=()) -> tuple:
+    """`tensors` (a custom Function's `save_for_backward`) packed by the active hooks; those whose id is in
+    `outputs` are the Function's own outputs (given back with its node as their grad_fn)."""
     pack, unpack = state.saved_hooks[-1]
-    return tuple(None if t is None else Packed(_pack(pack, t), unpack, t, False) for t in tensors)
+    return tuple(None if t is None else Packed(_pack(pack, t), unpack, t, id(t) in outputs) for t in tensors)
 
 
 def pack_node(node, args, res) -> None:
@@ -277,9 +278,12 @@ class SavedTensor:
             raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
         self._node, self._slot = node, slot
 
-    def register_hooks(self, pack_hook, unpack_hook) -> None:
-        if not callable(pack_hook) or not callable(unpack_hook):
-            raise TypeError("register_hooks(): both arguments must be callables (a pack hook and an unpack hook)")
+    def register_hooks(self, *hooks) -> None:
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            got = ", ".join(type(h).__name__ for h in hooks) or "nothing"
+            raise TypeError("register_hooks(): incompatible function arguments. It takes two callables, "
+                            f"register_hooks(pack_hook, unpack_hook), but was called with: {got}")
+        pack_hook, unpack_hook = hooks
         node = self._node
         if node._freed:
             raise RuntimeError(
@@ -294,7 +298,8 @@ class SavedTensor:
                                "Hint: only one pair of hooks is allowed at a time.")
         if isinstance(self._slot, int):  # a custom Function's saved tensor
             t = node._saved_get(self._slot)
-            node._saved_set(self._slot, Packed(_pack(pack_hook, t), unpack_hook, t, False))
+            own_output = node._saved[self._slot][3] is not None
+            node._saved_set(self._slot, Packed(_pack(pack_hook, t), unpack_hook, t, own_output))
             return
         kind, i = self._slot
         t = saved_value(node, self._slot)

@@ -301,35 +301,105 @@ def _on_inplace(x: Tensor, result: Tensor, old: tuple) -> None:
         table[x] = (x._data, jnp.zeros(x._data.shape, x._data.dtype))
 
 
-def _function_tangents(cls, ctx, args: tuple, output, result) -> None:
-    """Tangents for a custom Function's outputs: its `jvp` staticmethod if it has one; otherwise
-    those its forward's ops produced (carried over to fresh aliases of returned inputs)."""
+# -- custom Functions ---------------------------------------------------------------------
+def _input_tangents(args: tuple) -> tuple | None:
+    """The tangents of a custom Function's inputs (None where there is none), or None when none has one."""
     table = _table(None)
+    if table is None:
+        return None
+    tans = tuple(_tangent_of(a, table) if isinstance(a, Tensor) else None for a in args)
+    return tans if any(t is not None for t in tans) else None
+
+
+def _pause() -> tuple:
+    """Stop propagating tangents (while a custom Function's forward and jvp run); give the result to `_resume`."""
+    saved = (list(state.interceptors), list(state.inplace_listeners))
+    state.interceptors.remove(_propagate)
+    state.inplace_listeners.remove(_on_inplace)
+    return saved
+
+
+def _resume(saved: tuple) -> None:
+    state.interceptors[:], state.inplace_listeners[:] = saved
+
+
+def _function_tangents(cls, ctx, args: tuple, tangents: tuple, output, result, dirty: dict, nondiff: set) -> None:
+    """Give a custom Function's outputs the tangents its `jvp` staticmethod computes from the inputs' ones,
+    checking them against what forward did (PyTorch's rules): a modified input's tangent is modified in place
+    and returned as is; an output that is a view of an input gets a view of that input's tangent."""
+    if getattr(cls.jvp, "_tapeflow_base", False):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  f"forward mode AD ({cls.__name__} has no jvp staticmethod).")
+    table = _table(None)
+    tin = tuple(_wrap_tangent(a, tan, ctx.materialize_grads) for a, tan in zip(args, tangents))
+    versions = tuple(t._version if t is not None else None for t in tin)
+    paused = _pause()
+    ctx._in_jvp = True
+    try:
+        out_t = cls.jvp(ctx, *tin)
+    finally:
+        ctx._in_jvp = False
+        _resume(paused)
     outs = output if isinstance(output, tuple) else (output,)
     res = result if isinstance(result, tuple) else (result,)
-    user_jvp = cls.jvp
-    if not getattr(user_jvp, "_tapeflow_base", False):
-        tans = [_tangent_of(a, table) if isinstance(a, Tensor) else None for a in args]
-        if any(tan is not None for tan in tans):
-            tin = [tan if isinstance(tan, Tensor) else Tensor._wrap(tan) if tan is not None
-                   else Tensor._wrap(jnp.zeros_like(a._data)) if isinstance(a, Tensor) and _is_float_array(a._data)
-                   else None for a, tan in zip(args, tans)]
-            prev = state.grad_enabled
-            state.grad_enabled = False
-            try:
-                out_t = user_jvp(ctx, *tin)
-            finally:
-                state.grad_enabled = prev
-            out_t = out_t if isinstance(out_t, tuple) else (out_t,)
-            for r, tan in zip(res, out_t):
-                if isinstance(r, Tensor) and isinstance(tan, Tensor):
-                    if tuple(tan.shape) != tuple(r.shape):
-                        raise RuntimeError(f"{cls.__name__}.jvp returned a tangent of shape {list(tan.shape)} for an "
-                                           f"output of shape {list(r.shape)}; return one tangent per output.")
-                    _attach(table, r, tan._data)
+    out_t = out_t if isinstance(out_t, tuple) else (out_t,)
+    if len(out_t) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                           f"but got {len(out_t)}). Return one tangent per forward output, None for outputs that "
+                           "are not differentiable.")
+    positions = {id(a): k for k, a in enumerate(args) if isinstance(a, Tensor)}
+    for i, (o, r, g) in enumerate(zip(outs, res, out_t)):
+        if not isinstance(o, Tensor):
+            continue
+        if id(o) in nondiff or not _is_float_array(o._data):
+            if g is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but the corresponding "
+                                   "forward output is not a differentiable Tensor. You should return None at that "
+                                   "position instead.")
+            continue
+        if g is None:
+            continue
+        if id(o) in dirty:
+            k = positions[id(o)]
+            if tin[k] is not None and tangents[k] is not None:
+                if g._version == versions[k]:
+                    raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
+                                       "inplace. If the forward is modifying an input inplace, then the jvp function "
+                                       "must modify the corresponding gradient inplace.")
+                if g is not tin[k]:
+                    raise RuntimeError("An inplace custom Function is not returning the forward mode gradients "
+                                       "as-is. If the forward is modifying an input inplace, then the jvp function "
+                                       "must modify the gradient inplace and return it as-is.")
+        elif r._base is not None:
+            _check_view_tangent(r, g, args, tin)
+        _attach(table, r, g)
+
+
+def _wrap_tangent(a, tan, materialize: bool):
+    """What the user's jvp receives for input `a`: its tangent as a Tensor; zeros for a floating-point tensor
+    without one (None when `ctx.set_materialize_grads(False)`); None for anything else."""
+    if tan is not None:
+        return tan if isinstance(tan, Tensor) else Tensor._wrap(tan)
+    if materialize and isinstance(a, Tensor) and _is_float_array(a._data):
+        return Tensor._wrap(jnp.zeros(a._data.shape, a._data.dtype))
+    return None
+
+
+def _check_view_tangent(r: Tensor, g: Tensor, args: tuple, tin: tuple) -> None:
+    """`r` is a view: when it is one of an input that has a tangent, `g` must be a view of that tangent."""
+    for a, ta in zip(args, tin):
+        if not isinstance(a, Tensor) or (a._base if a._base is not None else a) is not r._base:
+            continue
+        if ta is None:
             return
-    for o, r in zip(outs, res):
-        if r is not o and isinstance(o, Tensor) and isinstance(r, Tensor):
-            entry = table.get(o)
-            if entry is not None and entry[0] is o._data:
-                table[r] = (r._data, entry[1])
+        if g._base is None:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+                               "not returning a view. Return the same view of the input's tangent (for an input "
+                               "returned as is, tangent.view_as(tangent)).")
+        if ta._base is not None and g._base is not ta._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                               "same base as the given grad input.")
+        if ta._base is None and g._base is not ta:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not returning a view of the "
+                               "given grad input.")
+        return

@@ -28,7 +28,7 @@ from .._state import state
 from .._tensor import Tensor, _alias, _is_float_array
 from . import forward_ad
 from ._function_jax import _invalid_grad, attach_custom_vjp
-from ._saved_hooks import Packed, SavedTensor, pack_tensors, unpack_tensor
+from ._saved_hooks import Packed, SavedTensor, _snapshot, pack_tensors, unpack_tensor
 from .graph import FREED_MESSAGE, Node, _version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
@@ -72,8 +72,13 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
-        """Keep `tensors` for a `jvp` staticmethod (read back with `ctx.saved_tensors`)."""
-        self.save_for_backward(*tensors)
+        """Keep `tensors` for a `jvp` staticmethod: inside `jvp`, `ctx.saved_tensors` gives these back
+        (and inside `backward`, those of `save_for_backward`)."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; store other values as "
+                                     f"attributes on ctx instead (argument {i} is of type {type(t).__name__}).")
+        self.saved_for_forward = tensors
 
     def mark_dirty(self, *args: Tensor) -> None:
         """Declare that `forward` modified these input tensors in place (they must also be returned)."""
@@ -96,13 +101,19 @@ class BackwardCFunction(Node, FunctionCtx):
     materialize_grads = True
     _materialize_non_diff_grads = True
     to_save = ()
+    saved_for_forward = ()
     dirty_tensors = ()
     non_differentiable = ()
+    _in_jvp = False  # `saved_tensors` gives `saved_for_forward` while the user's jvp runs
+    _cleared = False  # saved tensors handed out once under `clear_saved_tensors_on_access`
 
     def __init__(self):
         Node.__init__(self)
         self.needs_input_grad: tuple = ()
-        self._saved = None  # ((tensor, storage, version) or None, ...) once forward is done
+        # Once forward is done: per saved tensor None or (value, storage, version, output_nr). An output of this
+        # node is kept as a history-free snapshot (output_nr set) and given back with this node as grad_fn, so
+        # the node and its outputs hold no reference cycle.
+        self._saved = None
         self._freed = False
         self._in_meta: tuple = ()
         self._fn_out_meta: tuple = ()
@@ -110,22 +121,30 @@ class BackwardCFunction(Node, FunctionCtx):
     # -- saved tensors -----------------------------------------------------------
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to `save_for_backward` (checked against in-place changes)."""
+        """The tensors given to `save_for_backward` (checked against in-place changes); inside `jvp`, those
+        given to `save_for_forward`."""
+        if self._in_jvp:
+            return tuple(self.saved_for_forward)
+        if self._cleared:
+            raise RuntimeError("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is "
+                               "set on the autograd.Function. Read ctx.saved_tensors once (keep the tuple), or set "
+                               "clear_saved_tensors_on_access=False.")
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         if self._saved is None:  # still inside forward/setup_context
             return tuple(self.to_save)
-        out = []
-        for entry in self._saved:
-            if entry is None:
-                out.append(None)
-                continue
-            t, st, version = entry
-            packed = type(t) is Packed
-            if st is not None and st.version != version:
-                raise _version_error((st, version, None if packed else t), self)
-            out.append(unpack_tensor(t) if packed else t)
-        return tuple(out)
+        out = tuple(None if entry is None else self._unpack_saved(entry) for entry in self._saved)
+        if getattr(self._forward_cls, "clear_saved_tensors_on_access", False):
+            self._saved, self._cleared = (), True  # the caller's references are now the only ones
+        return out
+
+    def _unpack_saved(self, entry):
+        t, st, version, nr = entry
+        if type(t) is Packed:
+            return unpack_tensor(t, None if nr is None else self)
+        if st is not None and st.version != version:
+            raise _version_error((st, version, t if nr is None else None), self)
+        return t if nr is None else Tensor._make(t._data, self, nr, True)
 
     @property
     def _raw_saved_tensors(self) -> tuple:
@@ -136,11 +155,14 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _saved_get(self, i):
         entry = self._saved[i]
-        return None if entry is None else entry[0]
+        if entry is None:
+            return None
+        t, _, _, nr = entry
+        return t if nr is None or type(t) is Packed else Tensor._make(t._data, self, nr, True)
 
     def _saved_set(self, i, packed):
-        t, st, version = self._saved[i]
-        self._saved = (*self._saved[:i], (packed, st, version), *self._saved[i + 1:])
+        nr = self._saved[i][3]
+        self._saved = (*self._saved[:i], (packed, None, None, nr), *self._saved[i + 1:])
 
     @property
     def saved_variables(self) -> tuple:
@@ -148,16 +170,20 @@ class BackwardCFunction(Node, FunctionCtx):
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
         return self.saved_tensors
 
-    def _freeze_saved(self, recorded: bool = False) -> None:
+    def _freeze_saved(self, recorded: bool = False, outputs: dict | None = None) -> None:
+        """Fix what `save_for_backward` was given; `outputs` maps id -> output_nr of this node's outputs."""
+        outputs = outputs or {}
         entries = []
-        packed = pack_tensors(self.to_save) if recorded and state.saved_hooks else None
+        packed = pack_tensors(self.to_save, outputs) if recorded and state.saved_hooks else None
         for i, t in enumerate(self.to_save):
+            nr = None if t is None else outputs.get(id(t))
             if t is None:
                 entries.append(None)
+            elif packed is not None:  # What saved-tensor hooks keep is theirs: no version check (PyTorch's rule).
+                entries.append((packed[i], None, None, nr))
             else:
                 st = t._st()
-                # What saved-tensor hooks keep is theirs: no version check (PyTorch's rule).
-                entries.append((t, st, st.version) if packed is None else (packed[i], None, None))
+                entries.append((t if nr is None else _snapshot(t), st, st.version, nr))
         self._saved = tuple(entries)
         self.to_save = ()
 
@@ -227,11 +253,12 @@ def _fit_grad(node, i, r: Tensor, meta, create_graph: bool):
 
 
 def _user_backward(cls) -> Callable | None:
-    bwd = cls.backward
+    bwd, vjp = cls.backward, cls.vjp
     if getattr(bwd, "_tapeflow_base", False):
-        bwd = cls.vjp
-        if getattr(bwd, "_tapeflow_base", False):
-            return None
+        return None if getattr(vjp, "_tapeflow_base", False) else vjp
+    if not getattr(vjp, "_tapeflow_base", False) and vjp is not bwd:
+        raise RuntimeError(f"Implementing both 'backward' and 'vjp' for a custom Function is not allowed. {cls.__name__} "
+                           "defines both; keep only one of them.")
     return bwd
 
 
@@ -316,10 +343,10 @@ class Function(metaclass=_FunctionMeta):
 
     @_base
     def jvp(ctx: Any, *grad_inputs: Any) -> Any:
-        """Optional: output tangents from input tangents, for forward-mode AD. Without it,
-        forward-mode AD differentiates the ops `forward` runs."""
-        raise RuntimeError("You must implement the jvp function for custom autograd.Function to use it with "
-                           "forward mode AD.")
+        """Output tangents from input tangents, for forward-mode AD (a Function applied to dual tensors
+        without it raises `NotImplementedError`). Override as a staticmethod."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -357,78 +384,125 @@ class Function(metaclass=_FunctionMeta):
             ctx._trace = traceback.extract_stack()[:-1]
         record = state.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args)
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a._requires_grad for a in args)
+        # Forward mode: the input tangents are read before forward runs; forward (and the output wrapping)
+        # propagate no tangents, the Function's own `jvp` gives the outputs theirs.
+        tangents = forward_ad._input_tangents(args) if forward_ad._levels else None
+        paused = forward_ad._pause() if forward_ad._levels else None
         prev = state.grad_enabled
-        state.grad_enabled = False
         try:
-            if split:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+            state.grad_enabled = False
+            try:
+                if split:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+            finally:
+                state.grad_enabled = prev
+            dirty = {id(t): t for t in ctx.dirty_tensors}
+            nondiff = {id(t) for t in ctx.non_differentiable}
+            ctx.dirty_tensors = ctx.non_differentiable = ()  # (the outputs would keep their node alive in a cycle)
+            result = _wrap_outputs(ctx, args, output, record, dirty, nondiff)
         finally:
-            state.grad_enabled = prev
-        result = _wrap_outputs(ctx, args, output, record)
-        backward = _user_backward(cls)
-        if backward is not None and any(isinstance(a, Tensor) and isinstance(a._data, jax.core.Tracer)
-                                        and _is_float_array(a._data) for a in args):
-            attach_custom_vjp(cls, ctx, args, result, backward)
-        if forward_ad._levels:
-            forward_ad._function_tangents(cls, ctx, args, output, result)
+            if paused is not None:
+                forward_ad._resume(paused)
+        if any(isinstance(a, Tensor) and isinstance(a._data, jax.core.Tracer) and _is_float_array(a._data)
+               for a in args):
+            backward = _user_backward(cls)
+            if backward is not None:
+                attach_custom_vjp(cls, ctx, args, result, backward)
+        if tangents is not None:
+            forward_ad._function_tangents(cls, ctx, args, tangents, output, result, dirty, nondiff)
         return result
 
 
-def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool):
+def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool, dirty: dict, nondiff: set):
+    """Give `forward`'s outputs their history (PyTorch's rules): an input returned as is becomes a fresh alias,
+    an input marked dirty takes the node as the history of its in-place change, non-differentiable outputs
+    get none."""
     is_tuple = isinstance(output, tuple)
     outs = output if is_tuple else (output,)
-    dirty = {id(t) for t in ctx.dirty_tensors}
     returned = {id(o) for o in outs if isinstance(o, Tensor)}
-    missing = dirty - returned
-    if missing:
+    if any(k not in returned for k in dirty):
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function; return them.")
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
-    if not record:
-        res = tuple(_alias(o, Tensor._wrap(o._data)) if isinstance(o, Tensor) and id(o) in inputs
-                    and id(o) not in dirty else o for o in outs)
-        ctx._freeze_saved()
-        return res if is_tuple else res[0]
-    from .._dispatch import edge
+    if record:
+        from .._dispatch import edge
 
-    nondiff = {id(t) for t in ctx.non_differentiable}
-    ctx.next_functions = tuple(edge(a) if need else (None, 0) for a, need in zip(args, ctx.needs_input_grad))
-    ctx._in_meta = tuple((tuple(a.shape), a._data.dtype) if isinstance(a, Tensor) else None for a in args)
-    res, metas = [], []
+        ctx.next_functions = tuple(edge(a) if need else (None, 0) for a, need in zip(args, ctx.needs_input_grad))
+        ctx._in_meta = tuple((tuple(a.shape), a._data.dtype) if isinstance(a, Tensor) else None for a in args)
+    res, metas, own = [], [], {}
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
             res.append(o)
             metas.append(None)
             continue
-        metas.append((tuple(o.shape), o._data.dtype) if _is_float_array(o._data) else None)
-        if id(o) in dirty:
-            if o.grad_fn is None and o._requires_grad:
-                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation. "
-                                   "mark_dirty was called on it; apply the Function to a clone() instead.")
-            t = o
-        elif id(o) in inputs:
-            t = _alias(o, Tensor._wrap(o._data))  # an input returned as is: a fresh alias gets the history
+        floating = _is_float_array(o._data)
+        metas.append((tuple(o.shape), o._data.dtype) if floating else None)
+        if record and floating and id(o) not in nondiff:
+            t = _differentiable_output(ctx, o, i, id(o) in inputs, id(o) in dirty, len(outs))
+            own[id(t)] = i
         else:
-            t = o
-        if id(o) in nondiff or not _is_float_array(o._data):
-            t.grad_fn, t._output_nr, t._requires_grad = None, 0, False
-        else:
-            t.grad_fn, t._output_nr, t._requires_grad = ctx, i, True
+            t = _plain_output(o, id(o) in inputs, id(o) in dirty)
         res.append(t)
-    ctx._fn_out_meta = tuple(metas)
-    # The engine fills missing gradients from `_out_meta`; leave them as None when asked to (for every output,
-    # or, with `ctx._materialize_non_diff_grads = False`, for the non-differentiable ones).
-    if not ctx.materialize_grads:
-        ctx._out_meta = (None,) * len(metas)
-    elif not ctx._materialize_non_diff_grads:
-        ctx._out_meta = tuple(None if isinstance(o, Tensor) and id(o) in nondiff else m for o, m in zip(outs, metas))
-    else:
-        ctx._out_meta = tuple(metas)
-    ctx._freeze_saved(recorded=True)
+    if record:
+        ctx._fn_out_meta = tuple(metas)
+        # The engine fills missing gradients from `_out_meta`; leave them as None when asked to (for every
+        # output, or, with `ctx._materialize_non_diff_grads = False`, for the non-differentiable ones).
+        if not ctx.materialize_grads:
+            ctx._out_meta = (None,) * len(metas)
+        elif not ctx._materialize_non_diff_grads:
+            ctx._out_meta = tuple(None if isinstance(o, Tensor) and id(o) in nondiff else m
+                                  for o, m in zip(outs, metas))
+        else:
+            ctx._out_meta = tuple(metas)
+    ctx._freeze_saved(recorded=record, outputs=own)
     return tuple(res) if is_tuple else res[0]
+
+
+def _plain_output(o: Tensor, is_input: bool, is_dirty: bool) -> Tensor:
+    """An output without history from this Function."""
+    if is_dirty:
+        o._st().version += 1  # (marking dirty counts as a write, as in PyTorch)
+    if not o._requires_grad:
+        return _alias(o, Tensor._wrap(o._data)) if is_input and not is_dirty else o
+    if is_input:
+        return o.detach()
+    if o._base is None:
+        o.grad_fn, o._output_nr, o._requires_grad = None, 0, False
+    return o  # (a view of an input that requires grad keeps requiring it, as a view made under no_grad does)
+
+
+_NOT_AN_INPUT = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                 "mutated should be passed to ctx.mark_dirty().")
+
+
+def _differentiable_output(ctx, o: Tensor, i: int, is_input: bool, is_dirty: bool, n_outputs: int) -> Tensor:
+    """Output `i` of `ctx`'s Function, with `ctx` as its history."""
+    if not is_dirty:
+        t = _alias(o, Tensor._wrap(o._data)) if is_input else o  # an input returned as is: a fresh alias
+        t.grad_fn, t._output_nr, t._requires_grad = ctx, i, True
+        return t
+    if o.grad_fn is None and o._requires_grad and o._base is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation. "
+                           "mark_dirty was called on it; apply the Function to a clone() instead.")
+    if not is_input:
+        if o._base is not None:
+            raise RuntimeError(_NOT_AN_INPUT)
+        warnings.warn(_NOT_AN_INPUT, UserWarning, stacklevel=4)
+    if o._base is not None and n_outputs > 1:
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
+            "return more than one Tensor. Rewriting the history of the view's base needs a single output: clone the "
+            "input first (x.clone()), or split the Function in two: one doing the in-place change and returning "
+            "only that tensor, a second one doing the rest.")
+    # The in-place change forward made is recorded now, as an in-place op's would be (views and base included).
+    from .._dispatch import inplace
+
+    o._grad = None
+    inplace(o, Tensor._make(o._data, ctx, i, True))
+    return o
 
 
 class InplaceFunction(Function):
@@ -439,8 +513,8 @@ class InplaceFunction(Function):
         self.inplace = inplace
 
 
-class _DelayedErrorNode(Node):
-    """Stands in for the backward of a `once_differentiable` backward: fails if reached."""
+class Error(Node):
+    """The node standing for the backward of a `once_differentiable` backward: reaching it raises."""
 
     __slots__ = ("msg",)
 
@@ -449,7 +523,7 @@ class _DelayedErrorNode(Node):
         self.msg = msg
 
     def name(self) -> str:
-        return "DelayedError"
+        return "Error"
 
     def apply(self, grads, create_graph):
         raise RuntimeError(self.msg)
@@ -486,7 +560,7 @@ def once_differentiable(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(ctx, *grads):
-        from .._dispatch import edge
+        from .._dispatch import accumulator
 
         prev = state.grad_enabled
         state.grad_enabled = False
@@ -494,22 +568,19 @@ def once_differentiable(fn: Callable) -> Callable:
             res = fn(ctx, *grads)
         finally:
             state.grad_enabled = prev
-        if not prev:
+        if not prev or not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
             return res
-        # Under create_graph the results would depend on the grads and on the
-        # forward inputs: hang them on a node that fails if reached.
-        edges = [edge(g) for g in grads if isinstance(g, Tensor) and g._requires_grad]
-        edges += [e for e, need in zip(getattr(ctx, "next_functions", ()), getattr(ctx, "needs_input_grad", ()))
-                  if need]
-        if not edges:
-            return res
-        msg = (f"trying to differentiate twice a function that was marked with @once_differentiable "
-               f"({type(ctx).__name__}). Remove the decorator and write backward with differentiable ops.")
-        node = _DelayedErrorNode(msg, tuple(edges))
+        # Under create_graph with gradients that require grad, the results get a history that raises when a
+        # backward reaches it (PyTorch's structure: one edge per result, into a detached copy of it).
         single = not isinstance(res, tuple)
         items = (res,) if single else res
-        wrapped = tuple(Tensor._make(r._data, node, 0, True) if isinstance(r, Tensor) and _is_float_array(r._data)
-                        else r for r in items)
+        diff = [isinstance(r, Tensor) and _is_float_array(r._data) for r in items]
+        edges = tuple((accumulator(Tensor._make(r._data, None, 0, True)), 0) if d else (None, 0)
+                      for r, d in zip(items, diff))
+        node = Error("trying to differentiate twice a function that was marked with @once_differentiable. The "
+                     f"backward of {type(ctx).__name__} is not differentiable: remove the decorator and write it "
+                     "with differentiable ops.", edges)
+        wrapped = tuple(Tensor._make(r._data, node, i, True) if d else r for i, (r, d) in enumerate(zip(items, diff)))
         return wrapped[0] if single else wrapped
 
     return wrapper
