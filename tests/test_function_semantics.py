@@ -190,6 +190,8 @@ def forward_mode_functions(m):
             if mode == "in_place":
                 out += [fwd.unpack_dual(d).tangent is t_in, _vals(t_in), _vals(d)]
         out.append(_error(lambda: NoJvp.apply(fwd.make_dual(x, x))))
+        dual = fwd.make_dual(x, m.ones(2))
+        out.append(_error(lambda: fwd.make_dual(m.ones(2), dual))[1].split(" at the same level")[0])
     return [out, seen]
 
 

@@ -175,6 +175,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
                            f"forward gradient is of size {list(tangent.shape)}.")
+    if _tangent_of(tangent, table) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same level "
+                           f"{_levels[-1] if level is None else level} is not supported. Pass "
+                           "unpack_dual(tangent).primal to use its values.")
     if tangent._data.dtype != tensor._data.dtype:  # (JAX's forward mode needs one dtype for both)
         tangent = tangent.to(tensor.dtype)
     dual = tensor.view_as(tensor)
