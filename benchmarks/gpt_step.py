@@ -77,10 +77,11 @@ def build_jax():
     import optax
 
     keys = iter(jax.random.split(jax.random.PRNGKey(0), 64))
-    dense = lambda i, o, bias=True: {"w": jax.random.normal(next(keys), (o, i)) * i ** -0.5,  # noqa: E731
-                                     **({"b": jnp.zeros(o)} if bias else {})}
-    norm = lambda: {"w": jnp.ones(D), "b": jnp.zeros(D)}  # noqa: E731
-    params = {"tok": jax.random.normal(next(keys), (VOCAB, D)), "pos": jax.random.normal(next(keys), (T, D)),
+    f32 = jnp.float32  # (tapeflow turns on JAX's 64-bit mode: say float32 where JAX would default to float64)
+    dense = lambda i, o, bias=True: {"w": jax.random.normal(next(keys), (o, i), f32) * i ** -0.5,  # noqa: E731
+                                     **({"b": jnp.zeros(o, f32)} if bias else {})}
+    norm = lambda: {"w": jnp.ones(D, f32), "b": jnp.zeros(D, f32)}  # noqa: E731
+    params = {"tok": jax.random.normal(next(keys), (VOCAB, D), f32), "pos": jax.random.normal(next(keys), (T, D), f32),
               "blocks": [{"ln1": norm(), "ln2": norm(), "qkv": dense(D, 3 * D), "proj": dense(D, D),
                           "fc": dense(D, 4 * D), "out": dense(4 * D, D)} for _ in range(LAYERS)],
               "ln": norm(), "head": dense(D, VOCAB, bias=False)}

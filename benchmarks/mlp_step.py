@@ -80,7 +80,8 @@ def jax_step():
     import optax
 
     keys = jax.random.split(jax.random.PRNGKey(0), 8)
-    params = [(jax.random.normal(keys[i], (o, n)) * n ** -0.5, jnp.zeros(o))
+    f32 = jnp.float32  # (tapeflow turns on JAX's 64-bit mode: say float32 where JAX would default to float64)
+    params = [(jax.random.normal(keys[i], (o, n), f32) * n ** -0.5, jnp.zeros(o, f32))
               for i, (n, o) in enumerate(zip(SIZES, SIZES[1:]))]
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=(BATCH, SIZES[0])).astype(np.float32))
