@@ -89,6 +89,7 @@ class Sigmoid(tp.autograd.Function):
     def forward(ctx, x):
         y = 1 / (1 + tp.exp(-x))
         ctx.save_for_backward(y)
+        ctx.save_for_forward(y)  # (a jvp sees only what save_for_forward kept, as in PyTorch)
         return y
 
     @staticmethod
@@ -144,7 +145,8 @@ def test_forward_ad_passes_on_ops_and_functions():
     assert tp.autograd.gradcheck(lambda a, b: (sigmoid(a) * b, (a * b).sum()), (x, y), check_forward_ad=True,
                                  check_batched_forward_grad=True)
     assert tp.autograd.gradcheck(SigmoidJvp.apply, (x,), check_forward_ad=True, check_batched_forward_grad=True)
-    assert tp.autograd.gradcheck(Sigmoid.apply, (x,), check_forward_ad=True)  # no jvp: forward's ops give tangents
+    with pytest.raises(NotImplementedError, match="must implement the jvp function"):  # as PyTorch
+        tp.autograd.gradcheck(Sigmoid.apply, (x,), check_forward_ad=True)
     assert tp.autograd.gradcheck(SigmoidJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
     assert tp.autograd.gradcheck(SigmoidJvp.apply, (x,), check_forward_ad=True, fast_mode=True)
 
