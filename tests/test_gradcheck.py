@@ -338,3 +338,13 @@ def test_deprecated_jacobian_helpers_match_pytorch():
     from torch.autograd.gradcheck import get_numerical_jacobian as numerical
 
     assert got == _deprecated_jacobians(torch, numerical, analytical)
+
+
+def test_zero_size_inputs_have_nothing_to_check():
+    torch = pytest.importorskip("torch")
+    for m in (tp, torch):  # (PyTorch accepts them too)
+        x = m.zeros(0, 3, dtype=m.float64, requires_grad=True)
+        y = m.randn(2, dtype=m.float64, requires_grad=True)
+        f = lambda a, b: (a.sum() + b * 2, a * 2)  # noqa: E731
+        assert m.autograd.gradcheck(f, (x, y), check_forward_ad=True)
+        assert m.autograd.gradgradcheck(f, (x, y))

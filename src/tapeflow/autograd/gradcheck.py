@@ -114,7 +114,8 @@ def _numerical(func, inputs, k, eps, directions):
         outs = _stack_rows([f(p) for p in pert])
     m = directions.shape[0]
     outs = [np.asarray(o, np.float64) if o.dtype == jnp.bool_ else o for o in outs]  # bool outputs: no subtraction
-    return [np.asarray((o[:m] - o[m:]).reshape(m, -1), dtype=np.float64) / (2 * eps) for o in outs]
+    return [np.asarray((o[:m] - o[m:]).reshape(m, int(np.prod(o.shape[1:]))), dtype=np.float64) / (2 * eps)
+            for o in outs]
 
 
 def _forward_tangents(func, inputs, k, directions, batched=None):
@@ -161,7 +162,8 @@ def _vjp_rows(outs, inputs, diff, j):
 
 
 def _basis(x):
-    return jnp.eye(x.numel(), dtype=x._data.dtype).reshape((-1,) + tuple(x.shape))
+    n = x.numel()  # (a zero-size input has no basis vectors)
+    return jnp.eye(n, dtype=x._data.dtype).reshape((n,) + tuple(x.shape))
 
 
 def _mismatch(what, j, k, numerical, analytical, s):
@@ -193,7 +195,7 @@ def _check_jacobians(func, inputs, diff, outs, s):
         for k in diff:
             tans = _forward_tangents(func, inputs, k, _basis(inputs[k]))
             for j, t in enumerate(tans):
-                fwd = np.asarray(t.reshape(t.shape[0], -1), dtype=np.float64)
+                fwd = np.asarray(t.reshape(t.shape[0], int(np.prod(t.shape[1:]))), dtype=np.float64)
                 _mismatch("Jacobian computed with forward mode mismatch", j, k, numer[k][j], fwd, s)
 
 
