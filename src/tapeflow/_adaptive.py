@@ -35,9 +35,8 @@ except ImportError:  # pragma: no cover - a JAX without it: segments always run 
     def trace_state_clean() -> bool:
         return False
 
-__all__ = ["Pending", "record", "run_pending", "close_pending", "stepping", "resolve", "constant", "wrap",
-           "lazy_class", "set_data", "set_adaptive_eager",
-           "is_adaptive_eager_enabled", "adaptive_eager_stats"]
+__all__ = ["Pending", "record", "run_pending", "resolve", "constant", "wrap", "lazy_class", "set_data",
+           "set_adaptive_eager", "is_adaptive_eager_enabled", "adaptive_eager_stats"]
 
 MAX_OPS = 1024  # a longer segment runs at once (compile time grows with a program's size)
 _ArrayImpl = type(jax.numpy.zeros(()))
@@ -49,7 +48,6 @@ _stats = {"ops recorded": 0, "segments run": 0, "segments run op by op": 0, "pro
 
 class _Local(threading.local):
     segment = None  # the thread's segment (a new one once it has run)
-    stepping = 0  # optimizer steps running on this thread (see `close_pending`)
 
 
 _local = _Local()
@@ -136,14 +134,13 @@ def _dead():
 class _Segment:
     """The ops recorded on one thread since its last segment ran."""
 
-    __slots__ = ("ops", "externals", "ext_ids", "ext_avals", "outs", "lock", "done", "closing")
+    __slots__ = ("ops", "externals", "ext_ids", "ext_avals", "outs", "lock", "done")
 
     def __init__(self):
         self.ops, self.externals, self.ext_avals, self.outs = [], [], [], []
         self.ext_ids: dict = {}
         self.lock = threading.RLock()  # re-entered when a traced program records (it records nothing)
         self.done = False
-        self.closing = False  # a backward pass ended it: it runs before the next op outside an optimizer step
 
     def run(self) -> None:
         """Compute every output still referenced: as a compiled program once the structure repeats."""
@@ -294,9 +291,6 @@ def record(fn, arrays: list):
         seg = _local.segment
         if seg is None or seg.done:
             seg = _local.segment = _Segment()
-        elif seg.closing and not _local.stepping:
-            seg.run()
-            seg = _local.segment = _Segment()
         with seg.lock:
             out = _record_in(seg, fn, arrays) if not seg.done else _FOREIGN
         if out is not _FOREIGN:
@@ -310,32 +304,11 @@ def record(fn, arrays: list):
 
 
 def run_pending() -> None:
-    """Run this thread's segment now."""
+    """Run this thread's segment now (the end of a backward pass: a training step's structure then repeats
+    from one step to the next)."""
     seg = _local.segment
     if seg is not None and not seg.done:
         seg.run()
-
-
-def close_pending() -> None:
-    """The end of a backward pass: this thread's segment runs before the next op recorded outside an
-    optimizer's `step()` (or when a value is read), so that segments follow training steps and their
-    structure repeats from one step to the next. An optimizer step right after the backward pass joins
-    the segment: forward, backward, `.grad` accumulation and update then run as one program."""
-    seg = _local.segment
-    if seg is not None and not seg.done:
-        seg.closing = True
-
-
-class stepping:
-    """Context of an optimizer's `step()` (ops recorded in it join a segment that a backward pass closed)."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        _local.stepping += 1
-
-    def __exit__(self, *exc):
-        _local.stepping -= 1
 
 
 def _record_in(seg, fn, arrays):

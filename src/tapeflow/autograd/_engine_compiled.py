@@ -137,7 +137,7 @@ def compiled_backward(roots, root_grads, retain_graph: bool) -> bool:
     if pending is None:
         return False
     if pending:  # (the walk's references to saved values are gone: they are not kept as the program's outputs)
-        _adaptive.close_pending()  # one program per step: the forward, this backward and the optimizer update
+        _adaptive.run_pending()  # one program per step: the optimizer update, the forward and this backward
     return True
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 
-from .._adaptive import stepping as _stepping
 from ..autograd.graph import RemovableHandle
 
 __all__ = ["register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "with_step_hooks", "add_hook",
@@ -75,8 +74,7 @@ def with_step_hooks(step):
                         raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
                                            f"{out}.")
                     args, kwargs = out
-        with _stepping():  # (its ops join the segment of the backward pass before it: see `_adaptive`)
-            result = step(*args, **kwargs)
+        result = step(*args, **kwargs)
         own_post = self.__dict__.get("_step_post_hooks")
         if _global_post or own_post:
             for hook in (*_global_post.values(), *(own_post or {}).values()):
