@@ -17,13 +17,13 @@ read without running anything through `Tensor._raw` (shape and dtype checks).
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import queue
 import threading
 import weakref
 
 import jax
-import numpy as np
 
 from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
 from ._state import state
@@ -114,7 +114,7 @@ class Pending:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def weak_type(self) -> bool:

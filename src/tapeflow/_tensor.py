@@ -8,6 +8,7 @@ in-place write must refresh.
 
 from __future__ import annotations
 
+import math
 import pickle
 import warnings
 import weakref
@@ -381,7 +382,7 @@ class Tensor:
         return self._raw.ndim
 
     def numel(self) -> int:
-        return int(np.prod(self._raw.shape, dtype=np.int64))
+        return math.prod(self._raw.shape)
 
     nelement = numel
 
