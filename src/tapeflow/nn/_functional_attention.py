@@ -50,7 +50,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         mask = causal_mask(query.shape[-2], key.shape[-2], query.dtype)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    return attend(query, key, value, mask, dropout_p, scale, safe=True)[0]
+    # A causal mask (top-left aligned) lets every query row attend key 0, so no row is fully masked unless
+    # there are no keys: the guard against such rows is needed with a mask of the caller's only.
+    safe = not is_causal or key.shape[-2] == 0
+    return attend(query, key, value, mask, dropout_p, scale, safe=safe)[0]
 
 
 def attend(q, k, v, mask, dropout_p, scale, safe):
