@@ -54,6 +54,35 @@ class Size(tuple):
         return n
 
 
+class _Views:
+    """The live aliases of a storage, held weakly. Cheaper to add to than a `WeakSet` (a view op adds on every
+    call): dead references are dropped in bulk when the list has doubled since the last sweep."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self):
+        self.refs, self.limit = [], 8
+
+    def add(self, t) -> None:
+        refs = self.refs
+        refs.append(_weakref(t))
+        if len(refs) > self.limit:
+            refs[:] = [r for r in refs if r() is not None]
+            self.limit = max(8, 2 * len(refs))
+
+    def __iter__(self):
+        for r in self.refs:
+            t = r()
+            if t is not None:
+                yield t
+
+    def __bool__(self) -> bool:
+        return any(r() is not None for r in self.refs)
+
+
+_weakref = weakref.ref
+
+
 class _Storage:
     """Shared by a tensor and all its aliases: the version counter and live views."""
 
@@ -559,7 +588,7 @@ def _rebuild_view(base, chain, requires_grad):
     t._storage, t._base, t._view = base._st(), base, chain
     st = t._storage
     if st.views is None:
-        st.views = weakref.WeakSet()
+        st.views = _Views()
     st.views.add(t)
     return t
 
@@ -587,7 +616,7 @@ def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:
             new._no_grad_view = src._no_grad_view
     st = new._storage
     if st.views is None:
-        st.views = weakref.WeakSet()
+        st.views = _Views()
     st.views.add(new)
     return new
 
