@@ -132,11 +132,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> tp.nn.functional.linear(tp.ones(2, 3), tp.ones(4, 3), tp.zeros(4)).shape
         tapeflow.Size([2, 4])
     """
-    if input.shape[-1] != weight.shape[-1]:
+    a, w = input._raw, weight._raw  # (shapes and dtypes read raw: this runs for every layer call)
+    if not a.shape or not w.shape:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {a.ndim}D and {w.ndim}D")
+    if a.shape[-1] != w.shape[-1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, input.shape))} and "
                            f"{weight.shape[-1]}x{weight.shape[0]}); the input's last dimension must equal "
                            "in_features")
-    if input.dtype is not weight.dtype:
+    if a.dtype != w.dtype:
         c = _dtype.CPP_NAMES
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c[input.dtype.name]} != "
                            f"{c[weight.dtype.name]}")
@@ -372,7 +375,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     """
     _check(input, "layer_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+    full = input._raw.shape
+    if full[len(full) - len(shape):] != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     return dispatch(X.nn.layer_norm, (input, weight, bias), (("ndim", len(shape)), ("eps", eps)))
