@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import functools
-import math
 import numbers
 
 import jax
@@ -33,37 +31,6 @@ def _leaf(arr, device, requires_grad) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
     return t
-
-
-def _filled(shape: tuple, fill, jdtype, device, requires_grad) -> Tensor:
-    """`fill` everywhere: a Python number in a floating-point dtype on the default device is one compiled
-    program per shape, value and dtype, recorded into the pending segment with adaptive eager on (a factory
-    in a training step then joins the step's program instead of running JAX ops of its own). The rest is
-    made at once: integer and bool tensors are mostly indices and masks, which index checks read on the
-    host, and reading a pending value would run the segment there."""
-    if type(fill) in _NUMBERS and jdtype.kind in "fc" and (device is None or _is_default(device)):
-        t = _adaptive.constant(_fill_program(shape, (type(fill), fill if fill == fill else "nan",
-                                                     math.copysign(1.0, fill)), jdtype))
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
-    return _leaf(jnp.full(shape, fill, jdtype), device, requires_grad)
-
-
-_NUMBERS = (builtins.int, builtins.float, builtins.bool)
-
-
-@functools.lru_cache(maxsize=512)
-def _fill_program(shape: tuple, key: tuple, jdtype):
-    kind, value, _ = key
-    value = kind("nan") if value == "nan" else value
-    return jax.jit(lambda: jnp.full(shape, value, jdtype))
-
-
-@functools.lru_cache(maxsize=64)
-def _is_default(device) -> bool:
-    """Whether `device` (a tapeflow device or a string) is where JAX puts new arrays by default."""
-    return not is_meta_device(device) and to_jax_device(device) == jax.devices()[0]
 
 
 def _infer(data, exact: bool = False):
@@ -210,7 +177,7 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[0., 0., 0.],
                 [0., 0., 0.]])
     """
-    return _filled(_shape(size, "zeros"), 0, _float_dtype(dtype), device, requires_grad)
+    return _leaf(jnp.zeros(_shape(size, "zeros"), _float_dtype(dtype)), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -221,7 +188,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> tp.ones(2, dtype=tp.int64)
         tensor([1, 1])
     """
-    return _filled(_shape(size), 1, _float_dtype(dtype), device, requires_grad)
+    return _leaf(jnp.ones(_shape(size), _float_dtype(dtype)), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -254,8 +221,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     if dtype is None:
         dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
                  _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
-    return _filled(_shape((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
-                   _dtype.to_jax_dtype(dtype), device, requires_grad)
+    return _leaf(jnp.full(_shape((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
+                          _dtype.to_jax_dtype(dtype)), device, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -280,7 +247,6 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     jd = _dtype.to_jax_dtype(dtype)
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
     arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
-    # (made at once: ranges are mostly indices, which index checks read on the host)
     return _leaf(jnp.asarray(arr), device, requires_grad)
 
 
