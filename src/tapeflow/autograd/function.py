@@ -174,7 +174,11 @@ class BackwardCFunction(Node, FunctionCtx):
         """Fix what `save_for_backward` was given; `outputs` maps id -> output_nr of this node's outputs."""
         outputs = outputs or {}
         entries = []
-        packed = pack_tensors(self.to_save, outputs) if recorded and state.saved_hooks else None
+        try:
+            packed = pack_tensors(self.to_save, outputs) if recorded and state.saved_hooks else None
+        except BaseException:  # (a hook that stops, as a checkpoint's early-stopping recomputation does, must
+            self.to_save = ()  # not leave the node holding its own outputs: a reference cycle)
+            raise
         for i, t in enumerate(self.to_save):
             nr = None if t is None else outputs.get(id(t))
             if t is None:

@@ -328,9 +328,10 @@ class _RecomputationHook(saved_tensors_hooks):
 
     def __init__(self, frame_ref, gid):
         def pack(x):
-            # A new tensor, not `detach()`: an alias would keep `x`, and with it `x`'s node, alive from that
-            # node's own saved tensors (a reference cycle).
-            x = Tensor._wrap(x._data) if x.requires_grad else x
+            # A new tensor, not `x` or `detach()`: `x` may be (or become, as a custom Function's output does)
+            # an output of the node that saves it, and `x` or an alias of it would keep that node alive from
+            # its own saved tensors (a reference cycle).
+            x = Tensor._wrap(x._data)
             frame = frame_ref()
             idx = frame.recomp_counter.get(gid, 0)
             frame.recomp_counter[gid] = idx + 1
