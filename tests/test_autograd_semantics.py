@@ -425,6 +425,28 @@ def sequence_numbers(m):
     return [facts, order, _vals(x.grad), _vals(y.grad)]
 
 
+def prehooks_of_backward_inputs(m):
+    # backward(inputs=[non-leaf]) runs that tensor's hooks and its node's pre-hooks (after the gradient was
+    # captured) but not the node; autograd.grad runs none of its pre-hooks; a non-leaf's .grad that backward
+    # filled is read without the non-leaf warning.
+    import warnings
+
+    log = []
+    a = m.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.register_hook(lambda g: log.append("tensor") or g * 3)
+    b.grad_fn.register_prehook(lambda gs: log.append("pre") or tuple(g * 2 for g in gs))
+    c = b * 5
+    c.backward(inputs=(b,), retain_graph=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _vals(b.grad)
+    first = list(log)
+    log.clear()
+    captured = m.autograd.grad(c, inputs=(b,))
+    return [first, got, len(caught), list(log), _vals(captured[0]), a.grad is None]
+
+
 def views_made_without_grad(m):
     # A view of a tensor requiring grad made under no_grad / inference mode requires grad as a leaf whose
     # gradient goes nowhere; detach() does not; an in-place write into it with grad mode on is refused.
@@ -448,7 +470,8 @@ def views_made_without_grad(m):
     return facts
 
 
-SCENARIOS = [views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
+SCENARIOS = [prehooks_of_backward_inputs,
+             views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,
              function_and_forward_mode_details, functional_api_messages, tensor_odds, inplace_writes_into_views,

@@ -184,7 +184,7 @@ class Tensor:
     @property
     def grad(self):
         """The gradient accumulated by backward passes (None until one reaches this leaf)."""
-        if self.grad_fn is not None and not self._retains_grad:
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 

@@ -287,6 +287,14 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         if capture and is_acc:
             return ()
     if needed is not None and node not in needed:
+        if node._pre_hooks and not capture and type(node) is not AccumulateGrad:
+            # backward(inputs=...) on a non-leaf: its node does not run, but its pre-hooks see the gradient
+            # (after it was captured), as in PyTorch; autograd.grad runs none of them.
+            gts = tuple(_as_tensor(g) for g in grads)
+            for fn in list(node._pre_hooks.values()):
+                new = fn(gts)
+                if new is not None:
+                    gts = tuple(new)
         return ()
     # 3. node pre-hooks (a leaf's own hooks run before its AccumulateGrad's pre-hooks).
     leaf_hooked = False
