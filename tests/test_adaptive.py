@@ -260,3 +260,17 @@ def test_a_training_step_that_makes_tensors_every_step_runs_as_one_program(adapt
     after = _stats()
     assert after["program hits"] - before["program hits"] == 3  # one program per step, factories inside it
     assert after["segments run"] - before["segments run"] == 3
+
+
+def test_detaching_a_pending_tensor_runs_nothing_and_stays_an_alias(adaptive):
+    x = tp.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y = x * 2
+    before = _stats()["segments run"]
+    d = y.detach()  # (as `loss.detach()` for logging, before the backward pass)
+    assert _stats()["segments run"] == before and type(d._raw) is _adaptive.Pending
+    assert not d.requires_grad and d.grad_fn is None and d._base is y
+    d.add_(1.0)  # a write through the alias reaches the tensor it shares data with
+    np.testing.assert_array_equal(y.detach().numpy(), [3.0, -3.0, 7.0])
+    np.testing.assert_array_equal(d.numpy(), [3.0, -3.0, 7.0])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])

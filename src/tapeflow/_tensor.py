@@ -338,6 +338,11 @@ class Tensor:
 
         On a JAX tracer it is also off JAX's derivatives (`lax.stop_gradient`), so
         `jax.grad` and `tapeflow.func` see what the tape sees."""
+        data = self._raw
+        if type(data) is _pending_type():  # (a pending value stays pending: detaching reads nothing)
+            from ._adaptive import wrap
+
+            return _alias(self, wrap(data))
         data = self._data
         if isinstance(data, jax.core.Tracer):
             return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
@@ -594,6 +599,13 @@ def _rebuild_view(base, chain, requires_grad):
 
 
 _DETACHED = ("detach", (), None)  # the view-chain step of a detached alias of a tracer
+
+
+def _pending_type() -> type:
+    """adaptive eager's `Pending` (imported late: that module imports this one)."""
+    from ._adaptive import Pending
+
+    return Pending
 
 
 # The raw `_data` slot: what a tensor holds, without running a pending segment (see `_adaptive`).
