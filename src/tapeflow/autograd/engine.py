@@ -246,6 +246,16 @@ def _skip(node, deps, buffers, ready):
                     stack.append(nxt)
 
 
+def _run_pre_hooks(node, grads) -> tuple:
+    """The node's pre-hooks in order, each seeing the gradients as the last one left them (as Tensors)."""
+    gts = tuple(_as_tensor(g) for g in grads)
+    for fn in list(node._pre_hooks.values()):
+        new = fn(gts)
+        if new is not None:
+            gts = tuple(new)
+    return gts
+
+
 def _run_node(node, grads, create_graph, needed, targets, results, capture, inputs):
     # 1. hooks registered on the tensors this node produced, then retain_grad.
     th = node._tensor_hooks
@@ -290,11 +300,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         if node._pre_hooks and not capture and type(node) is not AccumulateGrad:
             # backward(inputs=...) on a non-leaf: its node does not run, but its pre-hooks see the gradient
             # (after it was captured), as in PyTorch; autograd.grad runs none of them.
-            gts = tuple(_as_tensor(g) for g in grads)
-            for fn in list(node._pre_hooks.values()):
-                new = fn(gts)
-                if new is not None:
-                    gts = tuple(new)
+            _run_pre_hooks(node, grads)
         return ()
     # 3. node pre-hooks (a leaf's own hooks run before its AccumulateGrad's pre-hooks).
     leaf_hooked = False
@@ -302,12 +308,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         grads[0] = _run_tensor_hooks(node.variable._hooks, grads[0], create_graph)
         leaf_hooked = True
     if node._pre_hooks:
-        gts = tuple(_as_tensor(g) for g in grads)
-        for fn in list(node._pre_hooks.values()):
-            new = fn(gts)
-            if new is not None:
-                gts = tuple(new)
-        grads = [_unwrap(g, create_graph) for g in gts]
+        grads = [_unwrap(g, create_graph) for g in _run_pre_hooks(node, grads)]
     # 4. materialise missing gradients of multi-output nodes as zeros.
     if len(grads) > 1:
         for i, g in enumerate(grads):

@@ -15,6 +15,7 @@ the dtype and device of every gradient.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -114,7 +115,7 @@ def _numerical(func, inputs, k, eps, directions):
         outs = _stack_rows([f(p) for p in pert])
     m = directions.shape[0]
     outs = [np.asarray(o, np.float64) if o.dtype == jnp.bool_ else o for o in outs]  # bool outputs: no subtraction
-    return [np.asarray((o[:m] - o[m:]).reshape(m, int(np.prod(o.shape[1:]))), dtype=np.float64) / (2 * eps)
+    return [np.asarray((o[:m] - o[m:]).reshape(m, math.prod(o.shape[1:])), dtype=np.float64) / (2 * eps)
             for o in outs]
 
 
@@ -195,7 +196,7 @@ def _check_jacobians(func, inputs, diff, outs, s):
         for k in diff:
             tans = _forward_tangents(func, inputs, k, _basis(inputs[k]))
             for j, t in enumerate(tans):
-                fwd = np.asarray(t.reshape(t.shape[0], int(np.prod(t.shape[1:]))), dtype=np.float64)
+                fwd = np.asarray(t.reshape(t.shape[0], math.prod(t.shape[1:])), dtype=np.float64)
                 _mismatch("Jacobian computed with forward mode mismatch", j, k, numer[k][j], fwd, s)
 
 
