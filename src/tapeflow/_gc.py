@@ -19,6 +19,7 @@ in two ways that tapeflow adjusts once, at import:
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 
@@ -34,6 +35,7 @@ def freeze_import_time_objects() -> bool:
         return False
     gc.collect()
     gc.freeze()
+    atexit.register(gc.unfreeze)
     return True
 
 
