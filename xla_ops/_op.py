@@ -26,10 +26,43 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jax.dtypes import float0
 
-__all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op", "torch_vjp"]
+__all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op", "torch_vjp", "set_matmul_precision",
+           "get_matmul_precision"]
 
 #: Every op, by name.
 TABLE: dict[str, Op] = {}
+
+#: PyTorch's names for the precision of float32 matrix products, and JAX's. "highest" (PyTorch's default) is full
+#: float32 on every backend (GPUs would otherwise use TensorFloat-32, TPUs one bfloat16 pass); "high" allows
+#: TensorFloat-32 (three bfloat16 passes on a TPU) and "medium" one bfloat16 pass. CPUs compute float32 in full.
+_PRECISIONS = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
+_matmul = ["highest", "float32"]
+
+
+def set_matmul_precision(precision: str) -> None:
+    """Set the precision of float32 matrix products in every op traced from now on (`"highest"`, `"high"` or
+    `"medium"`, PyTorch's names). Programs already compiled keep theirs: a caller that changes it mid-run clears
+    JAX's caches (tapeflow's `set_float32_matmul_precision` does)."""
+    if precision not in _PRECISIONS:
+        raise ValueError(f"matmul precision must be one of {', '.join(_PRECISIONS)}, got {precision!r}")
+    _matmul[:] = [precision, _PRECISIONS[precision]]
+
+
+def get_matmul_precision() -> str:
+    """The precision set by `set_matmul_precision` (`"highest"` until then)."""
+    return _matmul[0]
+
+
+def _precise(fn: Callable) -> Callable:
+    """`fn` traced under the table's float32 matrix-product precision. An op's function runs when it is traced
+    (per op, inside a fused program, under a user's `jax.jit`), so its products carry the precision in the
+    program whichever path traced it."""
+    @functools.wraps(fn)
+    def run(*args, **kw):
+        with jax.default_matmul_precision(_matmul[1]):
+            return fn(*args, **kw)
+
+    return run
 
 
 class Meta:
@@ -129,10 +162,10 @@ class Op:
         self.name = name
         self.deferrable = deferrable
         self.linear = linear
-        self.fwd = fwd
+        self.fwd = _precise(fwd)
         self.nin = nin if nin is not None else _count_inputs(fwd)
         self.derived = vjp is None and differentiable
-        self.vjp = vjp
+        self.vjp = vjp if vjp is None else _precise(vjp)
         names = _arg_names(vjp)[2:] if vjp is not None else []
         if self.derived:
             self.saves = frozenset(range(self.nin)) if self.nin >= 0 else None

@@ -103,7 +103,7 @@ def _indexed_vjp(g, ans, x, dim, keepdim=False, **kw):
 
 def _grid(idx, dim):
     """Index tuple that puts `idx` along `dim` and the identity elsewhere."""
-    grids = jnp.meshgrid(*(jnp.arange(n) for n in idx.shape), indexing="ij", sparse=True)
+    grids = list(jnp.meshgrid(*(jnp.arange(n) for n in idx.shape), indexing="ij", sparse=True))
     grids[dim] = idx
     return tuple(grids)
 

@@ -5,9 +5,13 @@ determinism and matmul-precision flags, and the functional forms of a few layers
 from __future__ import annotations
 
 import os
+import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+
+import xla_ops
 
 from . import _dtype, _tensor_str
 from ._tensor import Tensor
@@ -253,7 +257,7 @@ def get_num_interop_threads() -> int:
     return _threads["inter"]
 
 
-_flags = {"deterministic": False, "warn_only": False, "matmul": "highest"}
+_flags = {"deterministic": False, "warn_only": False}
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
@@ -291,8 +295,14 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 
 def set_float32_matmul_precision(precision: str) -> None:
-    """`"highest"`, `"high"` or `"medium"`: recorded for PyTorch programs (float32 matrix products on the CPU are
-    exact float32 here whatever the setting).
+    """The precision of float32 matrix products, PyTorch's setting: `"highest"` (the default: full float32 on
+    every device), `"high"` (TensorFloat-32 on GPUs that have it, three bfloat16 passes on TPUs) or
+    `"medium"` (one bfloat16 pass). CPUs compute float32 products in full whatever the setting.
+
+    It is part of every program: changing it waits for programs being compiled in the background and drops
+    compiled programs (JAX's caches), so the next step recompiles under the new precision. Set it once, at the
+    start of a program, as PyTorch programs do. `tapeflow.backends.cuda.matmul.allow_tf32 = True` is the
+    same as `"high"`.
 
     Example:
         >>> import tapeflow as tp
@@ -301,8 +311,16 @@ def set_float32_matmul_precision(precision: str) -> None:
         >>> tp.set_float32_matmul_precision("highest")
     """
     if precision not in ("highest", "high", "medium"):
-        raise RuntimeError(f"Invalid precision {precision}: expected one of highest, high, medium")
-    _flags["matmul"] = precision
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"  # (PyTorch's words)
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    if precision == xla_ops.get_matmul_precision():
+        return
+    from . import _adaptive
+
+    _adaptive.wait_for_compiles()  # (a program traced under the old precision must not land after the clear)
+    xla_ops.set_matmul_precision(precision)
+    jax.clear_caches()
 
 
 def get_float32_matmul_precision() -> str:
@@ -313,7 +331,7 @@ def get_float32_matmul_precision() -> str:
         >>> tp.get_float32_matmul_precision()
         'highest'
     """
-    return _flags["matmul"]
+    return xla_ops.get_matmul_precision()
 
 
 def is_conj(input) -> bool:

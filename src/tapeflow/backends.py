@@ -1,4 +1,5 @@
 """`tapeflow.backends`: the flags of `torch.backends` that programs set, accepted (XLA chooses its kernels).
+`cuda.matmul.allow_tf32` is `tapeflow.set_float32_matmul_precision`: True is `"high"`, False `"highest"`.
 
 Example:
     >>> import tapeflow as tp
@@ -11,14 +12,32 @@ from __future__ import annotations
 
 import types
 
+from . import _toplevel
 from . import cuda as _cuda
 
 __all__ = ["cudnn", "cuda", "mps", "mkldnn", "openmp"]
 
 cudnn = types.SimpleNamespace(enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
                               is_available=_cuda.is_available, version=lambda: None)
-cuda = types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True),
-                             is_built=_cuda.is_available)
+
+
+class _Matmul:
+    """`torch.backends.cuda.matmul`: `allow_tf32` reads and sets the float32 matrix-product precision."""
+
+    def __init__(self):
+        self.allow_fp16_reduced_precision_reduction = True
+        self.allow_bf16_reduced_precision_reduction = True
+
+    @property
+    def allow_tf32(self) -> bool:
+        return _toplevel.get_float32_matmul_precision() != "highest"
+
+    @allow_tf32.setter
+    def allow_tf32(self, allow: bool) -> None:
+        _toplevel.set_float32_matmul_precision("high" if allow else "highest")
+
+
+cuda = types.SimpleNamespace(matmul=_Matmul(), is_built=_cuda.is_available)
 
 # The scaled-dot-product-attention backend switches: recorded and reported (one XLA implementation serves all).
 _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
