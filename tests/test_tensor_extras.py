@@ -59,3 +59,40 @@ def test_extras_equal_pytorch():
                                        err_msg=str(k), equal_nan=True)
         else:
             assert a == b, (k, a, b)
+
+
+_NEW_CASES = [((), {}), ((2, 3), {}), ("size", {}), (((2, 3),), {}), (([2, 3],), {}), ((np.array([1.0, 2.0]),), {}),
+              ((3,), {}), ((np.int64(2), 3), {}), ((0,), {}), ("empty size", {}), ((2, 3), {"device": "cpu"}),
+              ((2.5,), {}), ((2, 3), {"dtype": "int32"}), ((2, 3), {"requires_grad": True}), ("size and int", {})]
+
+
+@pytest.mark.parametrize("case", range(len(_NEW_CASES)))
+def test_legacy_new_takes_sizes_data_and_refusals_as_pytorch(case):
+    # `x.new(torch.Size)` is a size, `x.new(tuple or list)` data: the size of `x[i]` taken as data built a
+    # one-element tensor, and `y[i] = value` broadcast it silently.
+    def run(lib):
+        args, kw = _NEW_CASES[case]
+        if isinstance(args, str):
+            args = {"size": (lib.Size([2, 3]),), "empty size": (lib.Size([]),), "size and int": (lib.Size([2]), 3)}[args]
+        kw = {k: getattr(lib, v) if k == "dtype" else v for k, v in kw.items()}
+        try:
+            r = lib.ones(2, dtype=lib.float64).new(*args, **kw)
+        except TypeError as e:
+            return "TypeError", str(e).split(" - ")[0].split(" (got")[0]
+        data = len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and not isinstance(args[0], lib.Size)
+        return tuple(r.shape), str(r.dtype).split(".")[-1], r.tolist() if data else None
+
+    assert run(tp) == run(torch)
+
+
+def test_setitem_of_a_value_made_by_new_gets_its_gradient():
+    def grads(lib):
+        x = lib.ones(5, 5, requires_grad=True)
+        y = x + 2
+        value = x.new(x[3].size()).fill_(7)
+        value.requires_grad = True
+        y[3] = value
+        y.backward(lib.ones(5, 5))
+        return x.grad.tolist(), value.grad.tolist()
+
+    assert grads(tp) == grads(torch)

@@ -224,14 +224,28 @@ def _map_(self, other, callable):
     return inplace(self, tensor(out, dtype=self.dtype))
 
 
-def _new(self, *args, **kwargs):
-    """The legacy constructor: `x.new(2, 3)` an uninitialised (zero) tensor of `x`'s dtype, `x.new(data)` a
-    tensor of that data in `x`'s dtype."""
+def _new(self, *args, device=None, **kwargs):
+    """The legacy constructor, as PyTorch's: `x.new(2, 3)` or `x.new(tp.Size([2, 3]))` an uninitialised (zero)
+    tensor of `x`'s dtype, `x.new(data)` (a list, tuple or array) a tensor of that data in `x`'s dtype,
+    `x.new()` an empty one; `device=` is the only keyword."""
     from ._factories import tensor, zeros
+    from ._tensor import Size
 
-    if len(args) == 1 and not isinstance(args[0], int):
-        return tensor(args[0], dtype=self.dtype)
-    return zeros(*args, dtype=self.dtype)
+    device = self.device if device is None else device
+    if kwargs or (len(args) > 1 and not all(isinstance(a, (int, np.integer)) for a in args)):
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (*, torch.device device = None)\n * (tuple of ints size, *, torch.device device = None)\n"
+                        " * (object data, *, torch.device device = None)")
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer, Size)):
+        data = args[0]
+        if isinstance(data, Tensor):
+            raise TypeError(f"new(): expected a size or data, got a Tensor; use x.new_tensor(t) or t.to({self.dtype})")
+        if isinstance(data, (float, complex, bool)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return tensor(data, dtype=self.dtype, device=device)
+    size = args[0] if len(args) == 1 and isinstance(args[0], Size) else args if args else (0,)
+    return zeros(*size, dtype=self.dtype, device=device)
 
 
 def _get_device(self) -> int:
