@@ -326,6 +326,30 @@ def engine_odds(m):
     x = m.ones(2, requires_grad=True)
     Twice.apply(x).sum().backward()
     log.append("after")
+
+    class Chained(m.autograd.Function):  # a final callback may queue another; both run, in order
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            queue = A.Variable._execution_engine.queue_callback
+            queue(lambda: (log.append("first"), queue(lambda: log.append("second"))))
+            return g
+
+    class Failing(m.autograd.Function):  # a pass that fails runs no final callback
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            A.Variable._execution_engine.queue_callback(lambda: log.append("never"))
+            raise ValueError("backward failed")
+
+    Chained.apply(x).sum().backward()
+    log.append(_error(lambda: Failing.apply(x).sum().backward()))
     y = m.ones(2)
     with A._unsafe_preserve_version_counter(y):
         y.add_(1)

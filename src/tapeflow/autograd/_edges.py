@@ -117,7 +117,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
 
             expected = sum(1 for t in tensors if t.requires_grad and will_execute(edge(t)[0]))
             entry = pending[task] = [expected, [None] * len(tensors)]
-            task.on_exit.append(lambda: pending.pop(task, None))
+            task.cleanups.append(lambda: pending.pop(task, None))
         return entry
 
     def inner(i):

@@ -120,12 +120,14 @@ def _needed(deps: dict, targets: set) -> set:
 
 class _Task:
     """The backward pass running on a thread (`state.graph_task`): which nodes it reaches (`deps`), which of
-    them it runs when only some inputs are wanted (`needed`), and callbacks for its end."""
+    them it runs when only some inputs are wanted (`needed`), callbacks for its successful end (`on_exit`,
+    `queue_callback`'s: run in order while the pass is still current, so one may queue another) and cleanups
+    that run however it ends."""
 
-    __slots__ = ("deps", "needed", "targets", "on_exit", "__weakref__")
+    __slots__ = ("deps", "needed", "targets", "on_exit", "cleanups", "__weakref__")
 
     def __init__(self, deps, needed, targets=()):
-        self.deps, self.needed, self.targets, self.on_exit = deps, needed, targets, []
+        self.deps, self.needed, self.targets, self.on_exit, self.cleanups = deps, needed, targets, [], []
 
 
 def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_graph: bool, create_graph: bool,
@@ -213,9 +215,14 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
                         counter += 1
                     else:
                         _skip(nxt, deps, buffers, ready)
+        state.grad_enabled = prev_mode
+        i = 0
+        while i < len(task.on_exit):  # (a callback may queue another)
+            task.on_exit[i]()
+            i += 1
     finally:
         state.grad_enabled, state.graph_task = prev_mode, prev_task
-        for fn in task.on_exit:
+        for fn in task.cleanups:
             fn()
 
     if not capture and inputs is not None:
