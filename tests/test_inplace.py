@@ -174,3 +174,31 @@ def test_an_input_saved_for_a_needed_gradient_is_still_checked():
     h += 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def _view_of_a_later_leaf(lib):
+    """In-place writes through views taken before the base came to require grad (PyTorch's
+    test_no_requires_grad_inplace): refused for a leaf, recorded for a base that gained a history."""
+    out = []
+    a = lib.randn(2, 3)
+    b = a[:]
+    a.requires_grad = True
+    for write in (lambda: a.add_(5), lambda: b.add_(5)):
+        try:
+            write()
+            out.append(None)
+        except RuntimeError as e:
+            out.append(str(e).split(" in an in-place operation")[0])
+    a = lib.ones(2, 3)
+    b = a[:1]
+    w = lib.ones(2, 3, requires_grad=True)
+    a.add_(w)  # the base now has a history, and so does its view (PyTorch makes it when grad_fn is read: before
+    has_history = b.grad_fn is not None  # that, its in-place check still sees the leaf it was)
+    b.mul_(2)
+    a.sum().backward()
+    return out, has_history, b.requires_grad, a.tolist(), w.grad.tolist()
+
+
+def test_writes_through_a_view_of_a_base_that_later_requires_grad_match_pytorch():
+    torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+    assert _view_of_a_later_leaf(tp) == _view_of_a_later_leaf(torch)

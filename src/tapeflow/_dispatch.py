@@ -524,8 +524,9 @@ def _cast_for_inplace(x, result):
 
 def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:
     chain = v._view
-    if state.grad_enabled and (v._requires_grad or result._requires_grad):  # (a value with history makes the
-        # base and the view part of the graph, even when neither required grad before)
+    if state.grad_enabled and (v._requires_grad or result._requires_grad or base._requires_grad):  # (a value with
+        # history makes the base and the view part of the graph, even when neither required grad before; a base
+        # that came to require grad after the view was taken is refused if a leaf, recorded otherwise)
         if base.grad_fn is None and base._requires_grad:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place operation. "
