@@ -494,7 +494,24 @@ def views_made_without_grad(m):
     return facts
 
 
-SCENARIOS = [prehooks_of_backward_inputs,
+def outputs_without_a_derivative(m):
+    """`unique` and `unique_consecutive`: the values join the graph (so they require grad) with a backward
+    that raises that the derivative is not implemented; indices and counts never require grad."""
+    x = m.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+    facts = []
+    for call in (lambda: m.unique(x, return_inverse=True, return_counts=True), lambda: x.unique(dim=0),
+                 lambda: m.unique_consecutive(x, return_counts=True), lambda: m.unique(x, sorted=False)):
+        out = call()
+        out = out if isinstance(out, tuple) else (out,)
+        facts.append([(o.requires_grad, type(o.grad_fn).__name__) for o in out])
+        facts.append(_error(lambda o=out[0]: (o.sum() + x.sum()).backward()))
+    with m.no_grad():
+        facts.append(m.unique(x).requires_grad)
+    facts.append(x.grad)
+    return facts
+
+
+SCENARIOS = [prehooks_of_backward_inputs, outputs_without_a_derivative,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,

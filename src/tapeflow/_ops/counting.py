@@ -19,6 +19,7 @@ import xla_ops as X
 
 from .. import _dtype
 from .._dispatch import dispatch
+from .._state import state
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _t
 from .reduce import return_types
@@ -45,7 +46,12 @@ def _traced(t: Tensor) -> bool:
 
 
 # -- unique -------------------------------------------------------------------------------------------------------
-def _results(values, inverse, counts, return_inverse, return_counts):
+def _results(values, inverse, counts, return_inverse, return_counts, input=None, node=("", "")):
+    if input is not None and input.requires_grad and state.grad_enabled:
+        # PyTorch records the values with a backward that says its derivative is not implemented
+        from ..autograd.graph import not_implemented_node
+
+        values = Tensor._make(values._raw, not_implemented_node(*node, (input,)), 0, True)
     out = [values]
     if return_inverse:
         out.append(inverse)
@@ -96,7 +102,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         values, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True, axis=0)
         inverse = inverse.reshape(-1)
     return _results(_from_rows(values.reshape(-1, rows.shape[1]) if d is not None else values, input, d),
-                    _wrap(inverse, jnp.int64), _wrap(counts, jnp.int64), return_inverse, return_counts)
+                    _wrap(inverse, jnp.int64), _wrap(counts, jnp.int64), return_inverse, return_counts, input,
+                    ("Unique2Backward0", "_unique2") if d is None else ("UniqueDimBackward0", "unique_dim"))
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -117,7 +124,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if d is None:
         inverse = inverse.reshape(tuple(input.shape))
     return _results(_from_rows(rows[starts], input, d), _wrap(inverse, jnp.int64), _wrap(counts, jnp.int64),
-                    return_inverse, return_counts)
+                    return_inverse, return_counts, input, ("UniqueConsecutiveBackward0", "unique_consecutive"))
 
 
 # -- counting -----------------------------------------------------------------------------------------------------

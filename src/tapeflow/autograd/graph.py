@@ -280,6 +280,28 @@ def node_class(name: str) -> type:
     return cls
 
 
+class _NotImplementedBackward(Node):
+    """The backward of an op whose derivative PyTorch does not implement (`unique`): the output joins the graph,
+    as PyTorch's does, and a backward that reaches it raises PyTorch's NotImplementedError."""
+
+    __slots__ = ()
+    op_name = ""
+
+    def apply(self, grads, create_graph):
+        raise NotImplementedError(f"the derivative for '{self.op_name}' is not implemented.")
+
+
+def not_implemented_node(name: str, op_name: str, inputs) -> Node:
+    """A node named `name` (`Unique2Backward0`) over the edges of `inputs` whose backward raises that the
+    derivative of `op_name` is not implemented."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (_NotImplementedBackward,), {"__slots__": (), "op_name": op_name})
+    from .._dispatch import edge
+
+    return cls(tuple(edge(t) for t in inputs))
+
+
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into `variable.grad`."""
 
