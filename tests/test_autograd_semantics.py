@@ -136,6 +136,13 @@ def retain_grad_follows_inplace_writes(m):
     x.add_(1)
     (x.sum() + y.sum()).backward()
     out += [_vals(x.grad), _vals(r.grad)]
+    base = m.tensor([1.0], requires_grad=True).clone()
+    view, view2 = base[:], base[:]
+    view.retain_grad()
+    view2.retain_grad()
+    view.mul_(2)  # the other view's history is regenerated from the base's: its retained gradient follows
+    (view + view2).sum().backward()
+    out += [_vals(view.grad), _vals(view2.grad)]
     return out
 
 

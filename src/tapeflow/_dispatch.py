@@ -558,6 +558,9 @@ def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
             # grad from now on if it did not.
             snap = Tensor._make(base._data, base.grad_fn, base._output_nr, True)
             nv = dispatch(view_apply, (snap,), (("chain", w._view),))
+            old_fn, old_nr = w.grad_fn, w._output_nr
             w._data, w.grad_fn, w._output_nr, w._requires_grad = nv._data, nv.grad_fn, 0, True
+            if w._retains_grad:
+                _move_retained(w, old_fn, old_nr)
             continue
         w._data = base._data if not w._view else view_apply.compiled((("chain", w._view),))(base._data)
