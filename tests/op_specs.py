@@ -425,6 +425,14 @@ spec("var", [C(F((3, 4))), C(F((3, 4)), dim=(1,), correction=0, keepdim=True), C
      _np_var(np.var), tf=lambda x: x.var())
 spec("std", [C(F((3, 4))), C(F((3, 4)), dim=(1,), correction=0, keepdim=True), C(F((5,)), dim=(0,), correction=2)],
      _np_var(np.std), tf=lambda x: x.std())
+spec("var_mean", [C(F((3, 4))), C(F((3, 4)), dim=(1,), correction=0, keepdim=True), C(F((5,)), dim=(0,), correction=2)],
+     lambda x, dim=None, correction=1, keepdim=False: (_np_var(np.var)(x, dim, correction, keepdim),
+                                                       np.mean(x, axis=dim, keepdims=keepdim)),
+     tf=lambda x: tp.var_mean(x))
+spec("std_mean", [C(F((3, 4))), C(F((3, 4)), dim=(1,), correction=0, keepdim=True), C(F((5,)), dim=(0,), correction=2)],
+     lambda x, dim=None, correction=1, keepdim=False: (_np_var(np.std)(x, dim, correction, keepdim),
+                                                       np.mean(x, axis=dim, keepdims=keepdim)),
+     tf=lambda x: tp.std_mean(x))
 
 _TIES = A([[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 0.5], [-1.0, -4.0, -1.0, -4.0]], np.float64)
 spec("amax", [C(F((3, 4)), dim=(1,)), C(F((2, 3, 4)), dim=(0, 2), keepdim=True), C(F(())), C(_TIES, dim=(1,)),

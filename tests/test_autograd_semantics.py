@@ -518,7 +518,32 @@ def outputs_without_a_derivative(m):
     return facts
 
 
-SCENARIOS = [prehooks_of_backward_inputs, outputs_without_a_derivative,
+def moments_share_one_node(m):
+    """`var_mean` / `std_mean`: one node for both results (a pre-hook sees both gradients), first and second
+    order, a constant row (std's gradient there is 0), one result used alone."""
+    out = []
+    for fn in ("var_mean", "std_mean"):
+        x = m.tensor([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]], requires_grad=True, dtype=m.float64)
+        s, mu = getattr(m, fn)(x, dim=1)
+        (s * m.tensor([1.0, 2.0], dtype=m.float64) + mu * 3).sum().backward()
+        out.append([type(s.grad_fn).__name__, s.grad_fn is mu.grad_fn, _vals(x.grad)])
+        x.grad = None
+        getattr(m, fn)(x, dim=1, keepdim=True)[1].sum().backward()
+        out.append(_vals(x.grad))
+        x.grad = None
+        (g,) = m.autograd.grad(getattr(m, fn)(x)[0], x, create_graph=True)
+        (g * g).sum().backward()
+        out.append(_vals(x.grad))
+    a = m.tensor([[0.5, 1.0, 2.0], [1.5, -1.0, 0.0], [2.0, 0.5, 1.0]], requires_grad=True)
+    seen = []
+    var, mean = m.var_mean(a, dim=0)
+    mean.grad_fn.register_prehook(lambda gs: (seen.append(len(gs)), tuple(g * 2 for g in gs))[1])
+    (var + mean).sum().backward()
+    out += [seen, _vals(a.grad)]
+    return out
+
+
+SCENARIOS = [prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,

@@ -61,6 +61,38 @@ std = op("std", lambda x, dim=None, correction=1, keepdim=False: jnp.sqrt(_var(x
          _std_vjp, saves=("x", "ans"))
 
 
+def _moments_vjp(spread, spread_vjp):
+    """The VJP of `(spread, mean)`: the spread's own rule plus the mean's, for whichever gradients arrived. The
+    spread is recomputed from `x` (a multi-output op's saved results carry no history for higher orders)."""
+    def vjp(g, ans, x, dim=None, correction=1, keepdim=False):
+        g_spread, g_mean = g
+        gx = jnp.zeros(x.shape, x.dtype)
+        if g_spread is not None:
+            gx = gx + spread_vjp(g_spread, spread(x, dim, correction, keepdim), x, dim, correction, keepdim)[0]
+        if g_mean is not None:
+            gx = gx + (_expand(g_mean, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype)
+        return (gx,)
+
+    return vjp
+
+
+def _var_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
+    return jax.vjp(lambda v: _var(v, dim, correction, keepdim), x)[1](g)
+
+
+def _std(x, dim=None, correction=1, keepdim=False):
+    return jnp.sqrt(_var(x, dim, correction, keepdim))
+
+
+# One node for both results, as PyTorch's VarMeanBackward0 / StdMeanBackward0 (a hook on it sees both gradients).
+var_mean = op("var_mean", lambda x, dim=None, correction=1, keepdim=False: (
+    _var(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)), _moments_vjp(_var, _var_vjp),
+    saves=("x",), node="VarMeanBackward0")
+std_mean = op("std_mean", lambda x, dim=None, correction=1, keepdim=False: (
+    _std(x, dim, correction, keepdim), jnp.mean(x, axis=dim, keepdims=keepdim)), _moments_vjp(_std, _std_vjp),
+    saves=("x",), node="StdMeanBackward0")
+
+
 # -- extrema ---------------------------------------------------------------------
 def _even_vjp(g, ans, x, dim=None, keepdim=False):
     # NOTE: amax/amin (and full max/min) share the gradient evenly among ties.

@@ -140,24 +140,32 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
                                       ("keepdim", keepdim)))
 
 
+def _moments(op, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, builtins.bool):
+        unbiased, dim = dim, None
+    _floating_or_complex(input)
+    return dispatch(op, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
+                                   ("keepdim", keepdim)))
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance and mean in one call, as a tuple `(var, mean)`.
+    """Variance and mean in one call, as a tuple `(var, mean)` (one graph node for both, as PyTorch's).
 
     Example:
         >>> tp.var_mean(tp.tensor([1.0, 2.0, 3.0, 4.0]))
         (tensor(1.6667), tensor(2.5000))
     """
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _moments(X.var_mean, input, dim, unbiased, keepdim, correction)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation and mean in one call, as a tuple `(std, mean)`.
+    """Standard deviation and mean in one call, as a tuple `(std, mean)` (one graph node for both).
 
     Example:
         >>> tp.std_mean(tp.tensor([1.0, 2.0, 3.0, 4.0]))
         (tensor(1.2910), tensor(2.5000))
     """
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return _moments(X.std_mean, input, dim, unbiased, keepdim, correction)
 
 
 return_types = type("return_types", (), {"__doc__": """The named tuples ops with two results return, as in PyTorch.
