@@ -543,7 +543,30 @@ def moments_share_one_node(m):
     return out
 
 
-SCENARIOS = [prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node,
+def leaf_hooks_in_order(m):
+    """A leaf's tensor hook, its AccumulateGrad's pre-hook, its post-accumulate hook and the node's post-hook,
+    in PyTorch's order; the first accumulation takes the gradient as `.grad` itself (the node's post-hook sees
+    what the post-accumulate hook did to it), a later one adds into the `.grad` there is."""
+    tensor = m.tensor([0.25, 0.5, 1.0], requires_grad=True)
+    log = []
+
+    def node_post(grad_in, grad_out):
+        log.append(("node post", len(grad_in), _vals(grad_out[0])))
+        tensor.grad = grad_out[0].mul(10)
+
+    acc = tensor.view_as(tensor).grad_fn.next_functions[0][0]
+    tensor.register_hook(lambda g: (log.append(("tensor pre", _vals(g))), g.sub(2.0))[1])
+    acc.register_prehook(lambda go: (log.append(("node pre", _vals(go[0]))), (go[0].div(5.0),))[1])
+    tensor.register_post_accumulate_grad_hook(lambda t: (log.append(("post acc", _vals(t.grad))), t.grad.add_(0.5))
+                                              and None)
+    acc.register_hook(node_post)
+    for _ in range(2):
+        tensor.sum().backward()
+        log.append(_vals(tensor.grad))
+    return log
+
+
+SCENARIOS = [prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,

@@ -323,6 +323,9 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 shape, dtype = node._out_meta[i]
                 z = jnp.zeros(shape, dtype)
                 grads[i] = Tensor._wrap(z) if create_graph else z
+    # A leaf whose .grad is None takes the incoming gradient as its .grad (PyTorch steals the buffer): its
+    # AccumulateGrad's post-hooks then see that very tensor, with what post-accumulate hooks did to it.
+    stolen = node._post_hooks is not None and type(node) is AccumulateGrad and node.variable._grad is None
     if leaf_hooked:
         accumulate(node.variable, grads[0], create_graph, run_hooks=False)
         grad_inputs = ()
@@ -336,7 +339,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
     # 5. node post-hooks.
     if node._post_hooks:
         gi = tuple(_as_tensor(g) for g in grad_inputs)
-        go = tuple(_as_tensor(g) for g in grads)
+        go = (node.variable._grad,) if stolen and node.variable._grad is not None else tuple(map(_as_tensor, grads))
         for fn in list(node._post_hooks.values()):
             new = fn(gi, go)
             if new is not None:
