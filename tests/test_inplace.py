@@ -202,3 +202,45 @@ def _view_of_a_later_leaf(lib):
 def test_writes_through_a_view_of_a_base_that_later_requires_grad_match_pytorch():
     torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
     assert _view_of_a_later_leaf(tp) == _view_of_a_later_leaf(torch)
+
+
+def _detached_aliases(lib):
+    x = lib.ones(3, requires_grad=True) * 2
+    d = x.detach()
+    out = [d._is_view(), d._base is None, d.requires_grad]
+    d.add_(1)  # one storage: the write shows in both, with one version counter
+    out += [x.tolist(), d.tolist(), x._version == d._version]
+    with lib.no_grad():
+        x.mul_(3)
+    v = d[1:]
+    v.mul_(10)
+    out += [x.tolist(), d.tolist(), v.tolist()]
+    return out
+
+
+def test_detach_shares_data_without_being_a_view_as_in_pytorch():
+    torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+    assert _detached_aliases(tp) == _detached_aliases(torch)
+
+
+def test_a_kept_detached_loss_does_not_keep_its_graph():
+    # `losses.append(loss.detach())` in a training loop: the detached tensor shares the loss's data, but the
+    # loss and the graph it heads die with the step (they lived on through the alias, a leak per step).
+    import gc
+    import weakref
+
+    # (The compiled backward of a repeated graph keeps the one graph it was traced from, its template.)
+    w = tp.ones(4, requires_grad=True)
+    kept, nodes = [], []
+    gc.disable()
+    try:
+        for _ in range(6):
+            loss = ((w * 2).sin() * 3).sum()
+            nodes.append(weakref.ref(loss.grad_fn))
+            loss.backward()
+            kept.append(loss.detach())
+        del loss
+        assert sum(r() is not None for r in nodes) <= 1
+    finally:
+        gc.enable()
+    assert [round(k.item(), 5) for k in kept] == [round(float(np.sin(2.0) * 12), 5)] * 6

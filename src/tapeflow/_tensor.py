@@ -342,11 +342,11 @@ class Tensor:
         if type(data) is _pending_type():  # (a pending value stays pending: detaching reads nothing)
             from ._adaptive import wrap
 
-            return _alias(self, wrap(data))
+            return _alias(self, wrap(data), peer=True)
         data = self._data
         if isinstance(data, jax.core.Tracer):
             return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
-        return _alias(self, Tensor._wrap(data))
+        return _alias(self, Tensor._wrap(data), peer=True)
 
     def detach_(self) -> Tensor:
         """Detach in place: this tensor becomes a leaf that does not require grad."""
@@ -612,8 +612,21 @@ def _pending_type() -> type:
 Tensor._raw = Tensor.__dict__["_data"]
 
 
-def _alias(src: Tensor, new: Tensor, view=None) -> Tensor:
-    """Make `new` an alias of `src`: same storage; `view` extends the view chain."""
+def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:
+    """Make `new` an alias of `src`: same storage; `view` extends the view chain. With `peer` (`detach()`, not a
+    view in PyTorch) an alias of a tensor that is no view is a second root of the storage, not a view of `src`:
+    a write to either reaches the other through the storage's alias list, and it does not keep `src` (nor the
+    graph `src` heads) alive."""
+    if peer and src._base is None:
+        st = new._storage = src._st()
+        if new._inference and not src._inference:
+            new._inference = False
+        if st.views is None:
+            st.views = _Views()
+        if not any(r() is src for r in st.views.refs):
+            st.views.add(src)
+        st.views.add(new)
+        return new
     base = src._base if src._base is not None else src
     new._storage = src._st()
     new._base = base
