@@ -130,12 +130,9 @@ def build_jax():
     return step
 
 
-def steady() -> None:
-    import torch
-
-    import tapeflow as tp
-
-    torch.set_num_threads(1)
+def contenders(tp, torch, torch_name: str) -> dict:
+    """The steady-state cases, by name: tapeflow with adaptive eager on and off, PyTorch (on whatever device
+    and threads the caller set), and the step written by hand under one `jax.jit`."""
     tp_step, torch_step = build(tp), build(torch)
 
     def adaptive(on):
@@ -144,9 +141,18 @@ def steady() -> None:
             tp_step()
         return run
 
-    med = interleaved({"tapeflow adaptive eager": adaptive(True), "tapeflow op by op": adaptive(False),
-                       "torch eager (1 thread)": torch_step, "hand-written jax.jit step": build_jax()},
-                      repeats=30, warmup=4)
+    return {"tapeflow adaptive eager": adaptive(True), "tapeflow op by op": adaptive(False), torch_name: torch_step,
+            "hand-written jax.jit step": build_jax()}
+
+
+def steady() -> None:
+    import torch
+
+    import tapeflow as tp
+
+    torch.set_num_threads(1)
+    med = interleaved(contenders(tp, torch, "torch eager (1 thread)"), repeats=30, warmup=4)
+    tp.set_adaptive_eager(True)
     report("tiny GPT training step (median)", med, "torch eager (1 thread)")
 
 

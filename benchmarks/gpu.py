@@ -70,17 +70,8 @@ def chain_case(torch, tp):
 def gpt_case(torch, tp):
     import gpt_step
 
-    tp_step, torch_step = gpt_step.build(tp), gpt_step.build(torch)  # each step ends in loss.item()
-
-    def adaptive(on):
-        def run():
-            tp.set_adaptive_eager(on)
-            tp_step()
-        return run
-
-    med = interleaved({"tapeflow adaptive eager": adaptive(True), "tapeflow op by op": adaptive(False),
-                       "torch CUDA eager": torch_step, "hand-written jax.jit step": gpt_step.build_jax()},
-                      repeats=30, warmup=4)
+    # (each step ends in loss.item(), which waits for the GPU)
+    med = interleaved(gpt_step.contenders(tp, torch, "torch CUDA eager"), repeats=30, warmup=4)
     tp.set_adaptive_eager(True)
     report("tiny GPT AdamW step (median)", med, "torch CUDA eager")
 
