@@ -43,22 +43,29 @@ mean_dim = op("mean_dim", lambda x, dim, keepdim=False, dtype=None: jnp.mean(x, 
 nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim))
 prod = op("prod", lambda x: jnp.prod(x))
 prod_dim = op("prod_dim", lambda x, dim, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim), node="ProdBackward1")
-var = op("var", lambda x, dim=None, correction=1, keepdim=False: jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim))
 
 
 def _var(x, dim=None, correction=1, keepdim=False):
     return jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
 
 
+def _std(x, dim=None, correction=1, keepdim=False):
+    return jnp.sqrt(_var(x, dim, correction, keepdim))
+
+
+def _var_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
+    return jax.vjp(lambda v: _var(v, dim, correction, keepdim), x)[1](g)
+
+
 def _std_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
     # NOTE: PyTorch's rule: the gradient reaching the variance is g / (2 std), and 0 where std is 0 (a constant
     # input), not the 0/0 of the chain rule.
     g_var = jnp.where(ans == 0, 0, g / jnp.where(ans == 0, 1, 2 * ans)).astype(g.dtype)
-    return jax.vjp(lambda v: _var(v, dim, correction, keepdim), x)[1](g_var)
+    return _var_vjp(g_var, None, x, dim, correction, keepdim)
 
 
-std = op("std", lambda x, dim=None, correction=1, keepdim=False: jnp.sqrt(_var(x, dim, correction, keepdim)),
-         _std_vjp, saves=("x", "ans"))
+var = op("var", _var)
+std = op("std", _std, _std_vjp, saves=("x", "ans"))
 
 
 def _moments_vjp(spread, spread_vjp):
@@ -74,14 +81,6 @@ def _moments_vjp(spread, spread_vjp):
         return (gx,)
 
     return vjp
-
-
-def _var_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
-    return jax.vjp(lambda v: _var(v, dim, correction, keepdim), x)[1](g)
-
-
-def _std(x, dim=None, correction=1, keepdim=False):
-    return jnp.sqrt(_var(x, dim, correction, keepdim))
 
 
 # One node for both results, as PyTorch's VarMeanBackward0 / StdMeanBackward0 (a hook on it sees both gradients).

@@ -617,31 +617,23 @@ def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:
     view in PyTorch) an alias of a tensor that is no view is a second root of the storage, not a view of `src`:
     a write to either reaches the other through the storage's alias list, and it does not keep `src` (nor the
     graph `src` heads) alive."""
-    if peer and src._base is None:
-        st = new._storage = src._st()
-        if new._inference and not src._inference:
-            new._inference = False
-        if st.views is None:
-            st.views = _Views()
-        if not any(r() is src for r in st.views.refs):
-            st.views.add(src)
-        st.views.add(new)
-        return new
-    base = src._base if src._base is not None else src
-    new._storage = src._st()
-    new._base = base
+    st = new._storage = src._st()
     if new._inference and not src._inference:
         new._inference = False  # a view of a normal tensor made in inference mode is a normal tensor (PyTorch)
-    chain = src._view if view is None else src._view + (view,)
-    if chain:
-        new._view = chain
-        if not _mode.grad_enabled and base._requires_grad:  # an in-place write with grad mode on is refused
-            new._no_grad_view = "inference" if _mode.inference else "no_grad"
-        elif src._no_grad_view:
-            new._no_grad_view = src._no_grad_view
-    st = new._storage
     if st.views is None:
         st.views = _Views()
+    if peer and src._base is None:
+        if not any(r() is src for r in st.views.refs):  # (a root joins the alias list with its first peer)
+            st.views.add(src)
+    else:
+        base = new._base = src._base if src._base is not None else src
+        chain = src._view if view is None else src._view + (view,)
+        if chain:
+            new._view = chain
+            if not _mode.grad_enabled and base._requires_grad:  # an in-place write with grad mode on is refused
+                new._no_grad_view = "inference" if _mode.inference else "no_grad"
+            elif src._no_grad_view:
+                new._no_grad_view = src._no_grad_view
     st.views.add(new)
     return new
 

@@ -112,6 +112,15 @@ def _floating_or_complex(input) -> None:
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 
+def _moments(op, input, dim, unbiased, keepdim, correction):
+    """`var`, `std` and their `_mean` forms: `dim` may be PyTorch's legacy `unbiased` flag."""
+    if isinstance(dim, builtins.bool):
+        unbiased, dim = dim, None
+    _floating_or_complex(input)
+    return dispatch(op, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
+                                   ("keepdim", keepdim)))
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance (Bessel-corrected by default, `correction=0` for the population variance).
 
@@ -119,11 +128,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         >>> tp.var(tp.tensor([1.0, 2.0, 3.0, 4.0]))
         tensor(1.6667)
     """
-    if isinstance(dim, builtins.bool):
-        unbiased, dim = dim, None
-    _floating_or_complex(input)
-    return dispatch(X.var, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
-                                      ("keepdim", keepdim)))
+    return _moments(X.var, input, dim, unbiased, keepdim, correction)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -133,19 +138,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         >>> tp.std(tp.tensor([1.0, 2.0, 3.0, 4.0]))
         tensor(1.2910)
     """
-    if isinstance(dim, builtins.bool):
-        unbiased, dim = dim, None
-    _floating_or_complex(input)
-    return dispatch(X.std, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
-                                      ("keepdim", keepdim)))
-
-
-def _moments(op, input, dim, unbiased, keepdim, correction):
-    if isinstance(dim, builtins.bool):
-        unbiased, dim = dim, None
-    _floating_or_complex(input)
-    return dispatch(op, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
-                                   ("keepdim", keepdim)))
+    return _moments(X.std, input, dim, unbiased, keepdim, correction)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
