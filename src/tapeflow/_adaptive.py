@@ -51,7 +51,6 @@ class _Local(threading.local):
 
 
 _local = _Local()
-_FOREIGN = object()  # an input pending in another thread's segment
 _on = [os.environ.get("TAPEFLOW_ADAPTIVE_EAGER", "1").lower() not in ("0", "off", "false", "no")]
 
 
@@ -287,20 +286,56 @@ def _programs():
 def record(fn, arrays: list):
     """Record `fn(*arrays)` (a compiled op) into this thread's segment; return its `Pending` output(s), or
     None when it cannot be recorded (an input that is not a JAX array, e.g. a tracer)."""
-    while True:
-        seg = _local.segment
-        if seg is None or seg.done:
-            seg = _local.segment = _Segment()
-        with seg.lock:
-            out = _record_in(seg, fn, arrays) if not seg.done else _FOREIGN
-        if out is not _FOREIGN:
-            break
-        # A value pending in another thread's segment: run that segment, outside this one's lock.
-        arrays = [a.get() if type(a) is Pending and a.segment is not seg else a for a in arrays]
-    ops = seg.ops  # (None once another thread ran the segment)
-    if out is not None and ops is not None and len(ops) >= MAX_OPS:
-        seg.run()
-    return out
+    seg = _local.segment
+    if seg is None or seg.done:
+        seg = _local.segment = _Segment()
+    with seg.lock:
+        if seg.done:  # another thread ran it meanwhile
+            return record(fn, arrays)
+        refs, avals = [], []
+        ext_ids = seg.ext_ids
+        for a in arrays:
+            t = type(a)
+            if t is Pending:
+                if a.segment is seg:
+                    refs.append(a.index)
+                    avals.append(a.aval)
+                    continue
+                if a.segment is not None:  # pending in another thread's segment: see below
+                    break
+                a, t = a.value, type(a.value)  # its segment has run
+            if t is _ArrayImpl:
+                i = ext_ids.get(id(a))
+                if i is None:
+                    i = ext_ids[id(a)] = len(seg.externals)
+                    seg.externals.append(a)
+                    seg.ext_avals.append(a.aval)
+                refs.append(-1 - i)
+                avals.append(seg.ext_avals[i])
+            elif a is None:
+                refs.append(None)
+                avals.append(None)
+            else:
+                return None
+        else:
+            metas = _shapes.get((fn, *avals))
+            if metas is None:
+                metas = _infer(fn, avals)
+            outs = seg.outs
+            if type(metas) is tuple:
+                out = tuple(_pending(seg, m) if m is not None else outs.append(_dead) for m in metas)
+            else:  # (one output: `_pending` written out)
+                out = _new_pending(Pending)
+                out.shape, out.dtype, out.aval, out.segment, out.index, out.value = \
+                    metas.shape, metas.dtype, metas, seg, len(outs), None
+                outs.append(_weakref(out))
+            ops = seg.ops
+            ops.append((fn, tuple(refs)))
+            if len(ops) >= MAX_OPS:
+                seg.run()  # (a longer segment would take long to compile)
+            return out
+    # A value pending in another thread's segment: run that segment, outside this one's lock.
+    return record(fn, [a.get() if type(a) is Pending and a.segment is not seg else a for a in arrays])
 
 
 def run_pending() -> None:
@@ -309,48 +344,6 @@ def run_pending() -> None:
     seg = _local.segment
     if seg is not None and not seg.done:
         seg.run()
-
-
-def _record_in(seg, fn, arrays):
-    refs, avals = [], []
-    ext_ids = seg.ext_ids
-    for a in arrays:
-        t = type(a)
-        if t is Pending:
-            if a.segment is not seg:
-                if a.segment is not None:
-                    return _FOREIGN
-                a, t = a.value, type(a.value)  # its segment has run
-            else:
-                refs.append(a.index)
-                avals.append(a.aval)
-                continue
-        if t is _ArrayImpl:
-            i = ext_ids.get(id(a))
-            if i is None:
-                i = ext_ids[id(a)] = len(seg.externals)
-                seg.externals.append(a)
-                seg.ext_avals.append(a.aval)
-            refs.append(-1 - i)
-            avals.append(seg.ext_avals[i])
-        elif a is None:
-            refs.append(None)
-            avals.append(None)
-        else:
-            return None
-    metas = _shapes.get((fn, *avals))
-    if metas is None:
-        metas = _infer(fn, avals)
-    outs = seg.outs
-    if type(metas) is tuple:
-        out = tuple(_pending(seg, m) if m is not None else outs.append(_dead) for m in metas)
-    else:  # (one output: `_pending` written out)
-        out = _new_pending(Pending)
-        out.shape, out.dtype, out.aval, out.segment, out.index, out.value = \
-            metas.shape, metas.dtype, metas, seg, len(outs), None
-        outs.append(_weakref(out))
-    seg.ops.append((fn, tuple(refs)))
-    return out
 
 
 _new_pending = object.__new__

@@ -54,9 +54,10 @@ def edge(t: Tensor) -> tuple:
 
 def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = False):
     """Run `op` on `args` (Tensors, Python scalars, None); return Tensor(s)."""
-    if state.interceptors and not _inner:
-        return _intercepted(op, args, params, 0)
-    if _adaptive and op.deferrable and not state.interceptors and not state.anomaly:
+    if state.interceptors:
+        if not _inner:
+            return _intercepted(op, args, params, 0)
+    elif _adaptive and op.deferrable and not state.anomaly:
         return _dispatch_adaptive(op, args, params)
     arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
     fn = op._fwd_cache.get(params)
@@ -84,7 +85,9 @@ def _meta_outputs(fn, arrays, op, args):
 
 def _dispatch_adaptive(op, args, params):
     """`dispatch` with adaptive eager on: the op is recorded into the thread's segment (see `_adaptive`)."""
-    arrays = [a._raw if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
+    arrays = []  # (a loop: a comprehension is a call of its own)
+    for a in args:
+        arrays.append(a._raw if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a)
     fn = op._fwd_cache.get(params)
     if fn is None:
         fn = op.compiled(params)
@@ -106,17 +109,28 @@ def _results(op, args, arrays, params, out, cls=Tensor):
     """The op's output as Tensors (of class `cls`, for a single output), recorded on the tape when an input
     requires grad."""
     if state.grad_enabled and op.differentiable:
-        for a in args:
-            if isinstance(a, Tensor) and a._requires_grad:
-                return _record(op, args, arrays, params, out, cls)
+        n = len(args)
+        if n == 2:  # (most ops; which inputs need grad, as one of four shared tuples)
+            a, b = args
+            needs = _NEEDS2[(isinstance(a, Tensor) and a._requires_grad) + 2 * (isinstance(b, Tensor) and b._requires_grad)]
+        elif n == 1:
+            a = args[0]
+            needs = _ONE if isinstance(a, Tensor) and a._requires_grad else None
+        else:
+            needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+            if True not in needs:
+                needs = None
+        if needs is not None:
+            return _record(op, args, arrays, params, out, cls, needs)
     elif state.stop_traced:
         out = _stop_traced(out)
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
-    if cls is Tensor:
-        return Tensor._wrap(out)
-    t = Tensor._wrap(out)
-    t.__class__ = cls
+    t = _new(cls)
+    _raw_set(t, out)
+    t.grad_fn, t._output_nr, t._requires_grad, t._grad, t._storage = None, 0, False, None, None
+    if state.inference:
+        t._inference = True
     return t
 
 
@@ -223,17 +237,9 @@ def _shared(t: tuple) -> tuple:
     return s
 
 
-def _record(op, args, arrays, params, out, tcls=Tensor):
-    """Record the node of `op` (some input requires grad) and return its outputs as Tensors of class `tcls`
-    (a single output) with the node as their `grad_fn`."""
-    n = len(args)
-    if n == 2:  # (most ops)
-        a, b = args
-        needs = (isinstance(a, Tensor) and a._requires_grad, isinstance(b, Tensor) and b._requires_grad)
-    elif n == 1:
-        needs = _ONE  # (the caller saw an input requiring grad)
-    else:
-        needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+def _record(op, args, arrays, params, out, tcls, needs):
+    """Record the node of `op` (the inputs marked in `needs` require grad) and return its outputs as Tensors
+    of class `tcls` (a single output) with the node as their `grad_fn`."""
     plan = _plans.get((op, needs))
     if plan is None:
         plan = _plan(op, needs)
@@ -334,6 +340,7 @@ def _record(op, args, arrays, params, out, tcls=Tensor):
 
 
 _ONE = (True,)
+_NEEDS2 = (None, (True, False), (False, True), (True, True))  # by `needs[0] + 2 * needs[1]`
 _NO_META = ((), None)  # the meta of an input that is a Python number
 
 

@@ -105,6 +105,8 @@ def _pair(x: Tensor, y):
     """`x`, `y` ready for a binary op under PyTorch's promotion: a 0-d tensor meeting a dimensioned one of the
     same or a higher category takes its dtype (`ones(2) * tensor(3., float64)` is float32); otherwise the
     ordinary promotion of the two dtypes applies. Python numbers: see `_operand`."""
+    if type(y) is builtins.float and x._raw.dtype.kind not in "iub":
+        return x, y  # (the most common case: no promotion to look at)
     y = _operand(x, y)
     if isinstance(y, Tensor):
         xa, ya = x._raw, y._raw

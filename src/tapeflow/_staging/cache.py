@@ -19,19 +19,23 @@ RETRACE_WARNING = 16  # traces of one cache before the warning
 class Slot:
     """A key's place in the cache: how often it was seen, its program once traced, or why it failed."""
 
-    __slots__ = ("seen", "program", "failed")
+    __slots__ = ("seen", "program", "failed", "stamp")
 
     def __init__(self):
-        self.seen, self.program, self.failed = 0, None, None
+        self.seen, self.program, self.failed, self.stamp = 0, None, None, 0
 
 
 class Programs:
-    """Slots by key, the least recently used dropped beyond `size`."""
+    """Slots by key, about the least recently used dropped beyond `size`.
+
+    Keys can be long (a segment's every op) and moving one to the recent end hashes it again, so a hit
+    moves its key only once `size // 2` keys have been inserted since it last moved."""
 
     def __init__(self, name: str | None, *, size: int = 64, warmup: int = 1):
         self.name, self.size, self.warmup = name, size, warmup  # no name: no warning
         self._slots: OrderedDict = OrderedDict()
         self.traces, self._last_key = 0, None
+        self._inserted = 0  # keys inserted so far: the clock of `Slot.stamp`
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -44,10 +48,13 @@ class Programs:
         s = self._slots.get(key)
         if s is None:
             s = self._slots[key] = Slot()
+            self._inserted += 1
+            s.stamp = self._inserted
             if len(self._slots) > self.size:
                 self._slots.popitem(last=False)
-        else:
+        elif self._inserted - s.stamp > self.size // 2:
             self._slots.move_to_end(key)
+            s.stamp = self._inserted
         s.seen += count
         return s
 

@@ -48,9 +48,8 @@ def _plan(roots):
             if entry[0].version != entry[1]:
                 return None  # the engine raises
         edges = []  # flat: (node number, input_nr, ...), None where a gradient goes nowhere
-        nx = node._next
-        for j in range(0, len(nx), 2):
-            n = nx[j]
+        pairs = iter(node._next)
+        for n, nr in zip(pairs, pairs):
             if n is None:
                 edges.append(None)
                 continue
@@ -62,10 +61,9 @@ def _plan(roots):
                     i = index[n] = len(nodes)
                     nodes.append(n)
             edges.append(i)
-            edges.append(nx[j + 1])
+            edges.append(nr)
         slots = []  # per saved slot (the output first): the index of its array among `args`, -1 for None
-        ans = node._ans
-        for a in (ans, *node._saved):
+        for a in (node._ans, *node._saved):
             if isinstance(a, Tensor):
                 a = a._raw
             if a is None:
