@@ -418,6 +418,37 @@ def test_tensor_flags_and_module_tree_changed_between_calls_are_seen():
     assert f(x).item() == pytest.approx(4.0 + 2.0)
 
 
+def test_changes_deep_in_the_module_tree_between_calls_are_seen():
+    inner = tp.nn.Sequential(tp.nn.Linear(2, 2), tp.nn.Dropout(0.5))
+    model = tp.nn.Sequential(tp.nn.Sequential(inner))
+
+    @tp.compile
+    def f(x):
+        return model(x).sum()
+
+    def set_linear(lin, weight, bias):
+        with tp.no_grad():
+            lin.weight.fill_(weight)
+            lin.bias.fill_(bias)
+
+    set_linear(inner[0], 1.0, 0.0)
+    x = tp.ones(1, 2)
+    model.eval()
+    assert [f(x).item() for _ in range(3)] == [4.0] * 3
+    inner[1].train()  # a grandchild's training flag: dropout now zeroes or doubles each value
+    seen = {f(x).item() for _ in range(20)}
+    assert seen <= {0.0, 4.0, 8.0} and len(seen) > 1  # (all twenty 4.0: one chance in a million)
+    inner[1].eval()
+    assert f(x).item() == 4.0
+    replacement = tp.nn.Parameter(tp.full((2, 2), 2.0))
+    inner[0]._parameters["weight"] = replacement  # straight into the dict, not through setattr
+    assert f(x).item() == 8.0
+    new_linear = tp.nn.Linear(2, 2)
+    set_linear(new_linear, 0.0, 3.0)
+    inner[0] = new_linear  # a grandchild replaced
+    assert f(x).item() == 6.0
+
+
 def test_results_of_a_stale_program_are_dropped_with_the_random_state():
     def run(compiled):
         ws = [tp.ones(2)]

@@ -172,18 +172,23 @@ def _fingerprint(values) -> tuple:
     return tuple(map(id, values)), tuple(map(type, values))
 
 
-def _values_fingerprint(obj) -> tuple:
-    return _fingerprint(v for _, v in _items(obj)[1])
+def _values_fingerprint(objs) -> tuple:
+    return _fingerprint(v for _, v in _items(objs[0])[1])
 
 
-def _module_fingerprint(m) -> tuple:
-    """Training flags and the identities of every parameter, buffer and child of `m` and its children."""
-    return tuple((s.training, *map(id, s._parameters.values()), None, *map(id, s._buffers.values()), None,
-                  *map(id, s._modules.values())) for s in m.modules())
+def _module_fingerprint(mods) -> tuple:
+    """Training flags and the identities of every parameter, buffer and child of the modules `mods` (a module
+    and every module under it when the snapshot was taken: a new or replaced child changes its parent's)."""
+    fp = []
+    for s in mods:
+        fp += (s.training, *map(id, s._parameters.values()), None, *map(id, s._buffers.values()), None,
+               *map(id, s._modules.values()))
+    return tuple(fp)
 
 
-def _optimizer_fingerprint(opt) -> tuple:
-    """The identities of the parameters and of the state of `opt`, and its settings."""
+def _optimizer_fingerprint(objs) -> tuple:
+    """The identities of the parameters and of the state of the optimizer `objs[0]`, and its settings."""
+    opt = objs[0]
     return (tuple(map(id, optimizer_params(opt))), tuple((id(p), *map(id, st.values())) for p, st in opt.state.items()),
             _optimizer_settings(opt))
 
@@ -220,15 +225,20 @@ class Snapshot:
     def probe(self, obj) -> None:
         """Remember what `obj` (a container, object, module or optimizer the walk entered) holds now."""
         kind = _kind(obj)
-        self.watch(obj.modules() if kind == "module" else (obj,))
-        self.probes.append((self._watched[id(obj)], _FINGERPRINTS[kind], _FINGERPRINTS[kind](obj)))
+        objs = list(obj.modules()) if kind == "module" else [obj]
+        self.watch(objs)
+        fp = _FINGERPRINTS[kind]
+        self.probes.append((tuple(self._watched[id(o)] for o in objs), fp, fp(objs)))
 
     def matches(self, roots) -> bool:
         """Whether `collect(roots, ...)` would find what the walk that made this snapshot found."""
         if not self._alive[0] or _fingerprint(roots) != self.roots:
             return False
         try:
-            return all(fp(ref() if weak else ref) == value for (ref, weak), fp, value in self.probes)
+            for refs, fp, value in self.probes:  # (every object watched is alive: `_alive` says so)
+                if fp([ref() if weak else ref for ref, weak in refs]) != value:
+                    return False
+            return True
         except Exception:  # noqa: BLE001 - the structure changed under a probe: walk again
             return False
 
@@ -236,10 +246,19 @@ class Snapshot:
 def _optimizer_settings(opt) -> tuple:
     """The settings a trace bakes in: group settings (a Python learning rate is an input) and non-tensor
     per-parameter state."""
-    groups = tuple(tuple((k, "traced") if k == "lr" and _is_rate(v) else (k, _hashable(v))
-                         for k, v in g.items() if k != "params") for g in opt.param_groups)
-    return groups, tuple((k, _hashable(v)) for p in optimizer_params(opt) for k, v in opt.state.get(p, {}).items()
-                         if not isinstance(v, Tensor))
+    groups = []
+    for g in opt.param_groups:
+        settings = []
+        for k, v in g.items():
+            if k != "params":
+                settings.append((k, "traced") if k == "lr" and _is_rate(v) else (k, _hashable(v)))
+        groups.append(tuple(settings))
+    state, per_param = [], opt.state
+    for p in optimizer_params(opt):
+        st = per_param.get(p)
+        if st:
+            state += [(k, _hashable(v)) for k, v in st.items() if not isinstance(v, Tensor)]
+    return tuple(groups), tuple(state)
 
 
 def hyperparameters(modules: list, optimizers: list) -> tuple:
