@@ -566,7 +566,31 @@ def leaf_hooks_in_order(m):
     return log
 
 
-SCENARIOS = [prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
+def second_order_links(m):
+    """A second derivative reaches only the inputs its first derivative read: `d(x*a)/dx = a` does not depend
+    on `x` (None, or PyTorch's error), where a first derivative that reads `x` does."""
+    A = m.autograd
+    x, a = m.tensor(0.5, requires_grad=True), m.tensor(1.5, requires_grad=True)
+
+    def first():
+        return A.grad(x * a, x, create_graph=True)[0]
+
+    out = [_vals(g) if g is not None else None for g in A.grad(first(), [x, a], allow_unused=True)]
+    out.append(_error(lambda: A.grad(first(), x)))
+    out.append(_vals(A.grad(first(), x, allow_unused=True, materialize_grads=True)[0]))
+    out.append(_error(lambda: A.grad(x * a, x, allow_unused=False, materialize_grads=True)))
+    (da,) = A.grad((x * a).sin(), a, create_graph=True)  # reads x through the product: defined
+    out.append([_vals(g) for g in A.grad(da, [x, a])])
+    w, b = m.randn(3, 2, requires_grad=True), m.randn(2, requires_grad=True)
+    (dw,) = A.grad((m.ones(4, 3) @ w + b).sum(), w, create_graph=True)  # d/dw of (X @ w + b) reads neither
+    out.append(_error(lambda: A.grad(dw.sum(), [w, b])))
+    x = m.randn(4, 3, requires_grad=True)
+    (dw,) = A.grad((x @ w).sum(), w, create_graph=True)  # X.T @ g: reads x, not w
+    out.append([None if g is None else list(g.shape) for g in A.grad(dw.sum(), [x, w], allow_unused=True)])
+    return out
+
+
+SCENARIOS = [second_order_links, prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
@@ -152,7 +153,7 @@ class Op:
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
         "derived", "deferrable", "linear", "snapshot",
-        "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "__weakref__",
+        "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "_deps_cache", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
@@ -190,6 +191,7 @@ class Op:
         self._rule_cache: dict = {}
         self._bwd_cache: dict = {}
         self._grad_op_cache: dict = {}
+        self._deps_cache: dict = {}
         self._jvp_op_cache: dict = {}
 
     def __repr__(self) -> str:
@@ -278,6 +280,31 @@ class Op:
             self._grad_op_cache[key] = gop
         return gop
 
+
+    def dependencies(self, params: tuple, specs: tuple) -> tuple:
+        """Which inputs each output of the forward reads: one frozenset of input positions per output (an
+        empty one for an output that is None), on inputs of `specs`, `(shape, dtype, weak_type)` each (None for
+        an input that is None). Read off the forward's jaxpr; a primitive whose body JAX does not show (a loop,
+        a custom rule) counts as reading every input it is given, so a dependency may be reported that is not
+        there, never the other way round."""
+        key = (params, specs)
+        deps = self._deps_cache.get(key)
+        if deps is None:
+            fwd = functools.partial(self.fwd, **dict(params)) if params else self.fwd
+            present = [i for i, a in enumerate(specs) if a is not None]
+
+            def f(*xs):
+                full = [None] * len(specs)
+                for i, x in zip(present, xs):
+                    full[i] = x
+                return fwd(*full)
+
+            closed, shapes = jax.make_jaxpr(f, return_shape=True)(
+                *[jax.ShapeDtypeStruct(*specs[i][:2], weak_type=specs[i][2]) for i in present])
+            reads = iter(_reads(closed.jaxpr, [frozenset((i,)) for i in present]))
+            leaves = jax.tree.leaves(shapes, is_leaf=lambda x: x is None)
+            deps = self._deps_cache[key] = tuple(frozenset() if leaf is None else next(reads) for leaf in leaves)
+        return deps
 
     # -- forward mode ------------------------------------------------------
     def jvp(self, params: tuple, idx: tuple, *args):
@@ -444,3 +471,26 @@ def op(name: str, fwd: Callable, vjp: Callable | None = None, **kw) -> Op:
     TABLE[name] = o
     return o
 
+
+_CALLS = frozenset(("pjit", "jit", "closed_call", "core_call"))  # primitives that call a jaxpr they show
+_Literal = jax.extend.core.Literal
+
+
+def _reads(jaxpr, in_reads: list) -> list:
+    """For each output of `jaxpr`, the union of `in_reads` of the inputs it is computed from."""
+    env = dict(zip(jaxpr.invars, in_reads))
+    none = frozenset()
+
+    def read(v):
+        return none if isinstance(v, _Literal) else env.get(v, none)
+
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        inner = eqn.params.get("jaxpr") if eqn.primitive.name in _CALLS else None
+        if inner is not None:
+            outs = _reads(getattr(inner, "jaxpr", inner), ins)
+        else:
+            every = none.union(*ins)
+            outs = [every] * len(eqn.outvars)
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in jaxpr.outvars]

@@ -310,6 +310,10 @@ def _record(op, args, arrays, params, out, tcls, needs):
                     else Tensor._wrap(o) for i, o in enumerate(out))
         node._out_meta = tuple(None if o is None or not _is_float_array(o) else (o.shape, o.dtype) for o in out)
         node._aval = None
+        if len(out) > 1:
+            reads = _partial_reads(op, params, arrays, needs, node._out_meta)
+            if reads is not None:
+                node._reads = reads
         first = res[0]
     else:
         if out.dtype.kind in _FLOAT_KINDS:
@@ -337,6 +341,23 @@ def _record(op, args, arrays, params, out, tcls, needs):
     if state.saved_hooks:
         _pack_saved(node, args, res)
     return res
+
+
+def _partial_reads(op, params, arrays, needs, out_meta):
+    """Which inputs each output of a multi-output `op` reads (`Op.dependencies`), when some input that needs
+    a gradient is not read by every output that carries one (the gradients of the rest: the engine then
+    gives such an input no gradient when the outputs that read it got none, as PyTorch, whose graph never
+    links them); None otherwise, or when the inputs' abstract values are not known."""
+    try:
+        specs = tuple(None if a is None else (a.shape, a.dtype, a.aval.weak_type) for a in arrays)
+        reads = op.dependencies(params, specs)
+    except Exception:  # noqa: BLE001 - (e.g. a NumPy input): every output counts as reading every input
+        return None
+    carrying = [r for r, m in zip(reads, out_meta) if m is not None]
+    for j, need in enumerate(needs):
+        if need and not all(j in r for r in carrying):
+            return reads
+    return None
 
 
 _ONE = (True,)

@@ -195,6 +195,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         >>> tp.autograd.grad(dx, x)
         (tensor(18.),)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
                              materialize_grads)

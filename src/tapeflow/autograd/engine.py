@@ -231,7 +231,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
         for i, r in enumerate(results):
             if r is None and not allow_unused:
                 raise RuntimeError(
-                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the graph. "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior.")
         return tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._wrap(r)) for r in results)
     return None
@@ -316,8 +316,13 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         leaf_hooked = True
     if node._pre_hooks:
         grads = [_unwrap(g, create_graph) for g in _run_pre_hooks(node, grads)]
-    # 4. materialise missing gradients of multi-output nodes as zeros.
+    # 4. materialise missing gradients of multi-output nodes as zeros; inputs read only by outputs that got
+    # no gradient get none (PyTorch's graph does not link them; see `_dispatch._partial_reads`).
+    unreached = ()
     if len(grads) > 1:
+        if node._reads is not None:
+            got = [r for r, g in zip(node._reads, grads) if g is not None]
+            unreached = [j for j in range(len(node._next) // 2) if not any(j in r for r in got)]
         for i, g in enumerate(grads):
             if g is None and i < len(node._out_meta) and node._out_meta[i] is not None:
                 shape, dtype = node._out_meta[i]
@@ -336,6 +341,8 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
             grad_inputs = _apply(node, grads, create_graph)
     else:
         grad_inputs = ()
+    if unreached:
+        grad_inputs = [None if j in unreached else g for j, g in enumerate(grad_inputs)]
     # 5. node post-hooks.
     if node._post_hooks:
         gi = tuple(_as_tensor(g) for g in grad_inputs)
