@@ -132,6 +132,44 @@ def test_compiled_backward_is_the_engines_pass():
     assert backward._programs.traces == before + 1  # compiled on the second sighting, reused after
 
 
+def test_a_compiled_backward_keeps_no_model_alive_and_serves_the_next_one():
+    """The program of a graph structure outlives the graph it was made from: it must not keep that graph's
+    leaves (a dropped model's parameters) alive, and a later model of the same structure gets its own
+    gradients from it."""
+    import gc
+    import weakref
+
+    from tapeflow.autograd import _engine_compiled as backward
+
+    def train(seed, node_by_node=False):
+        tp.manual_seed(seed)
+        m = tp.nn.Sequential(tp.nn.Linear(3, 5), tp.nn.Tanh(), tp.nn.Linear(5, 1))
+        opt = tp.optim.SGD(m.parameters(), lr=0.1)
+        x = tp.randn(7, 3)
+        for _ in range(4):
+            opt.zero_grad()
+            loss = m(x).pow(2).mean()
+            if node_by_node:
+                loss.register_hook(lambda g: g)  # (a hooked graph never runs as a program)
+            loss.backward()
+            opt.step()
+        return m, [p.grad.numpy().copy() for p in m.parameters()]
+
+    before = backward._programs.traces
+    first, _ = train(0)
+    assert backward._programs.traces > before  # (the structure runs as a program)
+    ref = weakref.ref(first[0].weight)
+    del first
+    gc.collect()
+    assert ref() is None
+    traces = backward._programs.traces
+    _, grads = train(1)  # the same structure: the program made from the dropped model's graph
+    assert backward._programs.traces == traces
+    _, expected = train(1, node_by_node=True)
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-7)
+
+
 def test_a_staged_function_is_not_state_of_itself(state_walks):
     """A global named like an attribute the function uses (`opt.step()`) may be the compiled function
     itself: its caches must not be walked as state (each call would then walk everything again)."""

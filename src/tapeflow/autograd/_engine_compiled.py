@@ -86,6 +86,30 @@ def _plan(roots):
     return nodes, list(leaves), args, (tuple(key), tuple(root_key), grads_present)
 
 
+def _skeleton(roots, nodes, leaves) -> tuple:
+    """`(roots, nodes, leaves)` of a copy of the graph's structure that holds none of its tensors: op nodes
+    with their ops, static parameters and edges, and a stand-in tensor of the same shape for each leaf. A
+    program keeps it to trace the pass again (inside a segment's program), so that it keeps no parameter
+    or saved value of the graph it was made from alive (a model dropped after training is freed)."""
+    from .._dispatch import accumulator
+
+    copies = {}
+    for leaf in leaves:
+        v = leaf.variable
+        stand_in = Tensor._make(jax.ShapeDtypeStruct(v.shape, v._raw.dtype), None, 0, True)
+        copies[leaf] = accumulator(stand_in)  # (kept alive by the edges below; it keeps `stand_in`)
+    for n in nodes:
+        c = copies[n] = object.__new__(type(n))
+        c.op, c.params, c.needs, c._metas, c._out_meta, c._aval, c._seq = \
+            n.op, n.params, n.needs, n._metas, n._out_meta, n._aval, n._seq
+        c._saved, c._ans, c._versions, c._freed = (), None, (), None
+        if n._reads is not None:
+            c._reads = n._reads
+    for n in nodes:
+        copies[n]._next = tuple(copies.get(e, e) if type(e) is not int else e for e in n._next)
+    return ([(copies[n], nr) for n, nr in roots], [copies[n] for n in nodes], [copies[leaf] for leaf in leaves])
+
+
 def _arg_number(a, args: list, arg_index: dict) -> int:
     i = arg_index.get(id(a))
     if i is None:
@@ -123,7 +147,8 @@ def _traced(graph, root_grads, args, leaf_grads):
 
 def _program(graph, n_roots: int, n_args: int):
     """The jitted program of `graph`'s structure on flat inputs `(*root grads, *saved arrays, *leaf grads)`.
-    `graph` stays with it, so that a trace (now, or later inside a segment's program) can walk it."""
+    `graph` (a `_skeleton`) stays with it, so that a trace (now, or later inside a segment's program) can
+    walk it."""
     def flat(*xs):
         return _traced(graph, xs[:n_roots], xs[n_roots:n_roots + n_args], xs[n_roots + n_args:])
     return jax.jit(flat)
@@ -152,7 +177,7 @@ def _backward_program(roots, root_grads, retain_graph: bool):
     if slot.program is None:
         # A graph with an op that must not be deferred (see `xla_ops.Op`) runs as its own program, now.
         deferrable = all(n.op.deferrable for n in nodes)
-        slot.program = (_program((roots, nodes, leaves, key), len(root_grads), len(args)), deferrable)
+        slot.program = (_program((*_skeleton(roots, nodes, leaves), key), len(root_grads), len(args)), deferrable)
         _programs.traced(key)
     program, deferrable = slot.program
     with grad_lock:  # read the grads, add (in the program, run asynchronously), write back: atomically
