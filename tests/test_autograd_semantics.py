@@ -566,6 +566,23 @@ def leaf_hooks_in_order(m):
     return log
 
 
+def detached_views(m):
+    """`detach()` of a view shares its storage without history: a later in-place write into the base gives it
+    none, and a write through it changes the values of the base and its views, not their histories."""
+    x = m.ones(4, requires_grad=True)
+    b = x * 2
+    d = b[0:2].detach()
+    p = b.detach()[1:3]  # a view of a detached alias
+    v = b[2:]
+    b.mul_(3)
+    out = [d.tolist(), d.requires_grad, d.grad_fn is None, p.requires_grad, p.grad_fn is None]
+    d.add_(1)
+    p.mul_(2)
+    out += [b.tolist(), b.grad_fn.name(), v.tolist(), v.grad_fn.name(), d._version, b._version]
+    b.sum().backward()
+    return out + [x.grad.tolist()]
+
+
 def second_order_links(m):
     """A second derivative reaches only the inputs its first derivative read: `d(x*a)/dx = a` does not depend
     on `x` (None, or PyTorch's error), where a first derivative that reads `x` does."""
@@ -590,7 +607,7 @@ def second_order_links(m):
     return out
 
 
-SCENARIOS = [second_order_links, prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
+SCENARIOS = [detached_views, second_order_links, prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,
              hook_order_and_returns, graphs_that_saved_nothing_run_again, gradient_edges_as_outputs,

@@ -581,9 +581,10 @@ def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
     for w in list(st.views):
         if w is writer:
             continue
-        if rehistory and w._view:
+        if rehistory and w._view and w._base is base:
             # A view reads the base's new history (PyTorch regenerates its grad_fn the same way), and so requires
-            # grad from now on if it did not.
+            # grad from now on if it did not. (A view of a detached alias of the base, `detach()` of a view, only
+            # reads the new values.)
             snap = Tensor._make(base._data, base.grad_fn, base._output_nr, True)
             nv = dispatch(view_apply, (snap,), (("chain", w._view),))
             old_fn, old_nr = w.grad_fn, w._output_nr

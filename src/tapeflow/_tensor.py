@@ -342,11 +342,21 @@ class Tensor:
         if type(data) is _pending_type():  # (a pending value stays pending: detaching reads nothing)
             from ._adaptive import wrap
 
-            return _alias(self, wrap(data), peer=True)
-        data = self._data
-        if isinstance(data, jax.core.Tracer):
-            return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
-        return _alias(self, Tensor._wrap(data), peer=True)
+            new = wrap(data)
+        else:
+            data = self._data
+            if isinstance(data, jax.core.Tracer):
+                return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
+            new = Tensor._wrap(data)
+        base = self._base
+        if base is None or not self._view:
+            return _alias(base if base is not None else self, new, peer=True)
+        # A view: the same view of a detached alias of its base, so that it holds neither the base nor its
+        # graph, and a write into the base later gives it no history (it is no view of the base's history).
+        root = base.detach()
+        _alias(root, new)
+        new._view = self._view
+        return new
 
     def detach_(self) -> Tensor:
         """Detach in place: this tensor becomes a leaf that does not require grad."""
