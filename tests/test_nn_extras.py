@@ -176,6 +176,24 @@ def test_embedding_max_norm_compiles_without_host_sync():
     _close(out.norm(dim=1), np.ones(3), 1e-5, 1e-5)
 
 
+def test_full_backward_hooks_do_not_run_in_a_double_backward_that_skips_the_outputs():
+    torch = _torch()
+
+    def calls(m):
+        x, y = m.tensor([0.3], requires_grad=True), m.tensor([0.9])
+        loss, count = m.nn.MSELoss(), []
+        loss.register_full_backward_hook(lambda mod, gi, go: count.append(len(gi)))
+        (gx,) = m.autograd.grad(loss(x, y), x, create_graph=True)
+        first = len(count)
+        (ggx,) = m.autograd.grad(gx, x)  # reaches the module's input node, not its output
+        out = loss(x, y)
+        out.backward(retain_graph=True)
+        out.backward()  # each full pass runs the hooks again
+        return first, len(count), float(ggx)
+
+    assert calls(tp) == calls(torch) == (1, 3, 2.0)
+
+
 # -- backward pre-hooks -------------------------------------------------------------------------------------------
 def test_full_backward_pre_hook_matches_torch():
     torch = _torch()

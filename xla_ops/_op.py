@@ -148,19 +148,24 @@ class Op:
         snapshot: inputs whose value PyTorch does not keep (it saves something computed from them, as
             `cross_entropy` saves `log_softmax(x)`): the tape keeps their current value without a version check,
             so writing into them after the op is no error.
+        unread_inputs: some inputs may not be read at all (a VJP recorded as an op: `mul`'s gradient for `x`
+            does not read `x`): the tape links only the inputs that `dependencies` says are read, as PyTorch's
+            graph of the formula's own ops would.
     """
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
         "derived", "deferrable", "linear", "snapshot",
-        "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "_deps_cache", "__weakref__",
+        "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "_deps_cache", "unread_inputs",
+        "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
-                 linear: bool | str = False, snapshot: tuple = ()):
+                 linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False):
         self.name = name
+        self.unread_inputs = unread_inputs
         self.deferrable = deferrable
         self.linear = linear
         self.fwd = _precise(fwd)
@@ -276,7 +281,7 @@ class Op:
         if gop is None:
             impl = functools.partial(self._vjp_torch, params, needs, metas, nout)
             gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"),
-                     deferrable=self.deferrable)
+                     deferrable=self.deferrable, unread_inputs=True)
             self._grad_op_cache[key] = gop
         return gop
 

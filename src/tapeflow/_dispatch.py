@@ -120,6 +120,8 @@ def _results(op, args, arrays, params, out, cls=Tensor):
             needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
             if True not in needs:
                 needs = None
+        if needs is not None and op.unread_inputs:
+            needs = _read_needs(op, params, arrays, needs)
         if needs is not None:
             return _record(op, args, arrays, params, out, cls, needs)
     elif state.stop_traced:
@@ -343,15 +345,33 @@ def _record(op, args, arrays, params, out, tcls, needs):
     return res
 
 
+def _read_needs(op, params, arrays, needs):
+    """`needs` less the inputs no output of `op` reads (`Op.unread_inputs`): no edge links them, so their
+    gradient is None, as in PyTorch (None when no input is left)."""
+    reads = _reads_of(op, params, arrays)
+    if reads is None:
+        return needs
+    read = frozenset().union(*reads)
+    needs = tuple(need and i in read for i, need in enumerate(needs))
+    return needs if True in needs else None
+
+
+def _reads_of(op, params, arrays):
+    """`op.dependencies` on inputs `arrays`, or None when their abstract values are not known (e.g. NumPy)."""
+    try:
+        return op.dependencies(params, tuple(None if a is None else (a.shape, a.dtype, a.aval.weak_type)
+                                             for a in arrays))
+    except Exception:  # noqa: BLE001 - then every output counts as reading every input
+        return None
+
+
 def _partial_reads(op, params, arrays, needs, out_meta):
     """Which inputs each output of a multi-output `op` reads (`Op.dependencies`), when some input that needs
     a gradient is not read by every output that carries one (the gradients of the rest: the engine then
     gives such an input no gradient when the outputs that read it got none, as PyTorch, whose graph never
     links them); None otherwise, or when the inputs' abstract values are not known."""
-    try:
-        specs = tuple(None if a is None else (a.shape, a.dtype, a.aval.weak_type) for a in arrays)
-        reads = op.dependencies(params, specs)
-    except Exception:  # noqa: BLE001 - (e.g. a NumPy input): every output counts as reading every input
+    reads = _reads_of(op, params, arrays)
+    if reads is None:
         return None
     carrying = [r for r, m in zip(reads, out_meta) if m is not None]
     for j, need in enumerate(needs):

@@ -90,11 +90,16 @@ class BackwardHook:
         return tuple(grad_output[i] for i in self.output_positions)
 
     def _on_grad_input(self, grads):
+        if self.grad_output is None:
+            # The gradient reached the module's inputs without passing through its outputs (a double backward
+            # through the first one's graph): the hooks do not run, as in PyTorch.
+            return None
         full: list = [None] * self.n_inputs
         tensor_slots = self.slots
         for i, g in zip(self.input_positions, grads):
             full[tensor_slots[i]] = g
         res = self._run(tuple(full))
+        self.grad_output = None  # (a later pass through the inputs alone runs no hook either)
         if res is None:
             return None
         return tuple(res[tensor_slots[i]] for i in self.input_positions)
