@@ -583,6 +583,22 @@ def detached_views(m):
     return out + [x.grad.tolist()]
 
 
+def saved_then_detached_in_place(m):
+    """A saved input detached in place afterwards is refused; a saved output, or a tensor detached before it
+    was saved, is not."""
+    out = []
+    for op in ("sin", "exp"):
+        a = m.tensor(1.0, requires_grad=True).clone()
+        b = getattr(a, op)()
+        a.detach_()
+        out.append(_error(lambda b=b: b.backward()))
+    a = m.tensor(1.0, requires_grad=True).clone()
+    a.detach_()
+    w = m.tensor(2.0, requires_grad=True)
+    (a * w).backward()
+    return out + [w.grad.item(), a.requires_grad, a.grad_fn is None]
+
+
 def second_order_links(m):
     """A second derivative reaches only the inputs its first derivative read: `d(x*a)/dx = a` does not depend
     on `x` (None, or PyTorch's error), where a first derivative that reads `x` does."""
@@ -607,7 +623,7 @@ def second_order_links(m):
     return out
 
 
-SCENARIOS = [detached_views, second_order_links,
+SCENARIOS = [detached_views, second_order_links, saved_then_detached_in_place,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,

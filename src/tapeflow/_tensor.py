@@ -136,6 +136,7 @@ class Tensor:
     _is_param = False
     _no_grad_view = None  # "no_grad" / "inference": a view of a tensor requiring grad made in that mode
     _unsafe_view = False  # an output of unsafe_split / unsafe_chunk (may be written in place)
+    _detached_at = -1  # the sequence number taken when `detach_()` removed its history
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
@@ -362,6 +363,11 @@ class Tensor:
         """Detach in place: this tensor becomes a leaf that does not require grad."""
         if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self.grad_fn is not None:  # nodes that saved it refuse to run (see `graph.check_not_detached`)
+            from .autograd import graph
+
+            self._detached_at = next(graph._sequence)
+            graph.detached_in_place[0] = True
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

@@ -193,6 +193,18 @@ class Node:
         return res[0] if len(res) == 1 else res
 
 
+detached_in_place = [False]  # set once any tensor with a history is detached in place (`Tensor.detach_`)
+
+
+def check_not_detached(node) -> None:
+    """PyTorch's refusal of a saved tensor that lost its history to `detach_()` after `node` saved it."""
+    for entry in node._versions:
+        t = entry[2]
+        if t is not None and t._detached_at > node._seq:
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                               "This is not supported, please use out-of-place `.detach()` instead")
+
+
 def _version_error(entry, node) -> RuntimeError:
     storage, version, t = entry
     if t is None:  # the node's own saved output
@@ -225,6 +237,8 @@ class OpNode(Node):
         for entry in self._versions:
             if entry[0].version != entry[1]:
                 raise _version_error(entry, self)
+        if detached_in_place[0]:
+            check_not_detached(self)
         op, nout = self.op, len(grads)
         if self._unpack is not None:
             from ._saved_hooks import unpack_node
