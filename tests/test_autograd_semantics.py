@@ -599,6 +599,47 @@ def saved_then_detached_in_place(m):
     return out + [w.grad.item(), a.requires_grad, a.grad_fn is None]
 
 
+def view_writes_that_would_take_a_history(m):
+    """An in-place write of a value that requires grad into a view that cannot take its history: made by a
+    custom Function, by an op returning several views, or under no_grad (whether or not the base requires
+    grad); a plain view takes it."""
+
+    class ViewOf(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    def no_grad_view(a):
+        with m.no_grad():
+            return a[0]
+
+    out = []
+    for requires_grad in (False, True):
+        makers = (ViewOf.apply, lambda a: a.unbind()[0], lambda a: a.split(1)[0], no_grad_view, lambda a: a[0])
+        for make in makers:
+            a = m.rand(2, 2, requires_grad=requires_grad).clone()
+            b = m.rand(2, requires_grad=True)
+            v = make(a)
+            try:
+                v.mul_(b)
+                out.append(None)
+            except RuntimeError as e:  # (the whole message: its reason follows the first sentence)
+                out.append(str(e).replace("SplitWithSizes", "Split"))
+            if out[-1] is None:
+                out.append(v.grad_fn.name() if v.grad_fn is not None else None)
+    v = ViewOf.apply(m.rand(2, 2, requires_grad=True).clone())
+    with m.no_grad():
+        v.add_(1)  # (no history to take: allowed)
+    w = no_grad_view(m.ones(3, 2))
+    w.requires_grad_()
+    (w * 2).sum().backward()
+    return out + [w.grad.tolist()]
+
+
 def second_order_links(m):
     """A second derivative reaches only the inputs its first derivative read: `d(x*a)/dx = a` does not depend
     on `x` (None, or PyTorch's error), where a first derivative that reads `x` does."""
@@ -623,7 +664,7 @@ def second_order_links(m):
     return out
 
 
-SCENARIOS = [detached_views, second_order_links, saved_then_detached_in_place,
+SCENARIOS = [detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,

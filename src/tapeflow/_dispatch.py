@@ -449,8 +449,11 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
-    if x._view and state.grad_enabled and (x._requires_grad or x._base._requires_grad):
-        _check_view_write(x)
+    if x._view and state.grad_enabled:
+        if x._requires_grad or x._base._requires_grad:
+            _check_view_write(x)
+        elif result.grad_fn is not None:
+            _check_untracked_view_write(x)
     if result._raw.shape != x._raw.shape:
         raise RuntimeError(f"output with shape {list(x._raw.shape)} doesn't match the broadcast shape "
                            f"{list(result._raw.shape)}")
@@ -498,8 +501,34 @@ def check_inference_write(x: Tensor) -> None:
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+_CUSTOM_VIEW = ("This view was created inside a custom Function (or because an input was returned as-is) and the "
+                "autograd logic to handle view+inplace would override the custom backward associated with the custom "
+                "Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+                "output of the custom Function.")
+_MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such functions do not allow the "
+               "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+_NO_GRAD_VIEW = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                 "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                 "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _check_untracked_view_write(v: Tensor) -> None:
+    """PyTorch's refusals of an in-place write that would give a history to a view of a tensor that needs no
+    gradient, when the view cannot take one (made by a custom Function, by an op returning several views, or
+    under no_grad)."""
+    multi = any(step[2] is not None for step in v._view) and not v._unsafe_view
+    reason = _CUSTOM_VIEW if v._custom_fn_view else _MULTI_VIEW if multi else \
+        _NO_GRAD_VIEW if v._untracked_no_grad_view else None
+    if reason is not None:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                           + reason)
+
+
 def _check_view_write(v: Tensor) -> None:
     """PyTorch's refusals of an in-place write into a view whose history cannot be rewritten soundly."""
+    if v._custom_fn_view and v.grad_fn is not None:
+        name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
+        raise RuntimeError(f"Output {v._output_nr} of {name} is a view and is being modified inplace. " + _CUSTOM_VIEW)
     if v._no_grad_view == "inference":
         raise RuntimeError(
             "A view was created in inference mode and is being modified inplace in normal mode. Given that this use "

@@ -137,6 +137,8 @@ class Tensor:
     _no_grad_view = None  # "no_grad" / "inference": a view of a tensor requiring grad made in that mode
     _unsafe_view = False  # an output of unsafe_split / unsafe_chunk (may be written in place)
     _detached_at = -1  # the sequence number taken when `detach_()` removed its history
+    _custom_fn_view = False  # a view output of a custom Function's forward (written in place: PyTorch's error)
+    _untracked_no_grad_view = False  # a view made under no_grad of a tensor that did not require grad
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
@@ -650,6 +652,8 @@ def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:
                 new._no_grad_view = "inference" if _mode.inference else "no_grad"
             elif src._no_grad_view:
                 new._no_grad_view = src._no_grad_view
+            elif (not _mode.grad_enabled and not _mode.inference) or src._untracked_no_grad_view:
+                new._untracked_no_grad_view = True  # (so is a write that would give it a history)
     st.views.add(new)
     return new
 

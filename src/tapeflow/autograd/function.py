@@ -449,6 +449,8 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool, dir
             own[id(t)] = i
         else:
             t = _plain_output(o, id(o) in inputs, id(o) in dirty)
+        if t._view and id(o) not in dirty:
+            t._custom_fn_view = True  # (an in-place write into it is refused, as in PyTorch)
         res.append(t)
     if record:
         ctx._fn_out_meta = tuple(metas)
