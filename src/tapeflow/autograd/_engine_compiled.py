@@ -17,7 +17,7 @@ from .. import _adaptive, _dispatch
 from .._staging.cache import Programs
 from .._state import grad_lock, state
 from .._tensor import Tensor
-from .graph import AccumulateGrad, OpNode, detached_in_place
+from .graph import AccumulateGrad, OpNode, saved_then_detached
 
 __all__ = ["compiled_backward"]
 
@@ -47,7 +47,7 @@ def _plan(roots):
         for entry in node._versions:
             if entry[0].version != entry[1]:
                 return None  # the engine raises
-        if detached_in_place[0] and any(e[2] is not None and e[2]._detached_at > node._seq for e in node._versions):
+        if saved_then_detached(node):
             return None  # (so does it here)
         edges = []  # flat: (node number, input_nr, ...), None where a gradient goes nowhere
         pairs = iter(node._next)

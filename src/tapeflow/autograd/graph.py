@@ -196,13 +196,16 @@ class Node:
 detached_in_place = [False]  # set once any tensor with a history is detached in place (`Tensor.detach_`)
 
 
+def saved_then_detached(node) -> bool:
+    """Whether a tensor `node` saved lost its history to `detach_()` afterwards."""
+    return detached_in_place[0] and any(e[2] is not None and e[2]._detached_at > node._seq for e in node._versions)
+
+
 def check_not_detached(node) -> None:
     """PyTorch's refusal of a saved tensor that lost its history to `detach_()` after `node` saved it."""
-    for entry in node._versions:
-        t = entry[2]
-        if t is not None and t._detached_at > node._seq:
-            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
-                               "This is not supported, please use out-of-place `.detach()` instead")
+    if saved_then_detached(node):
+        raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                           "This is not supported, please use out-of-place `.detach()` instead")
 
 
 def _version_error(entry, node) -> RuntimeError:
@@ -237,7 +240,7 @@ class OpNode(Node):
         for entry in self._versions:
             if entry[0].version != entry[1]:
                 raise _version_error(entry, self)
-        if detached_in_place[0]:
+        if detached_in_place[0]:  # (a flag read first: the check walks the saved tensors)
             check_not_detached(self)
         op, nout = self.op, len(grads)
         if self._unpack is not None:
