@@ -77,6 +77,12 @@ try:
     e.sum().backward()
 except RuntimeError as err:
     print("RuntimeError:", str(err).split(". Hint")[0])
+buf = tp.empty(0)  # PyTorch's `out=`: the result goes into `buf` (resized), which records no graph
+tp.mul(q.detach(), 3, out=buf)
+try:
+    tp.mul(q, 3, out=buf)
+except RuntimeError as err:
+    print("out= result:", buf, " with a tensor that requires grad:", str(err).split(",")[0])
 
 print("\n== 8. float64 and no_grad ==")
 d = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)

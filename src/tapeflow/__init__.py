@@ -169,6 +169,12 @@ def _inplace_function(name: str):
 _torch_names()
 del _torch_names
 
+from . import _out  # noqa: E402
+
+_out.install(globals(), _out.TOPLEVEL)  # PyTorch's `out=` argument (see `_out`)
+_out.install(vars(linalg), _out.LINALG, "linalg")
+_out.install(vars(special), _out.SPECIAL)
+
 from . import _gc  # noqa: E402
 
 _gc.freeze_import_time_objects()

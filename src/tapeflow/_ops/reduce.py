@@ -189,7 +189,7 @@ def _nonempty(name: str, input, dim, whole_error=RuntimeError):
     return ds[0] if not isinstance(dim, (tuple, list)) else ds
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
+def max(input, dim=None, keepdim=False):
     """Largest element; `max(x, dim)` gives `(values, indices)`; `max(x, other)` is `maximum`.
 
     Example:
@@ -207,7 +207,7 @@ def max(input, dim=None, keepdim=False, *, out=None):
     return return_types.max(*dispatch(X.max_dim, (input,), (("dim", d), ("keepdim", keepdim))))
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=None, keepdim=False):
     """Smallest element; `min(x, dim)` gives `(values, indices)`; `min(x, other)` is `minimum`.
 
     Example:
