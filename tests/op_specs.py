@@ -276,6 +276,13 @@ binary("fmax", np.fmax, tf=lambda x, y: tp.fmax(x, y))
 binary("fmin", np.fmin, tf=lambda x, y: tp.fmin(x, y))
 spec("floor_divide", [C(F((3, 4)), F((4,), NOKINK)), C(A([[7, -7, 3]]), A([2, 2, -2]))], np.floor_divide,
      diff=False, tf=lambda x, y: x // y)
+spec("div_rounded", [C(F((3, 4)), F((4,), NOKINK), mode="floor"), C(F((3, 4)), F((3, 4), NOKINK), mode="trunc"),
+                     C(A([[7, -7, 3]]), A([2, 2, -2]), mode="trunc", grad=False),
+                     C(A([[2**62 + 1, -(2**62) - 1]]), A([3, 3]), mode="trunc", grad=False)],
+     lambda x, y, mode: np.floor_divide(x, y) if mode == "floor" else
+     (np.trunc(x / y) if x.dtype.kind == "f" else np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))),
+     tf=lambda x, y: tp.div(x, y, rounding_mode="floor"), fd=False,
+     why="PyTorch defines the derivative as zero in both inputs")
 
 unary("neg", np.negative, tf=lambda x: -x)
 spec("conj", [C(F((3, 4))), C(F(()))], np.conj, why="real inputs here; tp.conj returns a real tensor itself "
@@ -551,6 +558,8 @@ spec("detach", [C(F((3, 4))), C(F(()))], lambda x: x, diff=False, tf=lambda x: x
      tf_ref=lambda x: x)
 spec("split", [C(F((2, 5)), sizes=(2, 3), dim=1), C(F((4,)), sizes=(1, 3, 0), dim=0)],
      lambda x, sizes, dim: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)), tf=lambda x: x.split([2, 3], 1))
+spec("split_even", [C(F((2, 5)), sizes=(2, 2, 1), dim=1), C(F((6,)), sizes=(3, 3), dim=0)],
+     lambda x, sizes, dim: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)), tf=lambda x: x.split(2, 1))
 spec("unbind", [C(F((3, 2)), dim=0), C(F((2, 3)), dim=1)], lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
      tf=lambda x: x.unbind(0))
 

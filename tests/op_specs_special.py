@@ -47,7 +47,8 @@ spec("igamma", [C(F((3, 4), GT1), F((3, 4), POS)), C(F((3, 1), GT1), F((4,), POS
      "mixed second derivative does not arise there")
 spec("igammac", [C(F((3, 4), GT1), F((3, 4), POS)), C(F((3, 1), GT1), F((4,), POS))], sp.gammaincc,
      tf=lambda a, x: tp.igammac(a.detach(), x), fd=False, second=False, why="as igamma")
-spec("nextafter", [C(F((3, 4)), F((3, 4)))], np.nextafter, diff=False, tf=lambda x, y: tp.nextafter(x, y))
+spec("nextafter", [C(F((3, 4)), F((3, 4))), C(F((3, 4)), A(1.0, np.float64))], np.nextafter,
+     tf=lambda x, y: tp.nextafter(x, y))
 spec("frexp", [C(F((3, 4), NOKINK)), C(F(()))], lambda x: (np.frexp(x)[0], np.frexp(x)[1].astype(np.int32)),
      tf=lambda x: tp.frexp(x))
 unary("erfcx", sp.erfcx, tf=lambda x: tp.special.erfcx(x))

@@ -628,7 +628,7 @@ def view_writes_that_would_take_a_history(m):
                 v.mul_(b)
                 out.append(None)
             except RuntimeError as e:  # (the whole message: its reason follows the first sentence)
-                out.append(str(e).replace("SplitWithSizes", "Split"))
+                out.append(str(e))
             if out[-1] is None:
                 out.append(v.grad_fn.name() if v.grad_fn is not None else None)
     v = ViewOf.apply(m.rand(2, 2, requires_grad=True).clone())
@@ -664,7 +664,104 @@ def second_order_links(m):
     return out
 
 
-SCENARIOS = [detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
+def splits(m):
+    """The split family's nodes (an integer size, a list of sizes, chunk, unbind, tensor_split, hsplit), which of
+    their pieces take an in-place write (tensor_split's are plain slices), and their gradients."""
+    out = []
+    makers = {"split int": lambda a: a.split(2, 1), "split sizes": lambda a: a.split([1, 3], 1),
+              "chunk": lambda a: a.chunk(2, 1), "unbind": lambda a: a.unbind(1),
+              "tensor_split count": lambda a: a.tensor_split(3, 1), "tensor_split indices": lambda a: a.tensor_split([1], 1),
+              "hsplit": lambda a: a.hsplit(2), "torch.split": lambda a: m.split(a, 3, 1)}
+    for name, make in makers.items():
+        x = m.tensor(np.arange(8.0).reshape(2, 4), requires_grad=True)
+        pieces = make(x.clone())
+        out.append((name, [p.grad_fn.name() for p in pieces], [list(p.shape) for p in pieces]))
+        try:
+            pieces[0].mul_(2)
+            written = "written"
+        except RuntimeError as e:
+            written = str(e)
+        out.append(written)
+        sum((p * (i + 1)).sum() for i, p in enumerate(pieces)).backward()
+        out.append(x.grad.tolist())
+    return out
+
+
+def ops_without_a_derivative(m):
+    """Ops whose derivative PyTorch defines as zero (nextafter, division with a rounding mode) and ops whose
+    derivative it does not implement (floor_divide and //, heaviside, histogram): which nodes they record, and
+    what a backward through them gives or raises."""
+    out = []
+    cases = {"nextafter": lambda x: m.nextafter(x, m.tensor(1.0)), "div floor": lambda x: m.div(x, 2, rounding_mode="floor"),
+             "div trunc": lambda x: m.div(x, x + 1, rounding_mode="trunc"), "floor_divide": lambda x: m.floor_divide(x, 2),
+             "//": lambda x: x // 0.7, "heaviside": lambda x: m.heaviside(x, m.tensor(0.5)),
+             "histogram": lambda x: m.histogram(x, 3).hist}
+    for name, f in cases.items():
+        x = m.tensor([0.3, -2.7, 1.5], requires_grad=True)
+        y = f(x)
+        out.append((name, _vals(y), y.requires_grad, y.grad_fn.name().replace("torch::autograd::", "")))
+        try:
+            (y * x).sum().backward()
+            out.append(_vals(x.grad))
+        except RuntimeError as e:
+            out.append(str(e))
+    with m.no_grad():
+        out.append((m.tensor([1.5], requires_grad=True) // 1).requires_grad)
+    return out
+
+
+def inference_views_in_normal_mode(m):
+    """View ops (and detach) on an inference tensor outside inference mode give inference tensors that need no
+    grad and are no autograd views; a write into one inside inference mode reaches the base."""
+    out = []
+    for requires_grad in (True, False):
+        with m.inference_mode():
+            c = m.ones(1, 2, 3, requires_grad=requires_grad)
+        makers = {"view": lambda c: c.view(-1), "select": lambda c: c[0], "transpose": lambda c: c.transpose(1, 2),
+                  "unbind": lambda c: c.unbind(2)[0], "detach": lambda c: c.detach(), "mul": lambda c: c * 2}
+        for name, make in makers.items():
+            o = make(c)
+            out.append((requires_grad, name, m.is_inference(o), o.requires_grad, o._is_view(), o.is_leaf))
+        w = c.view(-1)
+        with m.inference_mode():
+            w.add_(1)
+        out.append(_vals(c))
+        try:  # (PyTorch raises after the write has happened: c is not compared after this)
+            w.add_(1)
+            out.append("written outside inference mode")
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def tensor_attribute_errors(m):
+    """Deleting or mis-setting autograd attributes of a tensor, and `is_grads_batched` shape errors."""
+    out = []
+    y = m.ones(2, 2, requires_grad=True)
+    for attr in ("data", "requires_grad", "_grad_fn", "_backward_hooks"):
+        try:
+            delattr(y, attr)
+            out.append(f"deleted {attr}")
+        except (RuntimeError, AttributeError) as e:
+            out.append((type(e).__name__, str(e)))
+    del y.grad
+    out.append(y.grad is None)
+    try:
+        y.data = None
+    except TypeError as e:
+        out.append(str(e))
+    out.append(y._backward_hooks)
+    x = m.ones(1, requires_grad=True)
+    for g in (m.ones(2), m.ones(())):
+        try:
+            m.autograd.grad(x * m.ones(2, 2), x, g, is_grads_batched=True)
+        except (RuntimeError, IndexError) as e:
+            out.append((type(e).__name__, str(e).replace("torch.Size", "Size").replace("tapeflow.Size", "Size")))
+    return out
+
+
+SCENARIOS = [tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
+             detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,
              inference_tensors_and_views, function_deprecations,

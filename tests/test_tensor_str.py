@@ -55,6 +55,10 @@ CASES = {
                 "tensor([9.9976e-02, 1.5000e+00, 1.0014e-05], dtype=tapeflow.float16)"),
     "float64": (np.array([1 / 3, 2.0]), "tensor([0.3333, 2.0000], dtype=tapeflow.float64)"),
     "empty": (np.zeros(0, np.float32), "tensor([])"),
+    "empty int64": (np.zeros(0, np.int64), "tensor([], dtype=tapeflow.int64)"),
+    "empty bool": (np.zeros(0, bool), "tensor([], dtype=tapeflow.bool)"),
+    "empty 2-d int64": (np.zeros((0, 3), np.int64), "tensor([], size=(0, 3), dtype=tapeflow.int64)"),
+    "empty 2-d": (np.zeros((2, 0), np.float32), "tensor([], size=(2, 0))"),
 }
 
 

@@ -96,6 +96,22 @@ fmin = op("fmin", jnp.fmin, lambda g, ans, x, y: _fminmax_vjp(g, x, y, (x <= y) 
 floor_divide = op("floor_divide", jnp.floor_divide, differentiable=False)
 
 
+def _div_rounded(x, y, mode):
+    x, y = jax.lax.stop_gradient(x), jax.lax.stop_gradient(y)
+    if mode == "floor":
+        return jnp.floor_divide(x, y)
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        x, y = jnp.broadcast_arrays(x, y)
+        return jax.lax.div(x, y)  # (C's division truncates; exact for every int64)
+    return jnp.trunc(x / y)
+
+
+# `div(x, y, rounding_mode=...)`: PyTorch's derivative is zero in both inputs (its node is DivBackward2).
+div_rounded = op("div_rounded", _div_rounded,
+                 lambda g, ans, x, y, mode: (unbroadcast(jnp.zeros_like(g), x), unbroadcast(jnp.zeros_like(g), y)),
+                 node="DivBackward2")
+
+
 # -- unary math --------------------------------------------------------------
 neg = op("neg", jnp.negative, lambda g, ans, x: (-g,))
 conj = op("conj", jnp.conj, lambda g, ans, x: (jnp.conj(g),), node="ConjBackward0")

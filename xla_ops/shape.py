@@ -74,7 +74,13 @@ def _split(x, sizes, dim):
     return tuple(out)
 
 
-split = op("split", _split, lambda g, ans, x, sizes, dim: (jnp.concatenate(g, axis=dim),), node="SplitWithSizesBackward0")
+def _split_vjp(g, ans, x, sizes, dim):
+    return (jnp.concatenate(g, axis=dim),)
+
+
+split = op("split", _split, _split_vjp, node="SplitWithSizesBackward0")
+# `split(x, n)` and `chunk`: the same pieces, under PyTorch's node for an integer split size.
+split_even = op("split_even", _split, _split_vjp, node="SplitBackward0")
 unbind = op("unbind", lambda x, dim=0: tuple(jnp.moveaxis(x, dim, 0)),
             lambda g, ans, x, dim=0: (jnp.stack(g, axis=dim),))
 

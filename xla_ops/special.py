@@ -140,7 +140,15 @@ igamma = op("igamma", _in_x(jsp.gammainc), lambda g, ans, a, x: (
     unbroadcast(jnp.zeros_like(g), a), unbroadcast(g * _igamma_x_grad(a, x), x)), saves=("a", "x"))
 igammac = op("igammac", _in_x(jsp.gammaincc), lambda g, ans, a, x: (
     unbroadcast(jnp.zeros_like(g), a), unbroadcast(-g * _igamma_x_grad(a, x), x)), saves=("a", "x"))
-nextafter = op("nextafter", jnp.nextafter, differentiable=False)
+def _nextafter(x, y):
+    # PyTorch's derivative: 1 in `input` where it differs from `other` (0 where they are equal), 0 in `other`.
+    # Written so that JAX's own differentiation of it agrees (`ans - x` is one ulp of x, exactly).
+    ans = jnp.nextafter(jax.lax.stop_gradient(x), jax.lax.stop_gradient(y))
+    return jnp.where(x != y, x + (ans - jax.lax.stop_gradient(x)), ans)
+
+
+nextafter = op("nextafter", _nextafter, lambda g, ans, x, y: (unbroadcast(jnp.where(x != y, g, 0), x),
+                                                              unbroadcast(jnp.zeros_like(g), y)), saves=("x", "y"))
 
 
 def _frexp(x):

@@ -126,6 +126,10 @@ def _results(op, args, arrays, params, out, cls=Tensor):
             return _record(op, args, arrays, params, out, cls, needs)
     elif state.stop_traced:
         out = _stop_traced(out)
+    elif state.grad_enabled and op in _UNDIFFERENTIATED:
+        res = _undifferentiated(op, args, out, cls)
+        if res is not None:
+            return res
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
     t = _new(cls)
@@ -134,6 +138,30 @@ def _results(op, args, arrays, params, out, cls=Tensor):
     if state.inference:
         t._inference = True
     return t
+
+
+# Ops whose derivative PyTorch does not implement: with an input that requires grad, the output joins the graph
+# through PyTorch's `NotImplemented` node, so a backward that reaches it raises instead of passing over it.
+_UNDIFFERENTIATED = {xla_ops.floor_divide: "aten::floor_divide", xla_ops.heaviside: "aten::heaviside",
+                     xla_ops.histogram: "aten::histogram"}
+
+
+def _undifferentiated(op, args, out, cls):
+    """The outputs of `op` (in `_UNDIFFERENTIATED`) with the first one on PyTorch's `NotImplemented` node; None
+    when no input requires grad."""
+    first = out[0] if type(out) is tuple else out
+    inputs = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
+    if not inputs or first.dtype.kind not in _FLOAT_KINDS:
+        return None
+    from .autograd.graph import not_implemented_node
+
+    res = Tensor._make(first, not_implemented_node("NotImplemented", _UNDIFFERENTIATED[op], inputs, RuntimeError),
+                       0, True)
+    if type(out) is tuple:
+        return (res, *(None if o is None else Tensor._wrap(o) for o in out[1:]))
+    if cls is not Tensor:
+        res.__class__ = cls
+    return res
 
 
 def _stop_traced(out):
@@ -423,6 +451,8 @@ def _saves_needed(op, needs):
 # -- views ------------------------------------------------------------------------------
 def view(x: Tensor, op: xla_ops.Op, params: tuple = ()):
     """Apply a view op: the result aliases `x` (shared storage and version)."""
+    if x._inference and not state.inference:
+        return _inference_view(x, op, params)
     out = dispatch(op, (x,), params)
     if type(out) is tuple:
         res = tuple(_alias(x, o, (op.name, params, i)) for i, o in enumerate(out))
@@ -434,6 +464,22 @@ def view(x: Tensor, op: xla_ops.Op, params: tuple = ()):
         for v in res if type(res) is tuple else (res,):
             if v._raw.dtype.kind in _FLOAT_KINDS:
                 v._requires_grad = True
+    return res
+
+
+def _inference_view(x: Tensor, op, params):
+    """A view op on an inference tensor outside inference mode: as in PyTorch, an inference tensor that needs no
+    grad and records no graph (a write into it outside inference mode is refused, one inside reaches `x`)."""
+    enabled, state.grad_enabled = state.grad_enabled, False
+    try:
+        out = dispatch(op, (x,), params)
+        res = tuple(_alias(x, o, (op.name, params, i)) for i, o in enumerate(out)) if type(out) is tuple \
+            else _alias(x, out, (op.name, params, None))
+    finally:
+        state.grad_enabled = enabled
+    for v in res if type(res) is tuple else (res,):
+        v._inference = True
+        v._no_grad_view = None
     return res
 
 

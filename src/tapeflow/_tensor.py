@@ -223,6 +223,27 @@ class Tensor:
     def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")
+
+    @property
+    def _grad_fn(self):
+        return self.grad_fn
+
+    @_grad_fn.deleter
+    def _grad_fn(self) -> None:
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+    @property
+    def _backward_hooks(self):
+        """The gradient hooks registered on this tensor (`register_hook`), or None."""
+        return self._hooks or None
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self) -> None:
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records ops on this leaf (in place); returns self."""
         if self.grad_fn is not None:
@@ -351,6 +372,8 @@ class Tensor:
             if isinstance(data, jax.core.Tracer):
                 return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
             new = Tensor._wrap(data)
+        if self._inference:
+            new._inference = True  # (PyTorch: detaching an inference tensor, in any mode, gives one)
         base = self._base
         if base is None or not self._view:
             return _alias(base if base is not None else self, new, peer=True)
@@ -392,11 +415,15 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         """Swap in `value`'s data (shape and dtype may change); the version counter stays, as in PyTorch."""
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         if self._requires_grad and not _is_float_array(value._raw):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
                                "dtype")
         self._data = value._data
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     # -- array attributes ----------------------------------------------------------
     @property
@@ -701,8 +728,11 @@ def _format(t: Tensor) -> str:
             extras.append(f"size={tuple(arr.shape)}")
         dt = t.dtype
         default = _dtype.get_default_dtype()
-        if dt not in (default, _dtype.complex128 if default is _dtype.float64 else _dtype.complex64, _dtype.int64,
-                      _dtype.bool):
+        if arr.size == 0:  # (no element shows whether it is an integer: any dtype but the default is named)
+            if dt is not default:
+                extras.append(f"dtype={dt!r}")
+        elif dt not in (default, _dtype.complex128 if default is _dtype.float64 else _dtype.complex64,
+                        _dtype.int64, _dtype.bool):
             extras.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")

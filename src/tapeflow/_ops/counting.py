@@ -208,7 +208,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the input "
                            "tensor excluding its innermost dimension, but got input with shape "
                            f"{[input.numel(), 1]} and weight with shape {list(weight.shape)}")
-    flat = input.detach().reshape(-1)
+    flat = input.reshape(-1)  # (not detached: PyTorch's histogram joins the graph, on a node that cannot go back)
     if weight is None:
         hist = dispatch(X.histogram, (flat, edges), (("density", builtins.bool(density)),))
     else:

@@ -13,7 +13,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
 from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported
 from ._checks import check_int_divisor
-from .unary import _example_doc, trunc
+from .unary import _example_doc
 
 __all__ = [
     "add", "addcdiv", "addcmul", "allclose", "arctan2", "atan2", "bitwise_not", "clamp",
@@ -89,12 +89,10 @@ def div(input, other, *, rounding_mode=None):
     """
     input = _t(input)
     if rounding_mode is not None:
-        if rounding_mode == "floor":
-            return floor_divide(input, other)
-        if rounding_mode == "trunc":
-            a, b = _common("div_trunc_cpu", input, other, complex_ok=False, bool_ok=False)
+        if rounding_mode in ("floor", "trunc"):
+            a, b = _common(f"div_{rounding_mode}_cpu", input, other, complex_ok=False, bool_ok=False)
             check_int_divisor(input, other)
-            return trunc(div(a, b)).to(_result_dtype(a, b))
+            return dispatch(X.div_rounded, (a, b), (("mode", rounding_mode),))
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if input._raw.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._raw.dtype.kind in "iub") \
             and type(other) is not builtins.float:

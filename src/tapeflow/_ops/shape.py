@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 
 import numpy as np
@@ -358,6 +359,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if s == 0 and n != 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = tuple([s] * (n // s) + ([n % s] if n % s else [])) if s > 0 else (n,)
+        return view(tensor, X.split_even, (("sizes", sizes), ("dim", d)))
     else:
         sizes = tuple(int(s) for s in split_size_or_sections)
         if builtins.sum(sizes) != n:
@@ -404,7 +406,8 @@ def tensor_split(input, indices_or_sections, dim=0):
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
         q, r = divmod(n, sections)
-        return split(input, [q + 1] * r + [q] * (sections - r), dim)
+        sections = list(itertools.accumulate([q + 1] * r + [q] * (sections - r)))[:-1]
+    # Each piece is a slice of its own (PyTorch's SliceBackward0), not an output of one multi-output view.
     bounds = [builtins.min(builtins.max(int(i) + (n if i < 0 else 0), 0), n) for i in sections]
     return tuple(narrow(input, d, lo, builtins.max(hi - lo, 0)) for lo, hi in zip([0, *bounds], [*bounds, n]))
 

@@ -239,9 +239,20 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     gouts = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
     if not gouts or any(g is None for g in gouts):
         raise RuntimeError("grad(is_grads_batched=True) needs grad_outputs with a leading batch dimension")
+    if any(g.ndim == 0 for g in gouts):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     n = gouts[0].shape[0]
     if any(g.shape[0] != n for g in gouts):
         raise RuntimeError("grad(is_grads_batched=True): every grad_output needs the same batch size")
+    for i, (o, g) in enumerate(zip(_as_tuple(outputs), gouts)):
+        if isinstance(o, Tensor) and tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               "shape of corresponding output, but a mismatch was detected: grad_output"
+                               f"[{i}] has a shape of {Size(g.shape[1:])} and output[{i}] has a shape of "
+                               f"{Size(o.shape)}. If you only want some tensors in `grad_output` to be considered "
+                               "batched, consider using vmap.")
     if not create_graph:
         return _grad_vmapped(outputs, inputs, gouts, retain_graph, allow_unused, materialize_grads)
     # NOTE: with create_graph the results must join the tape, which a vmapped trace cannot: one backward each.

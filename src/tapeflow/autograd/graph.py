@@ -299,22 +299,26 @@ def node_class(name: str) -> type:
 
 
 class _NotImplementedBackward(Node):
-    """The backward of an op whose derivative PyTorch does not implement (`unique`): the output joins the graph,
-    as PyTorch's does, and a backward that reaches it raises PyTorch's NotImplementedError."""
+    """The backward of an op whose derivative PyTorch does not implement (`unique`, `floor_divide`): the output
+    joins the graph, as PyTorch's does, and a backward that reaches it raises PyTorch's error."""
 
     __slots__ = ()
     op_name = ""
+    error = NotImplementedError
 
     def apply(self, grads, create_graph):
-        raise NotImplementedError(f"the derivative for '{self.op_name}' is not implemented.")
+        if self.error is NotImplementedError:  # (an op without a derivative formula: `unique`)
+            raise NotImplementedError(f"the derivative for '{self.op_name}' is not implemented.")
+        raise self.error(f"derivative for {self.op_name} is not implemented")  # (PyTorch's NotImplemented node)
 
 
-def not_implemented_node(name: str, op_name: str, inputs) -> Node:
-    """A node named `name` (`Unique2Backward0`) over the edges of `inputs` whose backward raises that the
-    derivative of `op_name` is not implemented."""
-    cls = _NODE_CLASSES.get(name)
+def not_implemented_node(name: str, op_name: str, inputs, error=NotImplementedError) -> Node:
+    """A node named `name` (`Unique2Backward0`, `NotImplemented`) over the edges of `inputs` whose backward raises
+    `error` saying that the derivative of `op_name` is not implemented."""
+    cls = _NODE_CLASSES.get((name, op_name))
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (_NotImplementedBackward,), {"__slots__": (), "op_name": op_name})
+        cls = _NODE_CLASSES[(name, op_name)] = type(name, (_NotImplementedBackward,),
+                                                    {"__slots__": (), "op_name": op_name, "error": error})
     from .._dispatch import edge
 
     return cls(tuple(edge(t) for t in inputs))
