@@ -760,7 +760,59 @@ def tensor_attribute_errors(m):
     return out
 
 
-SCENARIOS = [tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
+def inplace_view_ops_on_views(m):
+    """`t_`, `transpose_`, `unsqueeze_`, `squeeze_`, `as_strided_` on views (plain, of an op returning several
+    views, of a custom Function; made with and without grad, changed with and without grad): what is refused
+    and when, and that later writes still reach the base with the right gradients."""
+
+    class ViewOf(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    ops = {"t_": lambda v: v.t_(), "transpose_": lambda v: v.transpose_(0, 1), "unsqueeze_": lambda v: v.unsqueeze_(0),
+           "squeeze_": lambda v: v.squeeze_(0), "as_strided_": lambda v: v.as_strided_((1, 0), (2, 2))}
+    kinds = {"plain": lambda b: b.view_as(b), "unbind": lambda b: b.unbind()[0], "custom": ViewOf.apply}
+    out = []
+    for name, op in ops.items():
+        for kind, make in kinds.items():
+            for grad_view in (True, False):
+                for grad_op in (True, False):
+                    for requires_grad in (True, False):
+                        base = m.rand(2, 3, requires_grad=requires_grad).clone()
+                        with m.set_grad_enabled(grad_view):
+                            v = make(base)
+                        r = []
+                        with m.set_grad_enabled(grad_op):
+                            try:
+                                op(v)
+                                r.append(list(v.shape))
+                            except (RuntimeError, IndexError) as e:
+                                r.append(f"{type(e).__name__}: {e}")
+                        if type(r[0]) is list:
+                            try:
+                                v.add_(1)
+                                r.append("written")
+                            except RuntimeError as e:
+                                r.append(str(e))
+                        out.append((name, kind, grad_view, grad_op, requires_grad, r))
+    for nograd in (False, True):
+        leaf = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        base = leaf * 1
+        v = base[1]
+        with m.set_grad_enabled(not nograd):
+            v.unsqueeze_(0)
+        v.mul_(m.tensor([[2.0, 3.0, 4.0]]))
+        (base * m.tensor([[1.0, 2, 3], [4, 5, 6]])).sum().backward()
+        out.append((list(v.shape), _vals(base), _vals(leaf.grad)))
+    return out
+
+
+SCENARIOS = [inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
              detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,

@@ -573,24 +573,28 @@ def _check_untracked_view_write(v: Tensor) -> None:
 def _check_view_write(v: Tensor) -> None:
     """PyTorch's refusals of an in-place write into a view whose history cannot be rewritten soundly."""
     if v._custom_fn_view and v.grad_fn is not None:
-        name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
-        raise RuntimeError(f"Output {v._output_nr} of {name} is a view and is being modified inplace. " + _CUSTOM_VIEW)
+        name, nr = v._custom_fn_view
+        raise RuntimeError(f"Output {nr} of {name} is a view and is being modified inplace. " + _CUSTOM_VIEW)
     if v._no_grad_view == "inference":
         raise RuntimeError(
             "A view was created in inference mode and is being modified inplace in normal mode. Given that this use "
             "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
             "and the inplace either both inside the inference_mode block (if you don't want the inplace to be "
             "tracked) or both outside (if you want the inplace to be tracked).")
+    if v._no_grad_view and v._custom_fn_view:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                           + _CUSTOM_VIEW)
     if v._no_grad_view:
         raise RuntimeError(
             "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
             "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
             "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
             "tracked) or both outside (if you want the inplace to be tracked).")
-    if any(step[2] is not None for step in v._view) and v.grad_fn is not None and not v._unsafe_view:
-        name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
+    multi = next((step for step in v._view if step[2] is not None), None)
+    if multi is not None and v.grad_fn is not None and not v._unsafe_view:
+        name = re.sub(r"Backward\d*$", "", xla_ops.TABLE[multi[0]].node)  # (the op that made the several views)
         raise RuntimeError(
-            f"Output {v._output_nr} of {name} is a view and is being modified inplace. This view is the output of a "
+            f"Output {multi[2]} of {name} is a view and is being modified inplace. This view is the output of a "
             "function that returns multiple views. Such functions do not allow the output views to be modified "
             "inplace. You should replace the inplace operation by an out-of-place one.")
 

@@ -246,11 +246,11 @@ Tensor.random_ = _random_(_random_int)
 
 
 def _unsqueeze_(self, dim):
-    return _ops.arrange._become(self, _ops.unsqueeze(self, dim))
+    return _ops.arrange._become(self, lambda x: _ops.unsqueeze(x, dim))
 
 
 def _squeeze_(self, dim=None):
-    return _ops.arrange._become(self, _ops.squeeze(self, dim))
+    return _ops.arrange._become(self, lambda x: _ops.squeeze(x, dim))
 
 
 Tensor.unsqueeze_ = _unsqueeze_

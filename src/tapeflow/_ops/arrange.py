@@ -497,21 +497,30 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 # -- in-place forms of views (the tensor itself takes the new shape) ---------------------------------------------------
-def _become(self, new):
-    from .._dispatch import check_inference_write
+def _become(self, view_fn):
+    """An in-place view op (`t_`, `transpose_`, `unsqueeze_`, `squeeze_`, `as_strided_`): this tensor takes the
+    shape `view_fn(self)` gives. A view stays a view of the same base, one step further down its view chain (so
+    later writes through it still reach the base); its history is the view op's, recorded even under no_grad
+    when it requires grad (PyTorch regenerates it from the base)."""
+    from .._dispatch import _check_view_write, check_inference_write
 
     check_inference_write(self)
+    if self._requires_grad and is_grad_enabled():
+        if self._view:
+            _check_view_write(self)  # (views that cannot take a history: PyTorch's errors)
+        elif self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if self._requires_grad and self.grad_fn is not None and not is_grad_enabled():
+        from ..autograd.grad_mode import enable_grad
+
+        with enable_grad():
+            new = view_fn(self)
+    else:
+        new = view_fn(self)
     self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
+    if self._base is not None and new._base is self._base:
+        self._view = new._view
     return self
-
-
-def _leaf_check(self):
-    if self._no_grad_view is not None and self._requires_grad and is_grad_enabled():
-        from .._dispatch import _check_view_write
-
-        _check_view_write(self)  # a view made under no_grad / inference mode: PyTorch's view error
-    if self.grad_fn is None and self._requires_grad and is_grad_enabled():
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def transpose_(self, dim0, dim1):
@@ -521,8 +530,7 @@ def transpose_(self, dim0, dim1):
         >>> x = tp.zeros(2, 3); x.transpose_(0, 1).shape
         tapeflow.Size([3, 2])
     """
-    _leaf_check(self)
-    return _become(self, transpose(self, dim0, dim1))
+    return _become(self, lambda x: transpose(x, dim0, dim1))
 
 
 def t_(self):
@@ -532,10 +540,11 @@ def t_(self):
         >>> x = tp.zeros(2, 3); x.t_().shape
         tapeflow.Size([3, 2])
     """
-    _leaf_check(self)
-    if self.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return _become(self, t(self))
+    def checked(x):  # (after the leaf check, as PyTorch orders them)
+        if x.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+        return t(x)
+    return _become(self, checked)
 
 
 def as_strided_(input, size, stride, storage_offset=None):
@@ -546,8 +555,7 @@ def as_strided_(input, size, stride, storage_offset=None):
         tensor([[0., 2.],
                 [1., 3.]])
     """
-    _leaf_check(input)
-    return _become(input, as_strided(input, size, stride, storage_offset))
+    return _become(input, lambda x: as_strided(x, size, stride, storage_offset))
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -450,7 +451,9 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool, dir
         else:
             t = _plain_output(o, id(o) in inputs, id(o) in dirty)
         if t._view and id(o) not in dirty:
-            t._custom_fn_view = True  # (an in-place write into it is refused, as in PyTorch)
+            # (an in-place write into it is refused, as in PyTorch, naming the Function and the output)
+            t._custom_fn_view = (re.sub(r"Backward\d*$", "", t.grad_fn.name()) if t.grad_fn is not None else
+                                 type(ctx).__name__, t._output_nr)
         res.append(t)
     if record:
         ctx._fn_out_meta = tuple(metas)
