@@ -809,6 +809,24 @@ def inplace_view_ops_on_views(m):
         v.mul_(m.tensor([[2.0, 3.0, 4.0]]))
         (base * m.tensor([[1.0, 2, 3], [4, 5, 6]])).sum().backward()
         out.append((list(v.shape), _vals(base), _vals(leaf.grad)))
+    # A tensor that others view changes its own layout: they keep theirs, and writes still go both ways.
+    x = m.zeros(2, 3)
+    v = x[0]
+    x.t_()
+    x.add_(1)
+    out.append((_vals(v), _vals(x)))
+    x = m.zeros(2, 3)
+    v = x[:, 1]
+    x.unsqueeze_(0)
+    x[0, 1, 1] = 5
+    out.append((_vals(v), list(x.shape)))
+    x = m.arange(6.0).reshape(2, 3)
+    v = x.view(3, 2)
+    x.t_()
+    v.mul_(10)
+    w = x[0]
+    w.add_(100)
+    out.append((_vals(x), _vals(v)))
     return out
 
 

@@ -510,6 +510,8 @@ def _become(self, view_fn):
             _check_view_write(self)  # (views that cannot take a history: PyTorch's errors)
         elif self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if self._base is None and not self._requires_grad and _has_other_aliases(self):
+        _rebase(self)  # (the tensors viewing it keep reading the old layout)
     if self._requires_grad and self.grad_fn is not None and not is_grad_enabled():
         from ..autograd.grad_mode import enable_grad
 
@@ -521,6 +523,23 @@ def _become(self, view_fn):
     if self._base is not None and new._base is self._base:
         self._view = new._view
     return self
+
+
+def _has_other_aliases(t) -> bool:
+    st = t._storage
+    return st is not None and st.views is not None and any(w is not t for w in st.views)
+
+
+def _rebase(t) -> None:
+    """Before a tensor that other tensors view changes its own layout: a hidden root keeps the storage in the
+    old layout, the views (whose chains start from that layout) become views of it, and so does `t`."""
+    from .._tensor import Tensor, _alias
+
+    root = _alias(t, Tensor._wrap(t._data), peer=True)
+    for w in t._storage.views:
+        if w._base is t:
+            w._base = root
+    t._base = root
 
 
 def transpose_(self, dim0, dim1):
