@@ -827,6 +827,23 @@ def inplace_view_ops_on_views(m):
     w = x[0]
     w.add_(100)
     out.append((_vals(x), _vals(v)))
+    # `.data =` gives the tensor a new storage (its views keep the old one); resize_ keeps the storage.
+    x = m.zeros(3)
+    v = x[:2]
+    x.data = m.ones(3)
+    x.add_(1)
+    v.add_(5)
+    out.append((_vals(x), _vals(v)))
+    p = m.nn.Parameter(m.zeros(3))
+    v = p[:2]
+    p.data = m.ones(3)
+    out.append((_vals(p), _vals(v), v.grad_fn.name()))
+    for size in (4, 2):
+        x = m.zeros(2, 2)
+        v = x[0] if size == 4 else x.view(4)
+        x.resize_(size)
+        x.add_(1)
+        out.append((_vals(x), _vals(v)))
     return out
 
 

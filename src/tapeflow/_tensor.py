@@ -419,6 +419,8 @@ class Tensor:
         if self._requires_grad and not _is_float_array(value._raw):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
                                "dtype")
+        if self._base is None and self._storage is not None and self._storage.views is not None:
+            _leave_storage(self)  # (its views keep the old data, as in PyTorch: `.data =` swaps the storage)
         self._data = value._data
 
     @data.deleter
@@ -683,6 +685,23 @@ def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:
                 new._untracked_no_grad_view = True  # (so is a write that would give it a history)
     st.views.add(new)
     return new
+
+
+def _leave_storage(t: Tensor) -> None:
+    """`t` (a tensor no view) takes a storage of its own, keeping its version: the tensors that viewed or
+    aliased it keep the old values, on a hidden root of the old storage."""
+    st = t._storage
+    others = [w for w in st.views if w is not t]
+    if others:
+        root = Tensor._wrap(t._data)
+        root._storage = st
+        st.views.add(root)
+        for w in others:
+            if w._base is t:
+                w._base = root
+    st.views.refs[:] = [r for r in st.views.refs if r() is not None and r() is not t]
+    own = t._storage = _Storage()
+    own.version = st.version
 
 
 def is_tensor(obj) -> bool:

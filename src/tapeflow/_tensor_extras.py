@@ -195,6 +195,12 @@ def _resize_(self, *sizes, memory_format=None):
     if shape == tuple(self.shape):
         return self  # nothing changes (and the version stays, as in PyTorch)
     n = int(np.prod(shape, dtype=np.int64))
+    if self._base is None and _ops.arrange._has_other_aliases(self):
+        if n <= self.numel():  # (the first n elements, in another layout: the aliases keep theirs)
+            return _ops.arrange._become(self, lambda x: x.view(-1)[:n].view(shape))
+        from ._tensor import _leave_storage
+
+        _leave_storage(self)  # (more elements: a new allocation, the aliases keep the old ones)
     flat = self.detach().reshape(-1)
     if flat.numel() >= n:
         new = flat[:n].reshape(shape)
