@@ -66,3 +66,45 @@ def test_reduce_on_plateau_equals_pytorch():
         return lrs
 
     assert run(tp) == run(torch)
+
+
+def _resume_run(L, make_sched, steps=10, resume_at=4):
+    """lrs of a run whose optimizer and scheduler are rebuilt from their state dicts (through save/load) midway."""
+    import io
+
+    p = [L.nn.Parameter(L.zeros(1))]
+    opt = L.optim.AdamW(p, lr=0.01)
+    sched = make_sched(L, opt)
+    lrs = []
+    for i in range(steps):
+        opt.step()
+        sched.step()
+        lrs.append(round(opt.param_groups[0]["lr"], 8))
+        if i == resume_at:
+            buf = io.BytesIO()
+            L.save({"opt": opt.state_dict(), "sched": sched.state_dict()}, buf)
+            buf.seek(0)
+            ck = L.load(buf, weights_only=False)
+            opt = L.optim.AdamW(p, lr=0.01)
+            opt.load_state_dict(ck["opt"])
+            sched = make_sched(L, opt)
+            sched.load_state_dict(ck["sched"])
+    return lrs
+
+
+_RESUMED = {
+    "sequential": lambda L, o: L.optim.lr_scheduler.SequentialLR(
+        o, [L.optim.lr_scheduler.LinearLR(o, 0.1, 1.0, total_iters=3), L.optim.lr_scheduler.ExponentialLR(o, 0.9)],
+        milestones=[3]),
+    "chained": lambda L, o: L.optim.lr_scheduler.ChainedScheduler(
+        [L.optim.lr_scheduler.ConstantLR(o, 0.5, total_iters=6), L.optim.lr_scheduler.ExponentialLR(o, 0.9)]),
+    "cyclic": lambda L, o: L.optim.lr_scheduler.CyclicLR(o, 0.001, 0.01, step_size_up=2, mode="triangular2",
+                                                         cycle_momentum=False),
+}
+
+
+@pytest.mark.parametrize("name", list(_RESUMED))
+def test_composite_and_cyclic_schedulers_resume_from_their_state_dicts(name):
+    lrs = _resume_run(tp, _RESUMED[name])
+    assert len(set(lrs[5:])) > 1, "after resuming, the scheduler must keep changing the new optimizer's lr"
+    np.testing.assert_allclose(lrs, _resume_run(torch, _RESUMED[name]), rtol=1e-6)

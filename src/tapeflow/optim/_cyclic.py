@@ -4,6 +4,7 @@ metric-driven `ReduceLROnPlateau`, as PyTorch defines them."""
 from __future__ import annotations
 
 import math
+import types
 
 from .lr_scheduler import LRScheduler
 from .optimizer import Optimizer
@@ -139,12 +140,8 @@ class CyclicLR(LRScheduler):
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
             raise ValueError("mode is invalid and scale_fn is None")
         self.mode, self.gamma = mode, gamma
-        if scale_fn is None:
-            self.scale_fn = {"triangular": lambda x: 1.0, "triangular2": lambda x: 1 / (2.0 ** (x - 1)),
-                             "exp_range": lambda x: gamma ** x}[mode]
-            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
-        else:
-            self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        self._scale_fn_custom = scale_fn  # (the built-in modes are computed in `scale_fn`: nothing unpicklable kept)
+        self.scale_mode = ("iterations" if mode == "exp_range" else "cycle") if scale_fn is None else scale_mode
         self._key = _momentum_key(optimizer, cycle_momentum)
         self.base_momentums = _per_group(base_momentum, optimizer, "base_momentum")
         self.max_momentums = _per_group(max_momentum, optimizer, "max_momentum")
@@ -153,6 +150,32 @@ class CyclicLR(LRScheduler):
                 _set_momentum(group, self._key, m)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
+
+    def scale_fn(self, x) -> float:
+        """The amplitude factor at cycle (or iteration) `x`: the user's `scale_fn`, or the mode's."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def state_dict(self) -> dict:
+        """The state; a custom `scale_fn` that is a plain function or lambda is left out (it cannot be saved), a
+        callable object keeps its attributes."""
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Restore a state from `state_dict()` (the custom `scale_fn` given at construction stays)."""
+        state = dict(state_dict)
+        saved = state.pop("_scale_fn_custom", None)
+        self.__dict__.update(state)
+        if saved is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:
         cycle = math.floor(1 + self.last_epoch / self.total_size)

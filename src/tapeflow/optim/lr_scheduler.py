@@ -367,7 +367,24 @@ class PolynomialLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A scheduler made of others: its state holds theirs as state dicts (never the scheduler objects, which
+    belong to the optimizer they were built with), and loading it loads each of them."""
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        inner = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, saved in zip(self._schedulers, inner):
+            s.load_state_dict(saved)
+
+
+class SequentialLR(_Composite):
     """Run `schedulers` one after another, switching at the epochs in `milestones`.
 
     Example:
@@ -415,7 +432,7 @@ class SequentialLR(LRScheduler):
         self._last_lr = scheduler.get_last_lr()
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step several schedulers together at each `step()` (their effects compose).
 
     Example:
