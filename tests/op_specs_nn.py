@@ -491,3 +491,19 @@ spec("rnn_layer", [C(F((4, 2, 3)), F((2, 2)), F((2, 5)), F((20, 3)), F((20, 2)),
      _np_rnn_layer,
      tf=lambda x, h, c, wi, wh, bi, bh, wr, m=None: tp._dispatch.dispatch(
          xla_ops.nn.rnn_layer, (x, h, c, wi, wh, bi, bh, wr, m), (("mode", "LSTM"),)))
+
+
+def _np_cdist(x1, x2, p):
+    diff = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        return (diff != 0).sum(-1).astype(x1.dtype)
+    if p == math.inf:
+        return diff.max(-1)
+    return (diff ** p).sum(-1) ** (1 / p)
+
+
+spec("cdist", [C(F((3, 2)), F((4, 2)), p=2.0), C(F((2, 3, 2)), F((1, 4, 2)), p=1.0), C(F((3, 2)), F((2, 2)), p=3.0),
+               C(F((3, 2)), F((2, 2)), p=1.5), C(F((3, 2)), F((2, 2)), p=math.inf), C(F((2, 2)), F((2, 2)), p=0.0)],
+     _np_cdist, tf=lambda x1, x2: tp.cdist(x1, x2), fd=False,
+     why="PyTorch's derivative (`_cdist_backward`) is compared with PyTorch's in tests/test_torch_oracle.py; p=1 "
+         "and p=inf have kinks, p=0 has a zero derivative")

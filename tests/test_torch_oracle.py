@@ -170,6 +170,13 @@ CASES = [
     Case("bmm", lambda L, x, y: L.bmm(x, y), [(2, 3, 4), (2, 4, 2)]),
     Case("matmul_bcast", lambda L, x, y: x @ y, [(2, 3, 4), (4, 2)]),
     Case("outer", lambda L, x, y: L.outer(x, y), [A4, (3,)]),
+    Case("cdist", lambda L, x, y: L.cdist(x, y), [(3, 2), (4, 2)]),
+    Case("cdist_p1_batched", lambda L, x, y: L.cdist(x, y, p=1), [(2, 3, 2), (1, 4, 2)]),
+    Case("cdist_p0.5", lambda L, x, y: L.cdist(x, y, p=0.5), [(3, 2), (2, 2)]),
+    Case("cdist_p3", lambda L, x, y: L.cdist(x, y, p=3), [(3, 2), (2, 2)]),
+    # Ties of the infinity norm (each tied coordinate gets the whole gradient) and zero distances.
+    Case("cdist_inf_ties", lambda L, x: L.cdist(L.cat([x, x.flip(1)]), L.cat([x, x]), p=float("inf")), [(2, 2)]),
+    Case("cdist_self", lambda L, x: L.cdist(x, x), [(3, 2)]),
     Case("einsum", lambda L, x, y: L.einsum("bij,jk->bik", x, y), [(2, 3, 4), (4, 2)]),
     Case("addmm", lambda L, b, x, y: L.addmm(b, x, y), [(2,), A34, (4, 2)]),
     Case("inv", lambda L, x: L.linalg.inv(x + _eye3(L)), [(3, 3)]),
@@ -236,6 +243,9 @@ FIRST_ORDER_ONLY = {
     "slice_2d", "masked_select", "gather", "index_select", "scatter_add", "index_add", "clone",
     "setitem_mask",
 }
+# PyTorch implements no second derivative of cdist ("the derivative for '_cdist_backward' is not implemented");
+# tapeflow's (JAX's derivative of its VJP) is checked against finite differences below.
+FIRST_ORDER_ONLY |= {"cdist", "cdist_p1_batched", "cdist_p0.5", "cdist_p3", "cdist_inf_ties", "cdist_self"}
 assert FIRST_ORDER_ONLY <= set(CASE_BY_ID)
 
 #: Cases whose output node tapeflow names differently from PyTorch, on purpose:
@@ -559,3 +569,21 @@ def test_inplace_through_view_of_non_leaf(view):
         (y * y).sum().backward()
         grads.append(x.grad)
     _close(*grads, f"{view}: x.grad")
+
+
+def test_cdist_second_derivative_matches_finite_differences():
+    """Where PyTorch has none, tapeflow's second derivative of cdist (away from zero distances) is right."""
+    rng = np.random.default_rng(0)
+    x0, y0, v = rng.standard_normal((3, 2)), rng.standard_normal((4, 2)), rng.standard_normal((3, 2))
+
+    def grad_at(xa, p):
+        x = tp.tensor(xa, requires_grad=True)
+        d = tp.cdist(x, tp.tensor(y0), p=p)
+        return x, tp.autograd.grad((d * d).sum() + d.sum(), x, create_graph=True)[0]
+
+    for p in (2.0, 3.0, 1.5):
+        x, g = grad_at(x0, p)
+        (hv,) = tp.autograd.grad((g * tp.tensor(v)).sum(), x)
+        eps = 1e-6
+        fd = (grad_at(x0 + eps * v, p)[1].detach().numpy() - grad_at(x0 - eps * v, p)[1].detach().numpy()) / (2 * eps)
+        np.testing.assert_allclose(hv.numpy(), fd, rtol=1e-6, atol=1e-7)

@@ -100,7 +100,7 @@ def _div_rounded(x, y, mode):
     x, y = jax.lax.stop_gradient(x), jax.lax.stop_gradient(y)
     if mode == "floor":
         return jnp.floor_divide(x, y)
-    if jnp.issubdtype(x.dtype, jnp.integer):
+    if jnp.issubdtype(jnp.result_type(x, y), jnp.integer):
         x, y = jnp.broadcast_arrays(x, y)
         return jax.lax.div(x, y)  # (C's division truncates; exact for every int64)
     return jnp.trunc(x / y)

@@ -590,3 +590,46 @@ def _rnn_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mask=None, mode="LSTM", 
 
 
 rnn_layer = op("rnn_layer", _rnn_layer, nin=9, node="RnnLayerBackward0")
+
+
+# -- cdist -------------------------------------------------------------------------------------------------------
+def _cdist(x1, x2, p):
+    diff = jnp.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        return jnp.sum(diff != 0, axis=-1).astype(x1.dtype)
+    if p == 1:
+        return jnp.sum(diff, axis=-1)
+    if p == 2:
+        return jnp.sqrt(jnp.sum(diff * diff, axis=-1))
+    if p == math.inf:
+        return jnp.max(diff, axis=-1)
+    return jnp.sum(diff ** p, axis=-1) ** (1.0 / p)
+
+
+def _cdist_vjp(g, ans, x1, x2, p):
+    # PyTorch's formula (`_cdist_backward`): every coordinate at a tie of the infinity norm gets the full
+    # gradient, and a zero distance (or a zero difference with p < 1) passes none.
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    dist = ans[..., None]
+    gg = g[..., None]
+    zero = jnp.zeros((), diff.dtype)
+    if p == 0:
+        terms = jnp.zeros_like(diff)
+    elif p == 1:
+        terms = gg * jnp.sign(diff)
+    elif p == 2:
+        terms = jnp.where(dist == 0, zero, gg * diff / jnp.where(dist == 0, 1, dist))
+    elif p == math.inf:
+        terms = gg * jnp.sign(diff) * (jnp.abs(diff) == dist)
+    else:
+        safe = jnp.where(dist == 0, 1, dist)
+        if p < 2:
+            bad = (dist == 0) | ((diff == 0) & (p < 1))
+            mag = jnp.abs(jnp.where(bad, 1, diff)) ** (p - 1)
+            terms = jnp.where(bad, zero, jnp.sign(diff) * mag * gg / safe ** (p - 1))
+        else:
+            terms = jnp.where(dist == 0, zero, diff * jnp.abs(diff) ** (p - 2) * gg / safe ** (p - 1))
+    return (unbroadcast(jnp.sum(terms, axis=-2), x1), unbroadcast(-jnp.sum(terms, axis=-3), x2))
+
+
+cdist = op("cdist", _cdist, _cdist_vjp, saves=("x1", "x2", "ans"), node="CdistBackward0")

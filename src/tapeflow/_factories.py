@@ -29,7 +29,7 @@ def _leaf(arr, device, requires_grad) -> Tensor:
         arr = jax.device_put(arr, to_jax_device(device))
     t = Tensor._wrap(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
 
 
@@ -199,6 +199,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
         >>> tp.empty(2, 2).shape
         tapeflow.Size([2, 2])
     """
+    _shape(size)  # (PyTorch's message for a negative size, not zeros')
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 

@@ -174,6 +174,16 @@ Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
 Tensor.__imod__ = Tensor.remainder_
 Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__lshift__ = lambda self, other: _ops.bitwise_left_shift(self, other)
+Tensor.__rshift__ = lambda self, other: _ops.bitwise_right_shift(self, other)
+Tensor.__rlshift__ = lambda self, other: _ops.bitwise_left_shift(as_tensor(other), self)
+Tensor.__rrshift__ = lambda self, other: _ops.bitwise_right_shift(as_tensor(other), self)
+Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+Tensor.__irshift__ = Tensor.bitwise_right_shift_
+# (In place, as in PyTorch: `m &= other` changes `m` and every view of it.)
+Tensor.__iand__ = lambda self, other: inplace(self, self & other)
+Tensor.__ior__ = lambda self, other: inplace(self, self | other)
+Tensor.__ixor__ = lambda self, other: inplace(self, self ^ other)
 
 
 def copy_(self, src, non_blocking=False):

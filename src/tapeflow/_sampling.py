@@ -71,7 +71,8 @@ def _probability(p) -> None:
 
 def _probabilities(p: Tensor) -> None:
     if outside(p, 0.0, 1.0):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+                           "improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:

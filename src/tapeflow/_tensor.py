@@ -156,7 +156,7 @@ class Tensor:
             arr = jax.device_put(arr, to_jax_device(device))
         _init(self, arr, None, 0, False)
         if requires_grad:
-            self.requires_grad_(True)
+            self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
 
     @staticmethod
     def _make(data, grad_fn, output_nr: int, requires_grad: bool) -> Tensor:
@@ -221,7 +221,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
+        self._set_requires_grad(flag, "only Tensors of floating point and complex dtype")
 
     @requires_grad.deleter
     def requires_grad(self) -> None:
@@ -246,6 +246,11 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records ops on this leaf (in place); returns self."""
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
+
+    def _set_requires_grad(self, requires_grad, who: str) -> Tensor:
+        """`requires_grad_`, the `requires_grad` setter and factories (`requires_grad=True`), which PyTorch words
+        differently when refusing an integer tensor (`who` can require gradients)."""
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -255,9 +260,8 @@ class Tensor:
         if requires_grad and self._inference and not _mode.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if requires_grad and not _is_float_array(self._raw):
-            raise RuntimeError(
-                f"Only Tensors of floating point and complex dtype can require gradients (got {self.dtype}); "
-                "convert first, e.g. x.float().requires_grad_()")
+            raise RuntimeError(f"{who} can require gradients (got {self.dtype}); convert first, e.g. "
+                               "x.float().requires_grad_()")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -536,12 +540,12 @@ class Tensor:
     def __float__(self) -> float:
         if self._raw.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item())
+        return float(_real_part(self.item(), "double"))
 
     def __int__(self) -> int:
         if self._raw.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self.item())
+        return int(_real_part(self.item(), "int64_t"))
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self.numel() != 1:
@@ -685,6 +689,15 @@ def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:
                 new._untracked_no_grad_view = True  # (so is a write that would give it a history)
     st.views.add(new)
     return new
+
+
+def _real_part(v, ctype: str):
+    """A complex number as a real one for `float()` / `int()`: PyTorch refuses a nonzero imaginary part."""
+    if type(v) is complex:
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v.real
+    return v
 
 
 def _leave_storage(t: Tensor) -> None:

@@ -92,6 +92,9 @@ def div(input, other, *, rounding_mode=None):
         if rounding_mode in ("floor", "trunc"):
             a, b = _common(f"div_{rounding_mode}_cpu", input, other, complex_ok=False, bool_ok=False)
             check_int_divisor(input, other)
+            rd = _result_dtype(a, b)
+            if not (rd.is_floating_point or rd.is_complex):  # (integer division: both operands in its dtype)
+                a, b = (t.to(rd) if isinstance(t, Tensor) else as_tensor(t, dtype=rd) for t in (a, b))
             return dispatch(X.div_rounded, (a, b), (("mode", rounding_mode),))
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
     if input._raw.dtype.kind in "iub" and (not isinstance(other, Tensor) or other._raw.dtype.kind in "iub") \
@@ -444,6 +447,9 @@ def masked_fill(input, mask, value):
     if mask.dtype is not _dtype.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_dtype.CPP_NAMES[mask.dtype.name]}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
     return dispatch(X.masked_fill, (input, mask, value))
 
 

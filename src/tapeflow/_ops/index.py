@@ -40,8 +40,11 @@ def _along(input, dim: int, index, kind: str = "runtime", name: str = "scatter")
     if kind == "runtime":
         check_indices(index, n, lambda v: RuntimeError(f"index {v} is out of bounds for dimension {d} with size {n}"),
                       negative=False)
+    elif d == 1:  # (PyTorch's CPU kernel for dimension 1 reports it so; negative indices are refused too)
+        check_indices(index, n, lambda v: RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={n}"),
+                      negative=False)
     else:
-        check_indices(index, n, lambda v: IndexError("index out of range in self"))
+        check_indices(index, n, lambda v: IndexError("index out of range in self"), negative=False)
     return d
 
 
@@ -78,8 +81,9 @@ def take_along_dim(input, indices, dim=None):
     return gather(input, dim, indices)
 
 
-def _scatter_shapes(name, input, index, src) -> None:
-    """PyTorch's checks of a scatter's operands: index and src have self's rank, src has self's dtype."""
+def _scatter_shapes(name, input, index, src, dim=None) -> None:
+    """PyTorch's checks of a scatter's operands: index and src have self's rank, src has self's dtype, and the
+    index is no larger than src anywhere nor than self outside `dim`."""
     if isinstance(index, Tensor) and builtins.max(index.ndim, 1) != builtins.max(input.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if isinstance(src, Tensor):
@@ -87,6 +91,14 @@ def _scatter_shapes(name, input, index, src) -> None:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if isinstance(index, Tensor) and builtins.max(index.ndim, 1) != builtins.max(src.ndim, 1):
             raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if dim is not None and isinstance(index, Tensor) and index.ndim == input.ndim and index.ndim:
+        d = _dim(dim, input.ndim)
+        src_shape = tuple(src.shape) if isinstance(src, Tensor) and src.ndim == index.ndim else None
+        for i, n in enumerate(index.shape):
+            if (i != d and n > input.shape[i]) or (src_shape is not None and n > src_shape[i]):
+                raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(input.shape)} "
+                                   f"apart from dimension {d}"
+                                   + (f" and to be no larger size than src {list(src_shape)}" if src_shape else ""))
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -103,7 +115,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         return scatter_add(input, dim, index, src)
     if reduce is not None:
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported; use reduce='add' or scatter_reduce")
-    _scatter_shapes("scatter", input, index, src)
+    _scatter_shapes("scatter", input, index, src, dim)
     return dispatch(X.scatter, (input, index, _operand(input, src)), (("dim", _along(input, dim, index)),))
 
 
@@ -114,7 +126,7 @@ def scatter_add(input, dim, index, src):
         >>> tp.scatter_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
         tensor([3., 0., 3.])
     """
-    _scatter_shapes("scatter_add", input, index, src)
+    _scatter_shapes("scatter_add", input, index, src, dim)
     return dispatch(X.scatter_add, (input, index, src), (("dim", _along(input, dim, index)),))
 
 
@@ -138,8 +150,27 @@ def index_add(input, dim, index, source, *, alpha=1):
         >>> tp.index_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
         tensor([3., 0., 3.])
     """
-    return dispatch(X.index_add, (input, index, source),
-                    (("dim", _along(input, dim, index, "index", "index_add")), ("alpha", alpha)))
+    d = _along(input, dim, index, name="index_add")
+    check_index_source("index_add_", input, d, index, source)
+    return dispatch(X.index_add, (input, index, source), (("dim", d), ("alpha", alpha)))
+
+
+def check_index_source(name: str, input, d: int, index, source) -> None:
+    """PyTorch's checks of `index_add`-style arguments: a vector of indices, one per slice of `source` along
+    `d`, `source` of `input`'s dtype and shape elsewhere."""
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_dtype.SCALAR_NAMES[index.dtype.name]} and size: {list(index.shape)}")
+    n = source.shape[d] if source.ndim > d else 1
+    if index.numel() != n:
+        raise RuntimeError(f"{name}(): Number of indices ({index.numel()}) should be equal to source.size(dim): ({n}), "
+                           f"for dim: {d}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): self ({_dtype.SCALAR_NAMES[input.dtype.name]}) and source "
+                           f"({_dtype.SCALAR_NAMES[source.dtype.name]}) must have the same scalar type")
+    if source.ndim != input.ndim or any(a != b for i, (a, b) in enumerate(zip(input.shape, source.shape)) if i != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
 
 
 def take(input, index):
@@ -201,8 +232,35 @@ def index_put(input, indices, values, accumulate=False):
         tensor([5., 0., 6.])
     """
     spec, arrays = _parse_index(input, tuple(indices))
-    return dispatch(X.index_put, (input, _operand(input, values), *arrays),
-                    (("spec", spec), ("accumulate", accumulate)))
+    try:
+        return dispatch(X.index_put, (input, _operand(input, values), *arrays),
+                        (("spec", spec), ("accumulate", accumulate)))
+    except RuntimeError:
+        _check_put_shape(input, spec, arrays, values)
+        raise
+
+
+def _check_put_shape(input, spec, arrays, values) -> None:
+    """PyTorch's error for a value that does not broadcast to the indexed region."""
+    if not isinstance(values, Tensor):
+        return
+    target = tuple(dispatch(X.index, (input.detach(), *arrays), (("spec", spec),)).shape) if arrays else \
+        tuple(view(input.detach(), X.index_basic, (("index", spec),)).shape)
+    have = tuple(values.shape)
+    if arrays:
+        if any(v not in (1, t) for v, t in zip(reversed(have), reversed(target))) or len(have) > len(target):
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(have)} cannot be broadcast to indexing "
+                               f"result of shape {list(target)}")
+        return
+    if len(have) > len(target):
+        raise RuntimeError(f"expand({values.type()}{{{list(have)}}}, size={list(target)}): the number of sizes "
+                           f"provided ({len(target)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({len(have)})")
+    for i in range(1, len(have) + 1):
+        if have[-i] not in (1, target[-i]):
+            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                               f"({have[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                               f"{list(target)}.  Tensor sizes: {list(have)}")
 
 
 def _sequence_as_tuple(index) -> bool:
@@ -223,7 +281,7 @@ def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
     if not isinstance(index, tuple):
         index = tuple(index) if _sequence_as_tuple(index) else (index,)
     spec, arrays = [], []
-    for i in index:
+    for k, i in enumerate(index):
         if isinstance(i, builtins.bool):
             i = as_tensor(i)
         if isinstance(i, (int, np.integer)):
@@ -238,6 +296,7 @@ def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
         else:
             t = i if isinstance(i, Tensor) else as_tensor(np.asarray(i) if isinstance(i, (list, tuple)) else i)
             if t._raw.dtype == jnp.bool_:
+                _check_mask(x, t, index, k)
                 for a in nonzero(t, as_tuple=True):
                     spec.append("T")
                     arrays.append(a)
@@ -248,8 +307,46 @@ def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
             arrays.append(t)
     spec = tuple(spec)
     check_int_indices(tuple(x._raw.shape), spec)
+    if len(arrays) > 1:
+        shapes = [list(a.shape) for a in arrays]
+        try:
+            np.broadcast_shapes(*(tuple(sh) for sh in shapes))
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                             + ", ".join(str(sh) for sh in shapes)) from None
     _check_tensor_indices(tuple(x._raw.shape), spec, arrays)
     return spec, arrays
+
+
+def _check_mask(x: Tensor, mask: Tensor, index: tuple, k: int) -> None:
+    """A boolean mask (entry `k` of `index`) must have the shape of the dimensions of `x` it indexes (PyTorch's
+    IndexError)."""
+    if mask.ndim == 0:
+        return
+    shape = tuple(x._raw.shape)
+    spans = [_span(i) for i in index]
+    start = 0
+    for j in range(k):
+        start += len(shape) - sum(n for n in spans if n is not None) if spans[j] is None else spans[j]
+    for j, n in enumerate(mask.shape):
+        d = start + j
+        if d >= len(shape) or shape[d] != n:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape of the "
+                             f"indexed tensor {list(shape)} at index {d}")
+
+
+def _span(i) -> int | None:
+    """How many dimensions an index entry consumes (None for an Ellipsis: the rest)."""
+    if i is Ellipsis:
+        return None
+    if i is None or isinstance(i, builtins.bool):
+        return 0
+    if isinstance(i, Tensor):
+        return i.ndim if i._raw.dtype == jnp.bool_ else 1
+    if isinstance(i, (list, tuple, np.ndarray)):
+        a = np.asarray(i)
+        return a.ndim if a.dtype == np.bool_ else 1
+    return 1
 
 
 def _check_tensor_indices(shape: tuple, spec: tuple, arrays: list) -> None:
@@ -272,6 +369,12 @@ def _getitem(self, index):
         if not -n <= index < n:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
         return _select(self, 0, index, n)
+    if _scalar_bool(index):  # `x[True]` adds a dimension of size 1 (`x[False]`: of size 0)
+        y = self.unsqueeze(0)
+        return y if builtins.bool(index) else y[:0]
+    split = _split_ints(index)
+    if split is not None:
+        return _getitem(_getitem(self, split[0]), split[1])
     spec, arrays = _parse_index(self, index)
     if not arrays:
         return view(self, X.index_basic, (("index", spec),))
@@ -279,13 +382,63 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
+    if isinstance(value, Tensor) and value.ndim and value._raw.shape[0] == 1:
+        shape = value._raw.shape
+        k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+        value = value.reshape(shape[k:])  # (PyTorch drops a value's leading 1s: `x[0] = v[None]` works)
     if isinstance(index, Tensor) and index._raw.dtype == jnp.bool_ and tuple(index.shape) == tuple(self.shape) \
             and (not isinstance(value, Tensor) or value.ndim == 0):
         inplace(self, masked_fill(self, index, value))
         return
+    split = _split_ints(index)
+    if split is not None:  # (written through the view the integers select)
+        _setitem(_getitem(self, split[0]), split[1], value)
+        return
     if not isinstance(index, tuple):
         index = tuple(index) if _sequence_as_tuple(index) else (index,)
     inplace(self, index_put(self, index, value))
+
+
+def _scalar_bool(index) -> builtins.bool:
+    return isinstance(index, builtins.bool) or (isinstance(index, Tensor) and index.ndim == 0
+                                                and index._raw.dtype == jnp.bool_)
+
+
+def _split_ints(index) -> tuple | None:
+    """PyTorch applies an index's integers first (each a `select`) and its tensor indices to what is left, so
+    `x[0, :, idx]` has the shape of `x[0][:, idx]` (NumPy would move the indexed dimension first):
+    `(integers with the rest as full slices, the rest)`, or None when there are not both kinds."""
+    if not isinstance(index, tuple):
+        if not (isinstance(index, list) and _sequence_as_tuple_quiet(index)):
+            return None
+        index = tuple(index)
+    has_int = has_advanced = False
+    for i in index:
+        if isinstance(i, (int, np.integer)) and not isinstance(i, builtins.bool):
+            has_int = True
+        elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
+            has_advanced = True
+    if not (has_int and has_advanced):
+        return None
+    first, rest = [], []
+    for i in index:
+        if isinstance(i, (int, np.integer)) and not isinstance(i, builtins.bool):
+            first.append(i)
+        elif i is Ellipsis:
+            first.append(i)
+            rest.append(i)
+        elif i is None or isinstance(i, slice):
+            first.append(i)
+            rest.append(slice(None))
+        else:
+            first.extend([slice(None)] * _span(i))
+            rest.append(i)
+    return tuple(first), tuple(rest)
+
+
+def _sequence_as_tuple_quiet(index: list) -> builtins.bool:
+    return len(index) < 32 and any(isinstance(i, (Tensor, list, tuple, slice)) or i is None or i is Ellipsis
+                                   for i in index)
 
 
 # -- misc ---------------------------------------------------------------------------------------------------------
@@ -330,14 +483,32 @@ def detach(input):
     return input.detach()
 
 
-def cdist(x1, x2, p=2.0):
-    """Pairwise `p`-norm distances between the rows of `x1` and of `x2`.
+_CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """Pairwise `p`-norm distances between the rows of `x1` and of `x2` (batch dimensions broadcast), with
+    PyTorch's derivative: none at a zero distance, the full gradient to every coordinate tied for the maximum
+    with `p=inf`. `compute_mode` is accepted; the distances are always computed from the differences (the most
+    accurate of PyTorch's modes).
 
     Example:
         >>> tp.cdist(tp.tensor([[0.0, 0.0]]), tp.tensor([[3.0, 4.0], [1.0, 0.0]]))
         tensor([[5., 1.]])
     """
-    return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_dtype.SCALAR_NAMES[t.dtype.name]}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return dispatch(X.nn.cdist, (x1, x2), (("p", float(p)),))
 
 
 def cross(input, other, dim=None):
@@ -364,5 +535,4 @@ def cross(input, other, dim=None):
 
 # Sibling modules import each other; importing at the end lets every name above exist first.
 from .elementwise import masked_fill  # noqa: E402
-from .reduce import norm  # noqa: E402
 from .shape import _select  # noqa: E402

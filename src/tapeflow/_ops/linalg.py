@@ -145,6 +145,9 @@ def outer(input, vec2):
         tensor([[ 1., 10.],
                 [ 2., 20.]])
     """
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
     return dispatch(X.outer, (input, vec2))
 
 

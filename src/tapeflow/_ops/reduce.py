@@ -42,7 +42,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 def _check_floating(input, name):
     if input._raw.dtype.kind in "iub":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {input.dtype.name.capitalize()}. Convert first, e.g. x.float().")
+                           f"or complex dtype. Got: {_dtype.SCALAR_NAMES[input.dtype.name]}. Convert first, e.g. x.float().")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -509,7 +509,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = _dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return return_types.kthvalue(*dispatch(X.kthvalue, (input,), (("k", int(k)), ("dim", d), ("keepdim", keepdim))))
 
 

@@ -176,6 +176,12 @@ def movedim(input, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     nd = input.ndim
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    for name, dims in (("source", src), ("destination", dst)):
+        if len({_dim(x, nd) for x in dims}) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     perm = [i for i in range(nd) if i not in [_dim(s, nd) for s in src]]
     for d, s in sorted(zip([_dim(d, nd) for d in dst], [_dim(s, nd) for s in src])):
         perm.insert(d, s)
@@ -555,6 +561,10 @@ def repeat(input, *sizes):
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     x = input.reshape((1,) * (len(sizes) - input.ndim) + tuple(input.shape))
+    shape = [n * int(r) for n, r in zip(x.shape, sizes)]
+    bad = next((n for n in shape if n < 0), None)
+    if bad is not None:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
     return dispatch(X.repeat, (x,), (("repeats", tuple(int(s) for s in sizes)),))
 
 
@@ -565,7 +575,7 @@ def tile(input, dims):
         >>> tp.tile(tp.tensor([1, 2]), (2,))
         tensor([1, 2, 1, 2])
     """
-    dims = tuple(dims)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(dims) < input.ndim:
         dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)

@@ -67,7 +67,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     if input._raw.size == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input._raw.dtype not in (np.float32, np.float64):
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")  # (also nanquantile)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
                            f"Got {interpolation}")

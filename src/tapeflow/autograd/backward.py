@@ -205,9 +205,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     ins = tuple(inputs.values()) if type(inputs) is dict else _as_tuple(inputs)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    for i, t in enumerate(ins):
+    for t in ins:
         if not isinstance(t, (Tensor, GradientEdge)):
-            raise TypeError(f"grad: inputs must be Tensors or GradientEdges, got {type(t).__name__} at position {i}")
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
     if grad_outputs is None:
         gouts = (None,) * len(outs)
     else:

@@ -7,7 +7,7 @@ import warnings
 import xla_ops as X
 
 from .._dispatch import dispatch
-from .._ops._checks import check_indices
+from .._ops._checks import check_indices, outside
 from .._tensor import Tensor
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
@@ -214,6 +214,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    # PyTorch checks both ranges (a log of a value outside [0, 1] would be NaN or a silently clamped -100); one
+    # small read each, skipped on traced values.
+    for name, t in (("input", input), ("target", target)):
+        if isinstance(t, Tensor) and t.dtype.is_floating_point and outside(t, 0.0, 1.0):
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     return dispatch(X.nn.binary_cross_entropy, (input, target, weight),
                     (("reduction", _reduction(reduction, size_average, reduce)),))
 

@@ -65,9 +65,10 @@ def _pooled_size(x, k, s, p, dilation, ceil_mode, one_d: str = "") -> None:
 
 def _max_pool(x, k, s, p, dilation, ceil_mode, return_indices, one_d: str = ""):
     """Max pooling of a batched `(N, C, H, W)` input with normalised 2-tuples."""
-    if any(pp * 2 > kk for pp, kk in zip(p, k)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p} and "
-                           f"kernel_size={k}")
+    for pp, kk, dd in zip(p, k, dilation):
+        if pp * 2 > kk:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                               f"kernel_size={kk} and dilation={dd}")
     _pooled_size(x, k, s, p, dilation, ceil_mode, one_d)
     params = (("kernel", k), ("stride", s), ("padding", p), ("dilation", dilation), ("ceil_mode", bool(ceil_mode)))
     if return_indices:

@@ -96,7 +96,10 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
         d = input.ndim - 1 - i
         lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
         if lo < 0 or hi < 0:
-            input = input.narrow(d, max(-lo, 0), input.shape[d] - max(-lo, 0) - max(-hi, 0))
+            length = input.shape[d] - max(-lo, 0) - max(-hi, 0)
+            if length < 0:  # (PyTorch crops first, with narrow)
+                raise RuntimeError("narrow(): length must be non-negative.")
+            input = input.narrow(d, max(-lo, 0), length)
         widths[d] = (max(lo, 0), max(hi, 0))
     params = (("widths", tuple(widths)), ("mode", modes[mode]))
     if mode == "constant":

@@ -345,7 +345,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return dispatch(X.nn.batch_norm_eval, (input, running_mean, running_var, weight, bias), (("eps", eps),))
     n = input.numel() // input.shape[1]
     if n <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     y, mean, var = dispatch(X.nn.batch_norm, (input, weight, bias), (("eps", eps),))
     if running_mean is not None and running_var is not None:
         with no_grad():

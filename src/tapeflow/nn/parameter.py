@@ -40,7 +40,7 @@ class Parameter(Tensor):
         self = object.__new__(cls)
         _init(self, data._data, None, 0, False)
         if requires_grad:
-            self.requires_grad_(True)
+            self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
         return self
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
