@@ -413,11 +413,16 @@ def _split_ints(index) -> tuple | None:
             return None
         index = tuple(index)
     has_int = has_advanced = False
-    for i in index:
-        if isinstance(i, (int, np.integer)) and not isinstance(i, builtins.bool):
+    for i in index:  # (this runs on every indexing: plain type tests first)
+        t = type(i)
+        if t is int:
             has_int = True
+        elif t is slice or i is None or i is Ellipsis:
+            continue
         elif isinstance(i, (Tensor, list, tuple, np.ndarray)):
             has_advanced = True
+        elif isinstance(i, np.integer):
+            has_int = True
     if not (has_int and has_advanced):
         return None
     first, rest = [], []
