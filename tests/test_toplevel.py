@@ -29,7 +29,7 @@ def test_meshgrid_gradients_and_errors():
     (gx * gy).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [12.0, 12.0])
     np.testing.assert_allclose(y.grad.numpy(), [3.0, 3.0, 3.0])
-    with pytest.raises(ValueError, match="indexing must be one of"):
+    with pytest.raises(RuntimeError, match="indexing must be one of"):
         tp.meshgrid(x, y, indexing="yx")
 
 

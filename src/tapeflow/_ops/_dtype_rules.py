@@ -65,8 +65,7 @@ RULES = {
                 "biu": lambda dt: RuntimeError("nanmean(): expected input to have floating point or complex dtype but "
                                                f"got {_dtype.SCALAR_NAMES.get(dt, dt)}")},
     "logcumsumexp": {"biu": _kernel("logcumsumexp_out_cpu")},
-    "softmax": {"biuc": _kernel("softmax_lastdim_kernel_impl")},
-    "log_softmax": {"biuc": _kernel("log_softmax_lastdim_kernel_impl")},
+    # (softmax and log_softmax refuse these dtypes themselves: the kernel's name depends on the dim)
     "norm": {"biu": lambda dt: RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                                             f"input. Got {_dtype.SCALAR_NAMES.get(dt, dt)}")},
     "dist": {"biu": lambda dt: RuntimeError("norm(): input dtype should be either floating point or complex. Got "

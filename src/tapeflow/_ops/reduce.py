@@ -6,6 +6,7 @@ import builtins
 from collections import namedtuple
 
 import jax.numpy as jnp
+import numpy as np
 
 import xla_ops as X
 
@@ -424,9 +425,8 @@ def softmax(input, dim, dtype=None):
         >>> tp.softmax(tp.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([0.0900, 0.2447, 0.6652])
     """
-    if dtype is not None:
-        input = input.to(dtype)
-    return dispatch(X.softmax, (_to_float(input),), (("dim", _dim(dim, input.ndim)),))
+    input, d = _softmax_input("softmax", input, dim, dtype)
+    return dispatch(X.softmax, (input,), (("dim", d),))
 
 
 def log_softmax(input, dim, dtype=None):
@@ -436,9 +436,21 @@ def log_softmax(input, dim, dtype=None):
         >>> tp.log_softmax(tp.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([-2.4076, -1.4076, -0.4076])
     """
+    input, d = _softmax_input("log_softmax", input, dim, dtype)
+    return dispatch(X.log_softmax, (input,), (("dim", d),))
+
+
+def _softmax_input(name, input, dim, dtype):
+    """The input (cast to `dtype`) and the normalised dim; integer, bool and complex inputs raise PyTorch's
+    error, naming the kernel it would run (the last dimension has its own)."""
     if dtype is not None:
         input = input.to(dtype)
-    return dispatch(X.log_softmax, (_to_float(input),), (("dim", _dim(dim, input.ndim)),))
+    d = _dim(dim, input.ndim)
+    dt = str(input._raw.dtype)
+    if input._raw.dtype.kind in "biuc":
+        kernel = f"{name}_lastdim_kernel_impl" if input.ndim == 0 or d == input.ndim - 1 else f"{name}_kernel_impl"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES.get(dt, dt)}\'')
+    return input, d
 
 
 # -- sorting -------------------------------------------------------------------------------------------
@@ -489,9 +501,20 @@ def median(input, dim=None, keepdim=False):
         tensor(2.)
     """
     if dim is None:
+        if input._raw.size == 0:
+            return _empty_median(input)
         return dispatch(X.median, (input,))
-    d = _dim(dim, input.ndim)
+    d = _nonempty("median", input, dim)
     return return_types.median(*dispatch(X.median_dim, (input,), (("dim", d), ("keepdim", keepdim))))
+
+
+def _empty_median(input):
+    """PyTorch's median of no elements: NaN (the smallest integer for an integer tensor)."""
+    from .._factories import full
+
+    dt = input._raw.dtype
+    fill = float("nan") if dt.kind in "fc" else int(np.iinfo(dt).min) if dt.kind in "iu" else False
+    return full((), fill, dtype=input.dtype)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):

@@ -516,6 +516,8 @@ def fliplr(input):
         tensor([[2, 1],
                 [4, 3]])
     """
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
@@ -527,6 +529,8 @@ def flipud(input):
         tensor([[3, 4],
                 [1, 2]])
     """
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 

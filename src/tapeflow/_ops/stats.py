@@ -32,6 +32,10 @@ def nanmedian(input, dim=None, keepdim=False):
     """
     input = _t(input)
     if dim is None:  # (NaN for an empty tensor, as PyTorch)
+        if input._raw.size == 0:
+            from .reduce import _empty_median
+
+            return _empty_median(input)
         return dispatch(X.nanmedian, (input,))
     d = _nonempty("nanmedian", input, dim) if input.ndim else 0
     if input.ndim == 0:

@@ -94,7 +94,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            f"probabilities of the input's shape {list(input.shape)}, but this one has shape "
                            f"{list(target.shape)}; for class indices pass `target.long()`")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not probs:
         _check_targets(input, target, ignore_index)
     params = (("ignore_index", int(ignore_index)), ("reduction", reduction),

@@ -77,8 +77,13 @@ def _max_pool(x, k, s, p, dilation, ceil_mode, return_indices, one_d: str = ""):
     return dispatch(X.nn.max_pool, (x,), params)
 
 
-def _stride(stride, kernel, n):
-    return kernel if stride is None or stride == [] else _tuple(stride, n, "stride")
+def _stride(stride, kernel, n, one_d: str = ""):
+    s = kernel if stride is None or stride == [] else _tuple(stride, n, "stride")
+    if any(v == 0 for v in s):  # (a zero kernel size is a zero stride by default)
+        if one_d == "max_pool1d" and not any(v == 0 for v in kernel):
+            raise RuntimeError("max_pool1d() stride must be greater than zero, but got 0")
+        raise RuntimeError("stride should not be zero")
+    return s
 
 
 def _unbatch(res, dim, unbatched):
@@ -108,7 +113,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """
     x, unbatched = _batched(input, 1, "max_pool1d")
     k = _tuple(kernel_size, 1, "kernel_size")
-    s = _stride(stride, k, 1)
+    s = _stride(stride, k, 1, "max_pool1d")
     res = _max_pool(x.unsqueeze(-2), (1, *k), (1, *s), (0, *_tuple(padding, 1, "padding")),
                     (1, *_tuple(dilation, 1, "dilation")), ceil_mode, return_indices, "max_pool1d")
     return _unbatch(res, -2, unbatched)

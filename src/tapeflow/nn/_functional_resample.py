@@ -201,6 +201,8 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
     """
     from .functional import batch_norm, group_norm
 
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     if not use_input_stats:
         # Evaluation with running statistics: every sample uses the same per-channel statistics.
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)

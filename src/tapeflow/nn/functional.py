@@ -180,6 +180,8 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
     pads = _conv_padding(padding, tuple(weight.shape[2:]), dilation, stride, n)
+    if any(p < 0 for pair in pads for p in pair):
+        raise RuntimeError("negative padding is not supported")
     padded = [size + lo + hi for size, (lo, hi) in zip(input.shape[2:], pads)]
     kernel = [d * (k - 1) + 1 for d, k in zip(dilation, weight.shape[2:])]
     if any(p < k for p, k in zip(padded, kernel)):
