@@ -89,6 +89,10 @@ d = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
 with tp.no_grad():
     z = d * 2
 print("dtype kept:", (d * d).dtype, " under no_grad requires_grad =", z.requires_grad)
+# Spectral losses differentiate too: the gradient of a signal's power at its lowest frequencies.
+sig = tp.tensor([0.0, 1.0, 0.0, -1.0, 0.0, 1.0, 0.0, -1.0], dtype=tp.float64, requires_grad=True)
+(tp.fft.rfft(sig)[:3].abs() ** 2).sum().backward()
+print("d(low-frequency power)/d(signal) =", sig.grad)
 
 print("\n== 9. A picture of the tape ==")
 w1 = tp.randn(3, 2, requires_grad=True)

@@ -1120,3 +1120,18 @@ spec("asgd_update", [C(F((3,)), F((3,)), F((3,)), A(0.05, np.float32), A(1.0, np
 from op_specs_index import *  # noqa: E402,F401,F403  (the entries for writes at indices and strided views)
 from op_specs_nn import *  # noqa: E402,F401,F403  (the nn op entries register themselves into SPECS)
 from op_specs_special import *  # noqa: E402,F401,F403  (special functions, nan-skipping order statistics)
+
+# -- Fourier transforms (real inputs here; complex ones, the conjugate convention and PyTorch's numbers are
+# checked against PyTorch in tests/test_fft.py) -----------------------------------------------------------------
+_FFT = "complex outputs: tests/test_fft.py checks values and gradients against PyTorch"
+spec("fft_r2c", [C(F((3, 4)), s=None, axes=(1,), norm="backward", onesided=True, forward=True),
+                 C(F((3, 4)), s=(6,), axes=(0,), norm="ortho", onesided=False, forward=True)],
+     lambda x, s, axes, norm, onesided, forward: (np.fft.rfftn if onesided else np.fft.fftn)(x, s=s, axes=axes, norm=norm),
+     tf=None, fd=False, second=False, why=_FFT)
+spec("fft_c2c", [C(F((3, 4)), s=None, axes=(0, 1), norm="backward", forward=True),
+                 C(F((3, 4)), s=(5,), axes=(1,), norm="forward", forward=False)],
+     lambda x, s, axes, norm, forward: (np.fft.fftn if forward else np.fft.ifftn)(x, s=s, axes=axes, norm=norm),
+     tf=None, fd=False, second=False, why=_FFT)
+spec("fft_c2r", [C(F((3, 4)), s=(6,), axes=(1,), norm="backward"), C(F((3, 4)), s=(3, 5), axes=(0, 1), norm="ortho")],
+     lambda x, s, axes, norm: np.fft.irfftn(x, s=s, axes=axes, norm=norm), tf=lambda x: tp.fft.irfft(x), fd=False,
+     second=False, why=_FFT)

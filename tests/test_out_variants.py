@@ -85,6 +85,7 @@ def _cases(L):
         "linalg.qr": (lambda out: L.linalg.qr(sq, out=out), lambda: (f32(), f32())),
         "special.expit": (lambda out: L.special.expit(a, out=out), f32),
         "special.xlogy": (lambda out: L.special.xlogy(pos, pos, out=out), f32),
+        "fft.rfft": (lambda out: L.fft.rfft(a, out=out), lambda: L.empty(0, dtype=L.complex64)),
         "zeros": (lambda out: L.zeros(2, 3, out=out), f32),
         "ones float64": (lambda out: L.ones(2, out=out), f64),
         "arange into float": (lambda out: L.arange(5, out=out), f32),
@@ -187,10 +188,11 @@ def test_out_argument_types():
 
 
 def test_every_listed_function_takes_out_and_plain_calls_are_unchanged():
+    import tapeflow.fft as tf
     import tapeflow.linalg as tl
     import tapeflow.special as ts
 
-    for module, names in ((tp, _out.TOPLEVEL), (tl, _out.LINALG), (ts, _out.SPECIAL)):
+    for module, names in ((tp, _out.TOPLEVEL), (tl, _out.LINALG), (ts, _out.SPECIAL), (tf, _out.FFT)):
         for name in names:
             assert getattr(getattr(module, name), "__tapeflow_out__", False), f"{module.__name__}.{name}"
     assert tp.add.__doc__ and tp.add.__wrapped__ is not None  # the documentation is the function's own

@@ -17,7 +17,7 @@ import jax as _jax
 # float64 and int64 must be real (PyTorch semantics, gradient checking).
 _jax.config.update("jax_enable_x64", True)
 
-from . import elementwise, index, linalg, nn, optim, random, reduce, shape, sort, special, stats  # noqa: E402
+from . import elementwise, fft, index, linalg, nn, optim, random, reduce, shape, sort, special, stats  # noqa: E402
 from ._op import TABLE, Meta, Op, broadcast_axes, derived_vjp, get_matmul_precision, op, set_matmul_precision, torch_vjp, unbroadcast  # noqa: E402
 from .elementwise import *  # noqa: E402,F401,F403
 from .index import *  # noqa: E402,F401,F403
@@ -30,4 +30,4 @@ from .stats import *  # noqa: E402,F401,F403
 
 __all__ = ["TABLE", "Meta", "Op", "broadcast_axes", "derived_vjp", "op", "torch_vjp", "unbroadcast", "set_matmul_precision",
            "get_matmul_precision",
-           "elementwise", "index", "linalg", "random", "reduce", "shape", "sort", "special", "stats", "nn", "optim"]
+           "elementwise", "fft", "index", "linalg", "random", "reduce", "shape", "sort", "special", "stats", "nn", "optim"]

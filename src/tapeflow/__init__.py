@@ -26,6 +26,7 @@ from . import (
     cuda,
     distributed,
     distributions,
+    fft,
     func,
     interop,
     linalg,
@@ -174,6 +175,7 @@ from . import _out  # noqa: E402
 _out.install(globals(), _out.TOPLEVEL)  # PyTorch's `out=` argument (see `_out`)
 _out.install(vars(linalg), _out.LINALG, "linalg")
 _out.install(vars(special), _out.SPECIAL)
+_out.install(vars(fft), _out.FFT, "fft")
 
 from . import _gc  # noqa: E402
 

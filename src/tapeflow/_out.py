@@ -22,7 +22,7 @@ import warnings
 from . import _dtype
 from ._tensor import Tensor
 
-__all__ = ["install", "TOPLEVEL", "LINALG", "SPECIAL"]
+__all__ = ["install", "TOPLEVEL", "LINALG", "SPECIAL", "FFT"]
 
 # The functions of each namespace that take `out=` in PyTorch 2.13 (those tapeflow has).
 TOPLEVEL = """abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin aminmax angle any
@@ -47,6 +47,8 @@ tensorinv tensorsolve vecdot vector_norm""".split()
 
 SPECIAL = """digamma entr erf erfc erfcx erfinv exp2 expit expm1 gammainc gammaincc gammaln i0 i0e i1 i1e log1p log_ndtr
 logit logsumexp multigammaln ndtr ndtri polygamma psi round sinc xlog1py xlogy zeta""".split()
+
+FFT = """fft ifft fft2 ifft2 fftn ifftn rfft irfft rfft2 irfft2 rfftn irfftn hfft ihfft fftfreq rfftfreq""".split()
 
 # Functions whose output must have the result's dtype (PyTorch casts only for elementwise ops, reductions and
 # concatenations); every linear-algebra function is one of them.
