@@ -562,7 +562,8 @@ def _check_untracked_view_write(v: Tensor) -> None:
     """PyTorch's refusals of an in-place write that would give a history to a view of a tensor that needs no
     gradient, when the view cannot take one (made by a custom Function, by an op returning several views, or
     under no_grad)."""
-    multi = any(step[2] is not None for step in v._view) and not v._unsafe_view
+    multi = (any(step[2] is not None for step in v._view) or getattr(v, "_multi_origin", None) is not None) \
+        and not v._unsafe_view
     reason = _CUSTOM_VIEW if v._custom_fn_view else _MULTI_VIEW if multi else \
         _NO_GRAD_VIEW if v._untracked_no_grad_view else None
     if reason is not None:
@@ -590,7 +591,7 @@ def _check_view_write(v: Tensor) -> None:
             "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
             "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
             "tracked) or both outside (if you want the inplace to be tracked).")
-    multi = next((step for step in v._view if step[2] is not None), None)
+    multi = next((step for step in v._view if step[2] is not None), None) or getattr(v, "_multi_origin", None)
     if multi is not None and v.grad_fn is not None and not v._unsafe_view:
         name = re.sub(r"Backward\d*$", "", xla_ops.TABLE[multi[0]].node)  # (the op that made the several views)
         raise RuntimeError(

@@ -4,11 +4,10 @@ variants and conversions. Nothing here computes; it only delegates."""
 from __future__ import annotations
 
 import jax
-import numpy as np
 
 import xla_ops as X
 
-from . import _dtype, _ops, linalg
+from . import _dtype, _layout, _ops, linalg
 from ._device import device as _device
 from ._device import is_meta_device, to_jax_device
 from ._dispatch import dispatch, inplace
@@ -56,7 +55,13 @@ def _view(self, *shape):
     """The same data with a new shape (a view). `view(dtype)` is not supported."""
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise RuntimeError("view(dtype) is not supported; use .to(dtype) for a converted copy")
-    return _ops.reshape(self, *shape)
+    out = _ops.reshape(self, *shape)
+    if self._view and self._base is not None:  # (a view's layout may not allow it, as in PyTorch)
+        lay = _layout.layout(self)
+        if lay is not None and _layout.view_strides(lay[0], lay[1], tuple(out._raw.shape)) is None:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return out
 
 
 Tensor.view = _view
@@ -358,10 +363,50 @@ def _install_factories():
 
 _install_factories()
 Tensor.jax = property(lambda self: self._data, doc="The underlying JAX array (or tracer).")
-Tensor.is_contiguous = lambda self, memory_format=None: True
-Tensor.stride = lambda self, dim=None: (
-    tuple(int(np.prod(self.shape[i + 1:], dtype=np.int64)) for i in range(self.ndim)) if dim is None
-    else int(np.prod(self.shape[dim + 1:], dtype=np.int64)))
+def _strides(self) -> tuple:
+    lay = _layout.layout(self)
+    return lay[1] if lay is not None else _layout.contiguous_strides(self._raw.shape)
+
+
+def stride(self, dim=None):
+    """The strides PyTorch's tensor would have (in elements): a view's follow from its base's layout."""
+    s = _strides(self)
+    if dim is None:
+        return s
+    return s[_ops._args._dim(dim, self.ndim)] if self.ndim else 1
+
+
+def storage_offset(self) -> int:
+    """Where this view starts in its base's storage (in elements), as in PyTorch."""
+    lay = _layout.layout(self)
+    return lay[2] if lay is not None else 0
+
+
+def is_contiguous(self, memory_format=None) -> bool:
+    """Whether the layout is row-major (or, with `memory_format=channels_last`, NHWC / NDHWC), ignoring
+    dimensions of size 1, as PyTorch decides."""
+    shape, strides = tuple(self._raw.shape), _strides(self)
+    if 0 in shape:
+        return True
+    order = list(range(len(shape)))
+    fmt = str(memory_format) if memory_format is not None else ""
+    if fmt.endswith("channels_last") and len(shape) == 4:
+        order = [0, 2, 3, 1]
+    elif fmt.endswith("channels_last_3d") and len(shape) == 5:
+        order = [0, 2, 3, 4, 1]
+    elif fmt.endswith("channels_last") or fmt.endswith("channels_last_3d"):
+        return False
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+Tensor.stride = stride
+Tensor.storage_offset = storage_offset
+Tensor.is_contiguous = is_contiguous
 Tensor.data_ptr = lambda self: id(self._data)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 import xla_ops as X
 
-from .. import _dtype
+from .. import _dtype, _layout
 from .._dispatch import view
 from .._tensor import as_tensor
 from ._args import _dim, _t
@@ -46,11 +46,10 @@ def unfold(input, dimension, size, step):
 
 
 def as_strided(input, size, stride, storage_offset=None):
-    """The view of `input`'s elements (in their row-major order) with the given `size` and `stride`, starting at
-    `storage_offset`. Reads overlapping elements as often as the strides say; their gradients add up.
-
-    tapeflow tensors are always contiguous: the strides count in the flattened `input` (for a view, in its own
-    elements, not in its base's).
+    """The view of the storage of `input` with the given `size` and `stride`, starting at `storage_offset`
+    (`input.storage_offset()` by default), as PyTorch: for a view, the strides count in its base's row-major
+    elements (those `input.stride()` reports). Reads overlapping elements as often as the strides say; their
+    gradients add up.
 
     Example:
         >>> tp.as_strided(tp.arange(6.0), (2, 3), (1, 2))
@@ -58,6 +57,10 @@ def as_strided(input, size, stride, storage_offset=None):
                 [1., 3., 5.]])
     """
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if input._base is not None and input._view and _layout.layout(input) is not None:
+        if storage_offset is None:
+            storage_offset = input.storage_offset()
+        input = input._base  # (its storage: the view's layout is a place in it)
     offset = 0 if storage_offset is None else int(storage_offset)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -521,8 +524,16 @@ def _become(self, view_fn):
         new = view_fn(self)
     self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
     if self._base is not None and new._base is self._base:
+        multi = _multi_step(self)
         self._view = new._view
+        if multi is not None and _multi_step(self) is None:  # (as_strided_ restarts the chain at the storage)
+            self._multi_origin = multi  # an output of an op returning several views stays one (PyTorch)
     return self
+
+
+def _multi_step(t):
+    """The view-chain step that made `t` one of several views (`unbind`, `split`), if any."""
+    return next((step for step in t._view if step[2] is not None), None) or getattr(t, "_multi_origin", None)
 
 
 def _has_other_aliases(t) -> bool:

@@ -627,14 +627,20 @@ def triu(input, diagonal=0):
 
 
 def contiguous(input, memory_format=None):
-    """Tensors are always contiguous here: returns `input`.
+    """`input` itself when its layout is row-major (see `Tensor.is_contiguous`), else a row-major copy (no view
+    of `input`), as PyTorch. A channels-last request returns `input` (the values are the same; tapeflow's own
+    copies are row-major).
 
     Example:
-        >>> x = tp.ones(2, 3).t()
-        >>> tp.contiguous(x) is x
-        True
+        >>> x = tp.ones(2, 3)
+        >>> tp.contiguous(x) is x, tp.contiguous(x.t()) is x.t(), tp.contiguous(x.t()).is_contiguous()
+        (True, False, True)
     """
-    return input
+    if memory_format is not None and str(memory_format).endswith(("channels_last", "channels_last_3d")):
+        return input
+    if input.is_contiguous():
+        return input
+    return input.clone()
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.

@@ -17,7 +17,7 @@ from .. import _adaptive, _dispatch
 from .._staging.cache import Programs
 from .._state import grad_lock, state
 from .._tensor import Tensor
-from .graph import AccumulateGrad, OpNode, saved_then_detached
+from .graph import AccumulateGrad, OpNode, detached_in_place, saved_then_detached
 
 __all__ = ["compiled_backward"]
 
@@ -40,6 +40,7 @@ def _plan(roots):
                 index[n] = len(nodes)
                 nodes.append(n)
             root_key.append((index[n], nr))
+    detached = detached_in_place[0]  # (read once: a flag set only once some tensor was detached in place)
     for node in nodes:  # grows while it is walked
         if len(nodes) > MAX_NODES or not isinstance(node, OpNode) or node._freed or node._pre_hooks \
                 or node._post_hooks or node._tensor_hooks or node._retained or node._unpack is not None:
@@ -47,7 +48,7 @@ def _plan(roots):
         for entry in node._versions:
             if entry[0].version != entry[1]:
                 return None  # the engine raises
-        if saved_then_detached(node):
+        if detached and saved_then_detached(node):
             return None  # (so does it here)
         edges = []  # flat: (node number, input_nr, ...), None where a gradient goes nowhere
         pairs = iter(node._next)

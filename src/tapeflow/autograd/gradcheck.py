@@ -64,8 +64,14 @@ def _checked_inputs(inputs) -> tuple[tuple, list]:
     inputs = _as_tuple(inputs)
     diff = _diff_inputs(inputs)
     if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
-                         "them have requires_grad=True. Hint: create the inputs with requires_grad=True.")
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True. Hint: create the inputs with requires_grad=True.")
+    for i in diff:
+        t = inputs[i]
+        if t._view and t.numel() > 1 and any(step[0] == "expand" for step in t._view):
+            raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
+                               "are non-overlapping to be able to compute the numerical gradients correctly. You "
+                               "should call .contiguous on the input before passing it to gradcheck.")
     return inputs, diff
 
 

@@ -1,0 +1,83 @@
+"""Strides, storage offsets and contiguity as PyTorch reports them, for random chains of view ops (transpose,
+permute, slices, select, unsqueeze, squeeze, unfold, diagonal, chunk, expand, view); `view` refusing layouts
+PyTorch cannot view; `as_strided` on a view reading its base's storage; `contiguous` copying only when needed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+
+def _chain(L, seed: int) -> list:
+    rng = random.Random(seed)
+    x = L.arange(120.0).reshape(2, 3, 4, 5)
+    steps = []
+    for _ in range(rng.randint(1, 4)):
+        nd = x.ndim
+        if nd == 0:
+            break
+        r, d = rng.random(), rng.randrange(nd)
+        if r < 0.15:
+            x = x.transpose(d, rng.randrange(nd))
+        elif r < 0.25:
+            x = x.permute(*rng.sample(range(nd), nd))
+        elif r < 0.4:
+            n = x.shape[d]
+            a = rng.randrange(n) if n else 0
+            b = rng.randrange(a, n + 1) if n else 0
+            x = x[(slice(None),) * d + (slice(a, b, rng.choice([1, 1, 2])),)]
+        elif r < 0.5 and x.shape[d]:
+            x = x.select(d, rng.randrange(x.shape[d]))
+        elif r < 0.6:
+            x = x.unsqueeze(rng.randrange(nd + 1))
+        elif r < 0.65:
+            x = x.squeeze()
+        elif r < 0.72 and x.shape[d] >= 2:
+            x = x.unfold(d, 2, rng.choice([1, 2]))
+        elif r < 0.8 and nd >= 2:
+            x = x.diagonal(rng.choice([0, 1, -1]), 0, 1)
+        elif r < 0.87:
+            try:
+                x = x.view(-1)
+            except RuntimeError as e:
+                return steps + ["view refused", str(e)]
+        elif r < 0.93 and x.shape[d] >= 2:
+            x = x.chunk(2, d)[1]
+        else:
+            x = x.expand(2, *x.shape)
+        steps.append((list(x.shape), list(x.stride()), x.storage_offset(), x.is_contiguous()))
+    return steps + [x.flatten()[:6].tolist() if x.numel() else []]
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_layout_of_random_views_matches_pytorch(seed):
+    assert _chain(tp, seed) == _chain(torch, seed)
+
+
+def test_as_strided_on_a_view_reads_the_base_storage_and_gradients_reach_it():
+    results = []
+    for L in (tp, torch):
+        leaf = L.arange(12.0, requires_grad=True)
+        v = (leaf * 1).reshape(3, 4).t()
+        same = v.as_strided(v.size(), v.stride(), v.storage_offset())
+        y = v.as_strided((2, 2), (1, 4), 1)
+        y.sum().backward()
+        results.append((same.tolist() == v.tolist(), y.tolist(), leaf.grad.tolist()))
+    assert results[0] == results[1]
+    assert results[0][0]
+
+
+def test_contiguous_copies_only_a_non_contiguous_layout():
+    x = tp.ones(2, 3)
+    assert x.contiguous() is x
+    t = x.t()
+    c = t.contiguous()
+    assert c is not t and c.is_contiguous() and c.stride() == (2, 1) and not t.is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible with input tensor's size and stride"):
+        t.view(-1)
+    assert t.reshape(-1).tolist() == c.view(-1).tolist()
