@@ -751,6 +751,19 @@ def tensor_attribute_errors(m):
     except TypeError as e:
         out.append(str(e))
     out.append(y._backward_hooks)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out.append((m.randn(2).volatile, [str(x.message) for x in w]))
+    base = m.zeros(2)
+    with m.no_grad():
+        y = base.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    try:
+        z /= 2
+        out.append("written")
+    except RuntimeError as e:  # (a view of a no_grad view that was given requires_grad)
+        out.append(str(e))
     x = m.ones(1, requires_grad=True)
     for g in (m.ones(2), m.ones(())):
         try:

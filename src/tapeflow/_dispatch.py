@@ -591,6 +591,14 @@ def _check_view_write(v: Tensor) -> None:
             "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
             "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
             "tracked) or both outside (if you want the inplace to be tracked).")
+    if v._untracked_no_grad_view and v.grad_fn is not None:  # (a view of a no_grad view given requires_grad)
+        name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
+        raise RuntimeError(
+            f"Output {v._output_nr} of {name} is a view of a view which was created in no_grad mode and is being "
+            "modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is "
+            "forbidden. You can clarify your code by moving both the view and the inplace either both inside the "
+            "no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+            "to be tracked).")
     multi = next((step for step in v._view if step[2] is not None), None) or getattr(v, "_multi_origin", None)
     if multi is not None and v.grad_fn is not None and not v._unsafe_view:
         name = re.sub(r"Backward\d*$", "", xla_ops.TABLE[multi[0]].node)  # (the op that made the several views)

@@ -228,6 +228,17 @@ class Tensor:
         raise RuntimeError("requires_grad must be a bool")
 
     @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch (always False, with its warning); use `no_grad`."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
+
+    @property
     def _grad_fn(self):
         return self.grad_fn
 
