@@ -346,6 +346,8 @@ DERIVED = [
     # shapes, indexing, views
     "einsum", "gather", "index", "index_add", "index_put", "index_select", "pad", "repeat", "repeat_interleave",
     "scatter", "scatter_add", "take", "to_device", "view_apply", "view_scatter", "matmul",
+    # Fourier transforms (linear: JAX's transposes, in PyTorch's complex convention)
+    "fft_c2c", "fft_c2r", "fft_r2c",
     # nn
     "adaptive_avg_pool", "avg_pool", "batch_norm", "batch_norm_eval", "conv", "conv_transpose", "dropout", "gelu",
     "group_norm", "layer_norm", "leaky_relu", "max_pool", "max_pool_with_indices", "silu", "softplus", "rnn_layer",
