@@ -193,3 +193,12 @@ def test_gamma_family_rsample_gradients_are_unbiased():
     s = D.Dirichlet(tp.tensor([1.0, 2.0, 3.0])).sample((5000,))
     np.testing.assert_allclose(s.sum(-1).numpy(), 1.0, rtol=1e-5)
     np.testing.assert_allclose(s.mean(0).numpy(), [1 / 6, 2 / 6, 3 / 6], atol=0.02)
+
+
+def test_families_without_a_cdf_raise_not_implemented_like_pytorch():
+    d = tp.distributions.Beta(tp.tensor(2.0), tp.tensor(3.0))
+    for method in (d.cdf, d.icdf):
+        with pytest.raises(NotImplementedError):
+            method(tp.tensor(0.5))
+    with pytest.raises(NotImplementedError):
+        tp.distributions.Normal(tp.tensor(0.0), tp.tensor(1.0)).enumerate_support()

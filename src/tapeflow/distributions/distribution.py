@@ -125,6 +125,18 @@ class Distribution:
     def entropy(self):
         raise NotImplementedError(f"{type(self).__name__} does not implement entropy")
 
+    def cdf(self, value):
+        """The cumulative distribution function (where the family has one; NotImplementedError otherwise)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
+
+    def icdf(self, value):
+        """The inverse of `cdf` (where the family has one; NotImplementedError otherwise)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement icdf")
+
+    def enumerate_support(self, expand: bool = True):
+        """All values of a discrete distribution's support (NotImplementedError for the others)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement enumerate_support")
+
     def perplexity(self):
         return self.entropy().exp()
 
