@@ -111,6 +111,7 @@ from ._sampling import bernoulli, multinomial, poisson
 from ._tensor import Size, Tensor, is_tensor
 from ._tensor_extras import *  # noqa: F403  (layouts, memory formats, older linear-algebra spellings)
 from ._toplevel import *  # noqa: F403  (meshgrid, finfo/iinfo, promotion queries, printing and thread settings)
+from ._windows import *  # noqa: F403  (window functions, asarray)
 from .amp import autocast
 from .autograd.anomaly_mode import is_anomaly_enabled, set_detect_anomaly
 from .autograd.grad_mode import (
@@ -146,9 +147,9 @@ def _torch_names() -> None:
                  "triplet_margin_loss", "cosine_embedding_loss", "ctc_loss", "alpha_dropout", "feature_alpha_dropout"):
         if name not in g and hasattr(F, name):
             g[name] = getattr(F, name)
-    for name in _UNARY_INPLACE.split():
+    for name in _UNARY_INPLACE.split() + list(_INPLACE_WITH_ARGS):
         if name not in g and hasattr(Tensor, name):
-            g[name] = _inplace_function(name)
+            g[name] = _inplace_function(name, *_INPLACE_WITH_ARGS.get(name, ("tp.tensor([0.5])", "")))
 
 
 # PyTorch's top-level in-place functions of one tensor (`torch.relu_(x)` is `x.relu_()`).
@@ -156,14 +157,22 @@ _UNARY_INPLACE = """abs_ absolute_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh
 atanh_ ceil_ cos_ cosh_ deg2rad_ erf_ erfc_ erfinv_ exp2_ exp_ expm1_ fix_ floor_ frac_ i0_ log10_ log1p_ log2_ log_
 logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_
 tan_ tanh_ trunc_"""
+# ... and of those that take more arguments (`tp.clamp_(x, 0, 1)` is `x.clamp_(0, 1)`).
+_INPLACE_WITH_ARGS = {  # name: (the tensor written into, the other arguments), for the docstring example
+    "clamp_": ("tp.tensor([0.5])", "0.0, 1.0"), "clip_": ("tp.tensor([0.5])", "0.0, 1.0"),
+    "clamp_max_": ("tp.tensor([0.5])", "1.0"), "clamp_min_": ("tp.tensor([0.5])", "0.0"),
+    "gcd_": ("tp.tensor([4])", "tp.tensor([6])"), "lcm_": ("tp.tensor([4])", "tp.tensor([6])"),
+    "xlogy_": ("tp.tensor([0.5])", "tp.tensor([2.0])"), "ldexp_": ("tp.tensor([0.5])", "tp.tensor([1])"),
+    "detach_": ("tp.tensor([0.5])", ""), "addmv_": ("tp.zeros(2)", "tp.eye(2), tp.ones(2)")}
 
 
-def _inplace_function(name: str):
+def _inplace_function(name: str, target: str, args: str):
     def f(input, *args, **kwargs):
         return getattr(input, name)(*args, **kwargs)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"`input.{name}()`: `{name[:-1]}` written into `input`, which is returned.\n\nExample:\n"
-                 f"    >>> import tapeflow as tp\n    >>> x = tp.tensor([0.5])\n    >>> tp.{name}(x) is x\n    True\n")
+    call = f"x, {args}" if args else "x"
+    f.__doc__ = (f"`input.{name}(...)`: `{name[:-1]}` written into `input`, which is returned.\n\nExample:\n"
+                 f"    >>> import tapeflow as tp\n    >>> x = {target}\n    >>> tp.{name}({call}) is x\n    True\n")
     return f
 
 
