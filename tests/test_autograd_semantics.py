@@ -599,10 +599,8 @@ def saved_then_detached_in_place(m):
     return out + [w.grad.item(), a.requires_grad, a.grad_fn is None]
 
 
-def view_writes_that_would_take_a_history(m):
-    """An in-place write of a value that requires grad into a view that cannot take its history: made by a
-    custom Function, by an op returning several views, or under no_grad (whether or not the base requires
-    grad); a plain view takes it."""
+def _view_of_function(m):
+    """A custom Function whose forward returns a view of its input."""
 
     class ViewOf(m.autograd.Function):
         @staticmethod
@@ -612,6 +610,16 @@ def view_writes_that_would_take_a_history(m):
         @staticmethod
         def backward(ctx, g):
             return g
+
+    return ViewOf
+
+
+def view_writes_that_would_take_a_history(m):
+    """An in-place write of a value that requires grad into a view that cannot take its history: made by a
+    custom Function, by an op returning several views, or under no_grad (whether or not the base requires
+    grad); a plain view takes it."""
+
+    ViewOf = _view_of_function(m)
 
     def no_grad_view(a):
         with m.no_grad():
@@ -778,14 +786,7 @@ def inplace_view_ops_on_views(m):
     views, of a custom Function; made with and without grad, changed with and without grad): what is refused
     and when, and that later writes still reach the base with the right gradients."""
 
-    class ViewOf(m.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x.view_as(x)
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
+    ViewOf = _view_of_function(m)
 
     ops = {"t_": lambda v: v.t_(), "transpose_": lambda v: v.transpose_(0, 1), "unsqueeze_": lambda v: v.unsqueeze_(0),
            "squeeze_": lambda v: v.squeeze_(0), "as_strided_": lambda v: v.as_strided_((1, 0), (2, 2))}
