@@ -38,3 +38,20 @@ def test_asarray_and_inplace_functions():
     y = tp.tensor([0.5, 2.0, -1.0])
     assert tp.clamp_(y, 0, 1) is y
     np.testing.assert_array_equal(y.numpy(), torch.clamp_(torch.tensor([0.5, 2.0, -1.0]), 0, 1).numpy())
+
+
+def test_deprecated_upsampling_and_nllloss2d_names_match_pytorch():
+    import warnings
+
+    x = np.arange(4.0, dtype=np.float32).reshape(1, 1, 2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name, kwargs in (("upsample_bilinear", {"scale_factor": 2}), ("upsample_nearest", {"size": 3}),
+                             ("upsample", {"scale_factor": 2, "mode": "bilinear", "align_corners": False})):
+            mine = getattr(tp.nn.functional, name)(tp.tensor(x), **kwargs)
+            theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
+            np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+        loss = tp.nn.NLLLoss2d()
+    assert any("upsample_bilinear` is deprecated" in str(w.message) for w in caught)
+    assert any(w.category is FutureWarning and "NLLLoss2d" in str(w.message) for w in caught)
+    assert float(loss(tp.tensor([[-1.0, -2.0]]), tp.tensor([1]))) == 2.0

@@ -8,13 +8,15 @@ with fixed weights, as PyTorch computes them; the gathers and blends are tape op
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .._factories import tensor
 from .._tensor import Tensor
 
-__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "instance_norm"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+           "instance_norm"]
 
 _LINEAR = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
@@ -147,7 +149,49 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return out
 
 
-upsample = interpolate
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None) -> Tensor:
+    """The deprecated name of `interpolate` (with PyTorch's warning).
+
+    Example:
+        >>> import warnings, tapeflow as tp
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tp.nn.functional.upsample(tp.ones(1, 1, 2), scale_factor=2).shape
+        tapeflow.Size([1, 1, 4])
+    """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """The deprecated `interpolate(..., mode="nearest")` (with PyTorch's warning).
+
+    Example:
+        >>> import warnings, tapeflow as tp
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tp.nn.functional.upsample_nearest(tp.tensor([[[1.0, 2.0]]]), scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]])
+    """
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """The deprecated `interpolate(..., mode="bilinear", align_corners=True)` (with PyTorch's warning).
+
+    Example:
+        >>> import warnings, tapeflow as tp
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tp.nn.functional.upsample_bilinear(tp.tensor([[[[0.0, 3.0]]]]), size=(1, 4))
+        tensor([[[[0., 1., 2., 3.]]]])
+    """
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:

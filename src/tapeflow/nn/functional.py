@@ -89,7 +89,15 @@ from ._functional_pooling import (
     max_unpool2d,
     max_unpool3d,
 )
-from ._functional_resample import instance_norm, interpolate, pixel_shuffle, pixel_unshuffle, upsample
+from ._functional_resample import (
+    instance_norm,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from ._functional_sampling_grid import affine_grid, grid_sample
 from ._functional_utils import _check, _tuple, normalize, one_hot, pad
 
@@ -103,7 +111,8 @@ __all__ = [
     "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss",
     "hardtanh", "relu6", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold", "celu", "selu",
-    "mish", "softsign", "tanhshrink", "logsigmoid", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "mish", "softsign", "tanhshrink", "logsigmoid", "interpolate", "upsample",
+    "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     "instance_norm", "fold", "unfold", "local_response_norm",
     "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
     "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
