@@ -504,3 +504,20 @@ def test_unbatched_channel_dropout_in_place():
     y = tp.ones(6, 2, 2, 2, dtype=tp.float64)
     _f(tp).dropout3d(y, 0.5, inplace=True)
     assert (y.numpy().reshape(6, 8).min(-1) == y.numpy().reshape(6, 8).max(-1)).all()
+
+
+@pytest.mark.parametrize("name, args, shape", [
+    ("LazyConv1d", (4, 3), (2, 3, 7)), ("LazyConv2d", (4, 3), (2, 3, 6, 6)), ("LazyConv3d", (2, 2), (1, 3, 4, 4, 4)),
+    ("LazyConvTranspose1d", (4, 3), (2, 3, 5)), ("LazyConvTranspose2d", (2, 3), (3, 5, 5)),
+    ("LazyBatchNorm1d", (), (4, 3)), ("LazyBatchNorm2d", (), (2, 3, 4, 4)), ("LazyInstanceNorm1d", (), (2, 3, 5)),
+    ("LazyInstanceNorm2d", (), (2, 3, 4, 4))])
+def test_lazy_modules_become_their_full_class_like_pytorch(name, args, shape):
+    torch = pytest.importorskip("torch")
+    m, tm = getattr(tp.nn, name)(*args), getattr(torch.nn, name)(*args)
+    params_before = list(m.parameters())
+    y, ty = m(tp.ones(*shape)), tm(torch.ones(*shape))
+    assert type(m).__name__ == type(tm).__name__
+    assert tuple(y.shape) == tuple(ty.shape)
+    assert {n: tuple(p.shape) for n, p in m.named_parameters()} == {n: tuple(p.shape) for n, p in tm.named_parameters()}
+    assert {n: tuple(b.shape) for n, b in m.named_buffers()} == {n: tuple(b.shape) for n, b in tm.named_buffers()}
+    assert all(any(p is q for q in m.parameters()) for p in params_before)  # (an optimizer built before keeps them)

@@ -122,6 +122,8 @@ class _InstanceNorm(Module):
         if track_running_stats:
             self.register_buffer("running_mean", _factories.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", _factories.ones(num_features, dtype=dtype))
+            # (PyTorch registers it, and never counts it up, for instance norms: state dicts load both ways)
+            self.register_buffer("num_batches_tracked", _factories.tensor(0))
         else:
             self.running_mean = self.running_var = None
 
