@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..._factories import empty
 from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, _ConvNd
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .resample import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -81,49 +81,36 @@ class _LazyNorm(_Lazy):
         return ("weight", "bias") if self._lazy_kwargs.get("affine", True) else ()
 
 
-def _lazy(name: str, base: type, target: type, spatial: int, doc: str) -> type:
-    return type(name, (base,), {"cls_to_become": target, "_spatial": spatial, "__doc__": doc, "__module__": __name__})
-
-
-_CONV_DOC = """A `{t}` whose `in_channels` is read from the first input.
+def _lazy(target: type, spatial: int) -> type:
+    """`Lazy<target>`: its docstring example runs it on a batch with `spatial` dimensions of 2 channels."""
+    name, conv = "Lazy" + target.__name__, issubclass(target, _ConvNd)
+    shape = ", ".join(["1" if conv else "3", "2"] + ["5" if conv else "4"] * spatial)
+    if conv:
+        weight_dim = 0 if target._transposed else 1  # (the input channels' dimension of the weight)
+        doc = f"""A `{target.__name__}` whose `in_channels` is read from the first input.
 
     Example:
         >>> import tapeflow as tp
-        >>> m = tp.nn.{n}(4, 3)
-        >>> m(tp.ones({shape})).shape[1], type(m).__name__, m.weight.shape[1]
-        (4, '{t}', 2)
+        >>> m = tp.nn.{name}(4, 3)
+        >>> m(tp.ones({shape})).shape[1], type(m).__name__, m.weight.shape[{weight_dim}]
+        (4, '{target.__name__}', 2)
     """
-_NORM_DOC = """A `{t}` whose `num_features` is read from the first input.
+    else:
+        doc = f"""A `{target.__name__}` whose `num_features` is read from the first input.
 
     Example:
         >>> import tapeflow as tp
-        >>> m = tp.nn.{n}()
+        >>> m = tp.nn.{name}()
         >>> m(tp.ones({shape})).shape, type(m).__name__, m.num_features
-        (tapeflow.Size([{dims}]), '{t}', 2)
+        (tapeflow.Size([{shape}]), '{target.__name__}', 2)
     """
+    return type(name, (_LazyConv if conv else _LazyNorm,), {"cls_to_become": target, "_spatial": spatial,
+                                                            "__doc__": doc, "__module__": __name__})
 
-LazyConv1d = _lazy("LazyConv1d", _LazyConv, Conv1d, 1, _CONV_DOC.format(t="Conv1d", n="LazyConv1d", shape="1, 2, 5"))
-LazyConv2d = _lazy("LazyConv2d", _LazyConv, Conv2d, 2, _CONV_DOC.format(t="Conv2d", n="LazyConv2d",
-                                                                       shape="1, 2, 5, 5"))
-LazyConv3d = _lazy("LazyConv3d", _LazyConv, Conv3d, 3, _CONV_DOC.format(t="Conv3d", n="LazyConv3d",
-                                                                       shape="1, 2, 5, 5, 5"))
-LazyConvTranspose1d = _lazy("LazyConvTranspose1d", _LazyConv, ConvTranspose1d, 1, _CONV_DOC.format(
-    t="ConvTranspose1d", n="LazyConvTranspose1d", shape="1, 2, 5").replace("m.weight.shape[1]", "m.weight.shape[0]"))
-LazyConvTranspose2d = _lazy("LazyConvTranspose2d", _LazyConv, ConvTranspose2d, 2, _CONV_DOC.format(
-    t="ConvTranspose2d", n="LazyConvTranspose2d", shape="1, 2, 5, 5").replace("m.weight.shape[1]",
-                                                                              "m.weight.shape[0]"))
-LazyConvTranspose3d = _lazy("LazyConvTranspose3d", _LazyConv, ConvTranspose3d, 3, _CONV_DOC.format(
-    t="ConvTranspose3d", n="LazyConvTranspose3d", shape="1, 2, 5, 5, 5").replace("m.weight.shape[1]",
-                                                                                 "m.weight.shape[0]"))
-LazyBatchNorm1d = _lazy("LazyBatchNorm1d", _LazyNorm, BatchNorm1d, 1, _NORM_DOC.format(
-    t="BatchNorm1d", n="LazyBatchNorm1d", shape="3, 2", dims="3, 2"))
-LazyBatchNorm2d = _lazy("LazyBatchNorm2d", _LazyNorm, BatchNorm2d, 2, _NORM_DOC.format(
-    t="BatchNorm2d", n="LazyBatchNorm2d", shape="3, 2, 4, 4", dims="3, 2, 4, 4"))
-LazyBatchNorm3d = _lazy("LazyBatchNorm3d", _LazyNorm, BatchNorm3d, 3, _NORM_DOC.format(
-    t="BatchNorm3d", n="LazyBatchNorm3d", shape="3, 2, 2, 2, 2", dims="3, 2, 2, 2, 2"))
-LazyInstanceNorm1d = _lazy("LazyInstanceNorm1d", _LazyNorm, InstanceNorm1d, 1, _NORM_DOC.format(
-    t="InstanceNorm1d", n="LazyInstanceNorm1d", shape="3, 2, 4", dims="3, 2, 4"))
-LazyInstanceNorm2d = _lazy("LazyInstanceNorm2d", _LazyNorm, InstanceNorm2d, 2, _NORM_DOC.format(
-    t="InstanceNorm2d", n="LazyInstanceNorm2d", shape="3, 2, 4, 4", dims="3, 2, 4, 4"))
-LazyInstanceNorm3d = _lazy("LazyInstanceNorm3d", _LazyNorm, InstanceNorm3d, 3, _NORM_DOC.format(
-    t="InstanceNorm3d", n="LazyInstanceNorm3d", shape="3, 2, 2, 2, 2", dims="3, 2, 2, 2, 2"))
+
+LazyConv1d, LazyConv2d, LazyConv3d = _lazy(Conv1d, 1), _lazy(Conv2d, 2), _lazy(Conv3d, 3)
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy(ConvTranspose1d, 1), _lazy(ConvTranspose2d, 2), _lazy(ConvTranspose3d, 3))
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = _lazy(BatchNorm1d, 1), _lazy(BatchNorm2d, 2), _lazy(BatchNorm3d, 3)
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy(InstanceNorm1d, 1), _lazy(InstanceNorm2d, 2), _lazy(InstanceNorm3d, 3))
