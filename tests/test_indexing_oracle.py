@@ -104,3 +104,21 @@ def test_a_python_bool_index_adds_a_dimension():
     for L in (tp, torch):
         t = L.zeros(2, 3)
         assert tuple(t[True].shape) == (1, 2, 3) and tuple(t[False].shape) == (0, 2, 3)
+
+
+@pytest.mark.parametrize("x_shape,index_shape,dim", [((10,), (), 0), ((), (2,), 0), ((), (), 0), ((3,), (), -1)])
+def test_gather_and_scatter_read_zero_d_operands_as_vectors(x_shape, index_shape, dim):
+    """PyTorch's gather/scatter/scatter_add treat a 0-d input or index as a vector of one element (the result
+    has the index's shape for gather, the input's for scatters); gradients flow as for vectors."""
+    results = []
+    for lib in (torch, tp):
+        x = lib.arange(float(np.prod(x_shape))).reshape(x_shape).requires_grad_()
+        index = lib.zeros(index_shape, dtype=lib.int64)
+        src = lib.full(index_shape, 5.0)
+        out = lib.gather(x, dim, index)
+        out.backward(lib.full(out.shape, 2.0))
+        scattered = lib.zeros(x_shape).scatter(dim, index, src)
+        added = lib.zeros(x_shape).scatter_add(dim, index, src)
+        results.append([(tuple(t.shape), t.tolist()) for t in (out, x.grad, scattered, added)]
+                       + [out.grad_fn.name()])
+    assert results[1] == results[0]

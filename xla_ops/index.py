@@ -34,11 +34,33 @@ def _index_put(x, v, *idx, spec, accumulate=False):
 
 
 index_put = op("index_put", _index_put, node="IndexPutBackward0", linear=True)
-gather = op("gather", lambda x, index, dim: x[grid_index(index, dim)], linear=True)
-scatter = op("scatter", lambda x, index, src, dim: x.at[grid_index(index, dim)].set(
-    src[tuple(slice(0, n) for n in index.shape)] if getattr(src, "ndim", 0) else src), linear=True)
-scatter_add = op("scatter_add", lambda x, index, src, dim: x.at[grid_index(index, dim)].add(
-    src[tuple(slice(0, n) for n in index.shape)]), linear=True)
+def _zero_d_as_one_d(fn, out_shape):
+    """`fn(x, index, *rest, dim)` reading a 0-d `x`, `index` or array among `rest` as a vector of one
+    element, as PyTorch's gather and scatter do; the result gets `out_shape(x, index)`."""
+    def run(x, index, *rest, dim):
+        if x.ndim and index.ndim:
+            return fn(x, index, *rest, dim=dim)
+        rest = tuple(r.reshape(1) if getattr(r, "ndim", None) == 0 else r for r in rest)
+        return fn(x.reshape(-1), index.reshape(-1), *rest, dim=0).reshape(out_shape(x, index))
+    return run
+
+
+def _gather(x, index, dim):
+    return x[grid_index(index, dim)]
+
+
+def _scatter(x, index, src, dim):
+    return x.at[grid_index(index, dim)].set(src[tuple(slice(0, n) for n in index.shape)]
+                                            if getattr(src, "ndim", 0) else src)
+
+
+def _scatter_add(x, index, src, dim):
+    return x.at[grid_index(index, dim)].add(src[tuple(slice(0, n) for n in index.shape)])
+
+
+gather = op("gather", _zero_d_as_one_d(_gather, lambda x, index: index.shape), linear=True)
+scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), linear=True)
+scatter_add = op("scatter_add", _zero_d_as_one_d(_scatter_add, lambda x, index: x.shape), linear=True)
 index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True)
 index_add = op("index_add", lambda x, index, src, dim, alpha=1:
                x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True)
