@@ -673,6 +673,9 @@ def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:
         # The view's new history reads the new base; snapshot it so the version bump does not invalidate it.
         snap = Tensor._make(base._data, base.grad_fn, 0, True)
         nv = dispatch(view_apply, (snap,), (("chain", chain),))
+        old = v.grad_fn
+        if old is not None and old._tensor_hooks:  # PyTorch's graph no longer reaches the view's old node (ours
+            old._tensor_hooks.pop(v._output_nr, None)  # does, through the write's own node): its hooks never run
         v._data, v.grad_fn, v._output_nr, v._requires_grad = nv._data, nv.grad_fn, 0, True
         return
     base._data = view_scatter.compiled((("chain", chain),))(base._data, result._data)
