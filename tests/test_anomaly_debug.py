@@ -83,3 +83,21 @@ def test_nan_check(make):
             assert not tp.autograd.is_anomaly_check_nan_enabled()
             make(x).sum().backward()
     assert not tp.is_anomaly_enabled()
+
+
+def test_anomaly_report_goes_to_stderr_when_warnings_are_errors(capsys):
+    """With a filter that makes warnings errors, the failing node's own error still propagates (PyTorch) and
+    anomaly mode's report of where the node was made is written to stderr instead of raised."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught, tp.autograd.detect_anomaly():
+        warnings.simplefilter("error")
+        a = tp.randn(5, requires_grad=True)
+        d1 = a + 1
+        d2 = d1**2
+        d1 += 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            tp.autograd.grad(d2.sum(), a)
+    assert len(caught) == 1 and "Anomaly Detection has been enabled" in str(caught[0].message)
+    err = capsys.readouterr().err
+    assert "Error detected in PowBackward0" in err and "d2 = d1**2" in err

@@ -3,6 +3,7 @@ node's backward fails, and fail on NaN gradients."""
 
 from __future__ import annotations
 
+import sys
 import traceback
 import warnings
 
@@ -142,7 +143,11 @@ def run_checked(node, grads, create_graph):
         out = node.apply(grads, create_graph)
     except Exception:
         msg = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-        warnings.warn(msg + _format_trace(node) + _parents_message(node), RuntimeWarning, stacklevel=2)
+        msg += _format_trace(node) + _parents_message(node)
+        try:
+            warnings.warn(msg, RuntimeWarning, stacklevel=2)
+        except Warning:  # a filter made warnings errors: the node's own error goes on, the report to stderr
+            print(f"Warning: {msg}", file=sys.stderr)
         raise
     if create_graph:
         _mark_children(node, out, marker)
