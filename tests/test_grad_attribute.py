@@ -119,3 +119,52 @@ def test_python_numbers_keep_their_precision_in_the_dtype_asked_for():
             theirs = want if want is not None else torch.tensor(data, dtype=getattr(torch, name)).tolist()
             assert (ours[0] if isinstance(ours, tuple) else ours) == (theirs[0] if isinstance(theirs, tuple) else theirs)
     assert tp.tensor([0.3], dtype=tp.float64).item() == 0.3
+
+
+def _grad_dtype_story(lib):
+    """What `grad_dtype` does in one run: defaults, setting, refusals, gradients of a custom Function that
+    returns float64, accumulation; each step's outcome as text (errors by class and first words)."""
+    out = []
+
+    def attempt(f):
+        try:
+            r = f()
+            out.append(str(r).replace(lib.__name__, "lib"))
+        except Exception as e:  # noqa: BLE001 - the class and wording are what is compared
+            out.append(f"{type(e).__name__}: {str(e)[:60]}")
+
+    class Doubles(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.to(lib.float64)
+
+    leaf = lib.tensor([1.0, 2.0], requires_grad=True)
+    attempt(lambda: leaf.grad_dtype)
+    attempt(lambda: (leaf * 2).grad_dtype)
+    attempt(lambda: setattr(leaf * 2, "grad_dtype", lib.float16))
+    attempt(lambda: setattr(leaf, "grad_dtype", "float16"))
+    attempt(lambda: setattr(leaf, "grad", lib.ones(2, dtype=lib.float64)))
+    for setting in ("default", None, lib.float16, lib.float64):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        if setting != "default":
+            x.grad_dtype = setting
+        Doubles.apply(x).sum().backward()
+        (x * 3).sum().backward()
+        out.append(f"{x.grad_dtype} {x.grad.dtype} {x.grad.tolist()}")
+        attempt(lambda x=x: setattr(x, "grad_dtype", lib.int64))
+    y = lib.tensor([1.0, 2.0], requires_grad=True)
+    y.grad_dtype = None
+    y.grad = lib.ones(2, dtype=lib.bfloat16)
+    (y * 2).sum().backward()
+    out.append(str(y.grad.dtype))
+    return [s.replace("torch", "lib").replace("tapeflow", "lib") for s in out]
+
+
+@pytest.mark.filterwarnings("ignore:The .grad attribute")
+def test_grad_dtype_matches_pytorch():
+    torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+    assert _grad_dtype_story(tp) == _grad_dtype_story(torch)

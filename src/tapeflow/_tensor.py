@@ -94,6 +94,7 @@ class _Storage:
 
 
 _FLOAT_KINDS = frozenset("fcV")
+FOLLOW_DTYPE = "same as the tensor"  # a leaf's default `grad_dtype`: its own dtype
 
 
 def _is_float_array(a) -> bool:
@@ -138,6 +139,7 @@ class Tensor:
     _unsafe_view = False  # an output of unsafe_split / unsafe_chunk (may be written in place)
     _detached_at = -1  # the sequence number taken when `detach_()` removed its history
     _custom_fn_view = False  # a view output of a custom Function's forward (written in place: PyTorch's error)
+    _grad_dtype = FOLLOW_DTYPE  # a leaf's `grad_dtype` when set: a dtype, or None for any
     _untracked_no_grad_view = False  # a view made under no_grad of a tensor that did not require grad
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
@@ -203,10 +205,53 @@ class Tensor:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
                                    f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
                                    "tensor are the same size")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor with "
-                                   f"dtype '{self.dtype}'. The gradient must match the tensor's dtype.")
+            want = self._data.dtype if self._grad_dtype is FOLLOW_DTYPE else self._grad_dtype
+            if want is not None and value._data.dtype != want:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_dtype.CPP_NAMES[value._data.dtype.name]}' to a "
+                    f"tensor with grad_dtype '{_dtype.SCALAR_NAMES[want.name]}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with "
+                    "a specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes "
+                    "of a tensor and its gradient may break downstream systems that assume they match.")
         self._grad = value
+
+    @property
+    def grad_dtype(self):
+        """The dtype a leaf's gradient must have (its own dtype unless set); None: any dtype.
+
+        Setting it makes backward passes cast the gradient they accumulate into `.grad` to that dtype (None
+        keeps the dtype a gradient arrives in).
+
+        Example:
+            >>> import tapeflow as tp
+            >>> x = tp.ones(2, requires_grad=True)
+            >>> x.grad_dtype
+            tapeflow.float32
+            >>> x.grad_dtype = tp.float64
+            >>> (x * 2).sum().backward(); x.grad.dtype
+            tapeflow.float64
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        gd = self._grad_dtype
+        if gd is FOLLOW_DTYPE:
+            return self.dtype
+        return None if gd is None else _dtype.from_jax_dtype(gd)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value) -> None:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(value).__name__}")
+        want = None if value is None else np.dtype(value.jax)
+        g = self._grad
+        if want is not None and g is not None and g._data.dtype != want:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{_dtype.SCALAR_NAMES[want.name]}' because there is already a gradient "
+                f"with dtype '{_dtype.CPP_NAMES[g._data.dtype.name]}'. Please clear the gradient (.grad = None) "
+                "before changing grad_dtype, or ensure the new grad_dtype matches the existing gradient's dtype.")
+        self._grad_dtype = want
 
     @grad.deleter
     def grad(self) -> None:

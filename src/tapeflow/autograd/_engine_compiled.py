@@ -16,7 +16,7 @@ import jax
 from .. import _adaptive, _dispatch
 from .._staging.cache import Programs
 from .._state import grad_lock, state
-from .._tensor import Tensor
+from .._tensor import FOLLOW_DTYPE, Tensor
 from .graph import AccumulateGrad, OpNode, detached_in_place, saved_then_detached
 
 __all__ = ["compiled_backward"]
@@ -83,7 +83,7 @@ def _plan(roots):
         key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), tuple(edges)))
     for leaf in leaves:
         v = leaf.variable
-        if v._hooks or v._post_accumulate_hooks:
+        if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not FOLLOW_DTYPE:
             return None
     grads_present = tuple(leaf.variable._grad is not None for leaf in leaves)
     return nodes, list(leaves), args, (tuple(key), tuple(root_key), grads_present)

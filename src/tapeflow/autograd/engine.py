@@ -15,8 +15,10 @@ import heapq
 
 import jax.numpy as jnp
 
+from .._adaptive import resolve
+from .._dtype import from_jax_dtype
 from .._state import grad_lock, state
-from .._tensor import Tensor
+from .._tensor import FOLLOW_DTYPE, Tensor
 from ._engine_compiled import compiled_backward
 from .graph import AccumulateGrad, Node
 
@@ -27,6 +29,8 @@ def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> No
     """Add `g` into `var.grad`: in place, or out of place (recorded) under `create_graph`."""
     if var._hooks and run_hooks:
         g = _run_tensor_hooks(var._hooks, g, create_graph)
+    if var._grad_dtype is not FOLLOW_DTYPE:
+        g = _in_grad_dtype(var, g)
     if create_graph:
         gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
         with grad_lock:
@@ -46,6 +50,20 @@ def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> No
         for fn in list(var._post_accumulate_hooks.values()):
             if fn(var) is not None:
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _in_grad_dtype(var: Tensor, g):
+    """`g` in the dtype a leaf with `grad_dtype` set keeps in `.grad`: that dtype, or with None the dtype of
+    the gradient already there (added in place), else `g`'s own."""
+    want = var._grad_dtype
+    if want is None:
+        if var._grad is None:
+            return g
+        want = var._grad._raw.dtype
+    if isinstance(g, Tensor):
+        return g if g._raw.dtype == want else g.to(from_jax_dtype(want))
+    g = resolve(g)
+    return g if g.dtype == want else g.astype(want)
 
 
 def _run_tensor_hooks(hooks: dict, g, create_graph: bool):

@@ -26,11 +26,11 @@ from xla_ops import broadcast_axes
 
 from .._dtype import from_jax_dtype
 from .._state import state
-from .._tensor import Tensor, _alias, _is_float_array
+from .._tensor import FOLLOW_DTYPE, Tensor, _alias, _is_float_array
 from . import forward_ad
 from ._function_jax import _invalid_grad, attach_custom_vjp
 from ._saved_hooks import Packed, SavedTensor, _snapshot, pack_tensors, unpack_tensor
-from .graph import FREED_MESSAGE, Node, _version_error
+from .graph import FREED_MESSAGE, AccumulateGrad, Node, _version_error
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable", "InplaceFunction"]
 
@@ -252,9 +252,15 @@ def _fit_grad(node, i, r: Tensor, meta, create_graph: bool):
             raise _invalid_grad(node.name(), i, r.shape, shape)
         r = r.sum(dim=axes, keepdim=True) if axes else r
         r = r.reshape(shape)
-    if r._data.dtype != dtype:
+    if r._data.dtype != dtype and not _keeps_grad_dtype(node, i):
         r = r.to(from_jax_dtype(dtype))
     return r if create_graph else r._data
+
+
+def _keeps_grad_dtype(node, i: int) -> bool:
+    """Whether input `i` of `node` is a leaf with `grad_dtype` set (its accumulation casts to that instead)."""
+    target = node._next[2 * i] if 2 * i < len(node._next) else None
+    return type(target) is AccumulateGrad and target.variable._grad_dtype is not FOLLOW_DTYPE
 
 
 def _user_backward(cls) -> Callable | None:
