@@ -232,6 +232,10 @@ def test_undefined_grad():
     with pytest.raises(GradcheckError, match="Backward failed with every output gradient undefined: RuntimeError: mul failed"):
         tp.autograd.gradcheck(NoneUnsafe.apply, (x,))
     assert tp.autograd.gradcheck(NoneUnsafe.apply, (x,), check_undefined_grad=False)
+    # PyTorch's warning and wording lead (a GradcheckError is a RuntimeError)
+    with pytest.warns(UserWarning, match="Backwards compatibility: New undefined gradient support checking"), \
+            pytest.raises(RuntimeError, match="^Expected backward function to handle undefined output grads"):
+        tp.autograd.gradcheck(NoneUnsafe.apply, (x,))
     assert tp.autograd.gradcheck(NoneSafe.apply, (x,))
     # Zero output gradients in, NaN out: PyTorch's zero-gradient check (before the undefined-gradient one).
     with pytest.raises(GradcheckError, match="backward not multiplied by grad_output"):
@@ -348,3 +352,20 @@ def test_zero_size_inputs_have_nothing_to_check():
         f = lambda a, b: (a.sum() + b * 2, a * 2)  # noqa: E731
         assert m.autograd.gradcheck(f, (x, y), check_forward_ad=True)
         assert m.autograd.gradgradcheck(f, (x, y))
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_outputs_whose_shape_or_dtype_depend_on_the_values_are_refused(fast_mode):
+    """As PyTorch's gradcheck: perturbing the input must not change an output's shape or dtype."""
+    a = tp.ones(1, dtype=tp.float64, requires_grad=True)
+
+    def grows(x):
+        return tp.cat([x, x]) if tp.all(x >= 1) else x
+
+    def casts(x):
+        return x.to(tp.float32) if tp.all(x >= 1) else x
+
+    with pytest.raises(AssertionError, match="return outputs with the same shape when inputs are perturbed"):
+        tp.autograd.gradcheck(grows, (a,), fast_mode=fast_mode)
+    with pytest.raises(AssertionError, match="return outputs with the same dtype when inputs are perturbed"):
+        tp.autograd.gradcheck(casts, (a,), fast_mode=fast_mode)

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._dtype import from_jax_dtype
 from .._tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
@@ -118,11 +119,28 @@ def _numerical(func, inputs, k, eps, directions):
     try:
         outs = jax.vmap(f)(pert)
     except Exception:  # untraceable function (host reads such as .item()): one call per perturbation
-        outs = _stack_rows([f(p) for p in pert])
+        rows = [f(p) for p in pert]
+        _check_same_outputs(rows, eps)
+        outs = _stack_rows(rows)
     m = directions.shape[0]
     outs = [np.asarray(o, np.float64) if o.dtype == jnp.bool_ else o for o in outs]  # bool outputs: no subtraction
     return [np.asarray((o[:m] - o[m:]).reshape(m, math.prod(o.shape[1:])), dtype=np.float64) / (2 * eps)
             for o in outs]
+
+
+def _check_same_outputs(rows, eps) -> None:
+    """PyTorch's check that perturbing an input changes no output's shape or dtype (a function whose
+    outputs' structure depends on the values has no Jacobian there)."""
+    first = rows[0]
+    for row in rows[1:]:
+        for a, b in zip(first, row):
+            if a.shape != b.shape:
+                raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are "
+                                     f"perturbed by {eps}, but got: shapes {tuple(a.shape)} and {tuple(b.shape)}.")
+            if a.dtype != b.dtype:
+                raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are "
+                                     f"perturbed by {eps}, but got: dtypes {from_jax_dtype(a.dtype)} and "
+                                     f"{from_jax_dtype(b.dtype)}.")
 
 
 def _forward_tangents(func, inputs, k, directions, batched=None):
@@ -303,6 +321,12 @@ def _check_grad_attributes(inputs, diff, outs):
                                      f"the input is on {x.device}.")
 
 
+def _warn_undefined_check() -> None:
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, "
+                  "but it may break existing callers of this function. If this is true for you, you can call this "
+                  'function with "check_undefined_grad=False" to disable the feature', UserWarning, stacklevel=4)
+
+
 def _check_undefined_grad(func, inputs, diff, outs):
     """Backward with undefined output gradients: first all of them, then (several outputs) one at a time
     with the others zero. Every input gradient must come back None or zero.
@@ -332,15 +356,18 @@ def _check_undefined_grad(func, inputs, diff, outs):
             gs = run_backward(edges, seeds, retain_graph=False, create_graph=False, inputs=wrt, capture=True,
                               allow_unused=True)
         except Exception as e:
+            _warn_undefined_check()
             raise GradcheckError(
-                f"Backward failed with {which}: {type(e).__name__}: {e}\n"
-                "A backward must accept output gradients that are undefined: None for a custom Function that "
+                f"Expected backward function to handle undefined output grads. Backward failed with {which}: "
+                f"{type(e).__name__}: {e}\nA backward must accept output gradients that are undefined: None for a custom Function that "
                 "called ctx.set_materialize_grads(False), zeros otherwise (for example when only some outputs are "
                 "used). Return None or zeros for the inputs in that case. Pass check_undefined_grad=False to "
                 "skip this check.") from e
         for k, g in zip(diff, gs):
             if g is not None and not bool(jnp.all(g._data == 0)):
+                _warn_undefined_check()
                 raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output grads are undefined or zero. "
                     f"Input {k} got a nonzero gradient (largest magnitude {float(jnp.abs(g._data).max())}) with "
                     f"{which}: when every output gradient is undefined or "
                     "zero, each input gradient must be None or zero. Check that the backward multiplies by its "
