@@ -369,3 +369,29 @@ def test_outputs_whose_shape_or_dtype_depend_on_the_values_are_refused(fast_mode
         tp.autograd.gradcheck(grows, (a,), fast_mode=fast_mode)
     with pytest.raises(AssertionError, match="return outputs with the same dtype when inputs are perturbed"):
         tp.autograd.gradcheck(casts, (a,), fast_mode=fast_mode)
+
+
+def test_complex_mismatches_are_reported_as_pytorch_does():
+    """Mismatches name the function's own inputs and outputs, led by the part of a complex output (reverse
+    mode) or input (forward mode) that disagrees, the imaginary part first, in PyTorch's words."""
+    def hooked(x):
+        y = x.clone()
+        y.register_hook(lambda g: g + 1e-2)
+        return y
+
+    def bad_tangent(x, y):
+        if tp.autograd.forward_ad._current_level >= 0:
+            primal, tangent = tp.autograd.forward_ad.unpack_dual(y)
+            y = tp.autograd.forward_ad.make_dual(primal, tangent * 1.1)
+        return x + y, y
+
+    z = tp.ones(2, 2, dtype=tp.complex128, requires_grad=True)
+    with pytest.raises(GradcheckError, match="^While considering the imaginary part of complex outputs only, "
+                       "Jacobian mismatch for output 0 with respect to input 0,"):
+        tp.autograd.gradcheck(hooked, (z,))
+    x = tp.rand(2, dtype=tp.complex128, requires_grad=True)
+    y = tp.rand(2, dtype=tp.float64, requires_grad=True)
+    for fast_mode in (False, True):
+        with pytest.raises(GradcheckError, match="^Jacobian computed with forward mode mismatch for output 0 with "
+                           "respect to input 1"):
+            tp.autograd.gradcheck(bad_tangent, (x, y), check_forward_ad=True, fast_mode=fast_mode)

@@ -16,6 +16,7 @@ the dtype and device of every gradient.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -152,7 +153,9 @@ def _forward_tangents(func, inputs, k, directions, batched=None):
 
     def one(tangent):
         with forward_ad.dual_level():
-            args = list(inputs)
+            # every input that requires grad is dual (zero tangents but input k's), as in PyTorch's gradcheck
+            args = [forward_ad.make_dual(a, Tensor._wrap(jnp.zeros_like(a._data)))
+                    if i != k and isinstance(a, Tensor) and a.requires_grad else a for i, a in enumerate(inputs)]
             args[k] = forward_ad.make_dual(inputs[k], Tensor._wrap(tangent))
             outs = _tensor_outputs(func, args)
             tans = [forward_ad.unpack_dual(o).tangent for o in outs]
@@ -263,8 +266,10 @@ def _check_fast(func, inputs, diff, outs, s):
                 fwd = float(np.dot(np.asarray(ju_fwd[j][0], np.float64).reshape(-1), np.asarray(v, np.float64).reshape(-1)))
                 checks.append(("Jacobian computed with forward mode mismatch", j, fwd))
         for what, j, value in checks:
-            numerical = float(np.dot(ju[j][0], np.asarray(vs[j], np.float64).reshape(-1)))
-            if not np.isclose(value, numerical, rtol=s.rtol, atol=s.atol):
+            v64 = np.asarray(vs[j], np.float64).reshape(-1)
+            numerical = float(np.dot(ju[j][0], v64))
+            # PyTorch's tolerance for a projection: atol on every Jacobian entry gives atol * sum(u) * sum(v)
+            if not np.isclose(value, numerical, rtol=s.rtol, atol=s.atol * u64.sum() * v64.sum()):
                 raise GradcheckError(f"{what} for output {j} with respect to input {k},\n"
                                      f"numerical:{numerical}\nanalytical:{value}\n"
                                      "(fast mode compares v^T J u for random u, v; rerun with fast_mode=False "
@@ -435,24 +440,47 @@ def _real_parts(func, inputs):
     from .._ops import imag, real
 
     split = [isinstance(x, Tensor) and x.requires_grad and x.dtype.is_complex for x in inputs]
-    args, parts = [], []
+    args, parts = [], []  # parts: per real input, (the original input, "real" / "imaginary" / None)
     for i, (x, sp) in enumerate(zip(inputs, split)):
-        if sp:
-            args += [real(x).detach().requires_grad_(), imag(x).detach().requires_grad_()]
-            parts += [f"real part of input {i}", f"imaginary part of input {i}"]
+        if sp:  # (the imaginary part first: PyTorch reports a mismatch there first)
+            args += [imag(x).detach().requires_grad_(), real(x).detach().requires_grad_()]
+            parts += [(i, "imaginary"), (i, "real")]
         else:
             args.append(x)
-            parts.append(f"input {i}")
+            parts.append((i, None))
 
     def real_func(*a):
         it = iter(a)
-        ins = [make_complex(next(it), next(it)) if sp else next(it) for sp in split]
+        ins = []
+        for sp in split:
+            if sp:
+                im = next(it)
+                ins.append(make_complex(next(it), im))
+            else:
+                ins.append(next(it))
         outs = []
         for o in _outputs_of(func, ins):
-            outs += [real(o), imag(o)] if isinstance(o, Tensor) and o.dtype.is_complex else [o]
+            outs += [imag(o), real(o)] if isinstance(o, Tensor) and o.dtype.is_complex else [o]
         return tuple(outs)
 
-    return real_func, tuple(args), ", ".join(f"{j}: {p}" for j, p in enumerate(parts))
+    out_parts = []
+    for j, o in enumerate(_tensor_outputs(func, inputs)):
+        out_parts += [(j, "imaginary"), (j, "real")] if o.dtype.is_complex else [(j, None)]
+    return real_func, tuple(args), (parts, out_parts)
+
+
+def _complex_message(e: GradcheckError, in_parts, out_parts) -> str:
+    """The message of a check of `_real_parts(func)` in terms of `func`'s own inputs and outputs, led as
+    PyTorch's ("While considering the imaginary part of complex inputs only, ...")."""
+    msg = str(e)
+    m = re.match(r"(.*?) for output (\d+) with respect to input (\d+)", msg)
+    if m is None:
+        return msg
+    (j, out_part), (k, in_part) = out_parts[int(m[2])], in_parts[int(m[3])]
+    # (PyTorch checks reverse mode on the parts of complex outputs, forward mode on those of complex inputs)
+    part, of = (in_part, "inputs") if "forward mode" in m[1] else (out_part, "outputs")
+    lead = f"While considering the {part} part of complex {of} only, " if part else ""
+    return f"{lead}{m[1]} for output {j} with respect to input {k}" + msg[m.end():]
 
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
@@ -509,7 +537,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     try:
         outs = _tensor_outputs(func, inputs)
         if any(inputs[k].dtype.is_complex for k in diff) or any(o.dtype.is_complex for o in outs):
-            func, inputs, parts = _real_parts(func, inputs)
+            func, inputs, (in_parts, out_parts) = _real_parts(func, inputs)
             try:
                 return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=True,
                                  nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
@@ -518,8 +546,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                                  check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad,
                                  fast_mode=fast_mode)
             except GradcheckError as e:
-                raise GradcheckError(f"{e}\n(complex tensors are checked through their real and imaginary parts; "
-                                     f"the inputs above are {parts})") from None
+                raise GradcheckError(_complex_message(e, in_parts, out_parts)) from None
         if outs and not any(o.requires_grad for o in outs):
             _check_no_differentiable_outputs(func, inputs, diff, outs, s)
             return True
