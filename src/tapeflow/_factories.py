@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 
 import jax
@@ -12,8 +13,10 @@ import numpy as np
 import xla_ops
 
 from . import _adaptive, _dtype
+from ._adaptive import trace_state_clean
 from ._device import is_meta_device, to_jax_device
 from ._meta import meta_of
+from ._mt19937 import DEFAULT_SEED, MT19937
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
@@ -164,11 +167,20 @@ def _shape(size, name: str | None = None) -> tuple:
     return tuple(int(s) for s in size)
 
 
+def _sized(name: str, shape: tuple, size) -> tuple:
+    """The varargs shape of a factory, or its `size=` keyword (PyTorch takes either, not both)."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _float_dtype(dtype):
     return _dtype.to_jax_dtype(dtype) if dtype is not None else _dtype.get_default_dtype().jax
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros.
 
     Example:
@@ -177,10 +189,11 @@ def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         tensor([[0., 0., 0.],
                 [0., 0., 0.]])
     """
+    size = _sized("zeros", shape, size)
     return _leaf(jnp.zeros(_shape(size, "zeros"), _float_dtype(dtype)), device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ones.
 
     Example:
@@ -188,10 +201,11 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
         >>> tp.ones(2, dtype=tp.int64)
         tensor([1, 1])
     """
+    size = _sized("ones", shape, size)
     return _leaf(jnp.ones(_shape(size), _float_dtype(dtype)), device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """An uninitialised tensor (zeros: XLA has no uninitialised memory).
 
     Example:
@@ -199,6 +213,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
         >>> tp.empty(2, 2).shape
         tapeflow.Size([2, 2])
     """
+    size = _sized("empty", shape, size)
     _shape(size)  # (PyTorch's message for a negative size, not zeros')
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -304,23 +319,27 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=Fal
     return _leaf(jnp.eye(n, m, dtype=_float_dtype(dtype)), device, requires_grad)
 
 
-# -- random numbers: one global key, split for every call ----------------------------------------------
+# -- random numbers ------------------------------------------------------------------------------------------
 class Generator:
-    """A random-number state: a JAX PRNG key, split on every draw.
+    """A random-number state: PyTorch's CPU stream (`_mt19937`), from which eager `rand`, `randn`, `randint`
+    and `normal` draw on the CPU backend, so that a seeded program draws PyTorch's numbers; and a JAX PRNG
+    key, split on every other draw (traced code, the other samplers, accelerators).
 
     Example:
         >>> import tapeflow as tp
         >>> g = tp.Generator().manual_seed(0)
-        >>> tp.rand(2, generator=g).shape
-        tapeflow.Size([2])
+        >>> tp.rand(2, generator=g)
+        tensor([0.4963, 0.7682])
     """
 
     def __init__(self, device="cpu"):
-        self._seed = 0
-        self.key = jax.random.key_data(jax.random.key(0))
+        self._seed = DEFAULT_SEED
+        self.mt = MT19937(DEFAULT_SEED)
+        self.key = jax.random.key_data(jax.random.key(DEFAULT_SEED))
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
+        self.mt.seed(self._seed)
         self.key = jax.random.key_data(jax.random.key(int(seed)))
         return self
 
@@ -333,10 +352,87 @@ class Generator:
         return sub
 
     def get_state(self) -> Tensor:
-        return Tensor._wrap(self.key)
+        """The whole state as a uint8 tensor: the CPU stream's bytes, then the JAX key's."""
+        key = jax.lax.bitcast_convert_type(jnp.asarray(self.key, jnp.uint32), jnp.uint8).reshape(-1)
+        return Tensor._wrap(jnp.concatenate([jnp.asarray(self.mt.state()), key]))
 
     def set_state(self, state: Tensor) -> None:
-        self.key = state._data if isinstance(state, Tensor) else jnp.asarray(state)
+        data = state._data if isinstance(state, Tensor) else jnp.asarray(state)
+        if data.dtype != jnp.uint8 or data.shape != (_MT_STATE_BYTES + 8,):
+            raise RuntimeError(f"Expected a uint8 state of {_MT_STATE_BYTES + 8} bytes (from get_state), got "
+                               f"{data.dtype} of shape {tuple(data.shape)}")
+        self.mt.set_state(np.asarray(data[:_MT_STATE_BYTES]))
+        self.key = jax.lax.bitcast_convert_type(data[_MT_STATE_BYTES:].reshape(2, 4), jnp.uint32)
+
+
+_MT_STATE_BYTES = 2520
+
+
+def _stream(generator, dtype):
+    """Where this draw comes from: the generator's PyTorch stream when eager (no trace, no traced key) on
+    the CPU backend in a dtype PyTorch's CPU samplers are reproduced for; inside a staged trace or an
+    uncached transform, the default generator's draws come from that stream too, through a `DrawTape`;
+    None otherwise (the JAX key is used)."""
+    gen = generator or default_generator
+    if dtype.name not in _STREAM_DTYPES or not _cpu_backend():
+        return None
+    tape = draw_tape[0]
+    if tape is not None and gen is default_generator:
+        return tape
+    return gen.mt if trace_state_clean() and not isinstance(gen.key, jax.core.Tracer) else None
+
+
+def _cpu_backend() -> bool:
+    if not _backend:
+        _backend.append(jax.default_backend() == "cpu")
+    return _backend[0]
+
+
+_backend: list = []
+draw_tape: list = [None]  # the `DrawTape` of the staged trace or uncached transform under way, if any
+
+
+class DrawTape:
+    """The random draws of a function `tp.compile` traces. A compiled step draws what the eager step would:
+    before each call the program's draws are made on the host from the default generator's stream, in order
+    (`host_draws`), and passed in; the trace takes them in the order it asks for them. A draw the tape does
+    not hold (the first trace, or different draws) is made on the host there and then, so that this call's
+    numbers are still the eager ones, and noted in `found`: such a program serves one call, and the next
+    call traces again with `found` as its draws."""
+
+    def __init__(self, specs: tuple, values: list):
+        self.specs, self.values, self.found = specs, values, []
+
+    def _take(self, spec: tuple):
+        i = len(self.found)
+        self.found.append(spec)
+        if i < len(self.specs) and self.specs[i] == spec:
+            return self.values[i]
+        return host_draws((spec,))[0]
+
+    def uniform(self, n, dtype, low=0.0, high=1.0):
+        return self._take(("uniform", n, np.dtype(dtype).name, float(low), float(high)))
+
+    def normal(self, n, dtype, mean=0.0, std=1.0):
+        return self._take(("normal", n, np.dtype(dtype).name, float(mean), float(std)))
+
+    def integers(self, n, low, high, dtype):
+        return self._take(("integers", n, np.dtype(dtype).name, int(low), int(high)))
+
+
+def host_draws(specs: tuple) -> list:
+    """The draws `specs` (from a `DrawTape`) made now from the default generator's stream."""
+    mt = default_generator.mt
+    out = []
+    for kind, n, dtype, a, b in specs:
+        if kind == "integers":
+            out.append(jnp.asarray(mt.integers(n, a, b, np.dtype(dtype))))
+        else:
+            out.append(jnp.asarray(getattr(mt, kind)(n, np.dtype(dtype), a, b)))
+    return out
+
+
+_STREAM_DTYPES = frozenset(("float32", "float64", "int64", "int32", "int16", "int8", "uint8"))
 
 
 default_generator = Generator()
@@ -415,7 +511,7 @@ def next_key(generator: Generator | None = None):
     return (generator or default_generator).next_key()
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples on [0, 1).
 
     Example:
@@ -424,12 +520,69 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
         >>> x.shape, bool(((x >= 0) & (x < 1)).all())
         (tapeflow.Size([2, 3]), True)
     """
-    arr = xla_ops.random.uniform(next_key(generator), shape=_shape(size), dtype=_sampled_dtype(dtype,
-                                                                                               "check_uniform_bounds"))
+    size = _sized("rand", shape, size)
+    shape, jd = _shape(size), _sampled_dtype(dtype, "check_uniform_bounds")
+    mt = _stream(generator, jd)
+    if mt is not None:
+        arr = jnp.asarray(mt.uniform(math.prod(shape), jd).reshape(shape))
+    else:
+        arr = xla_ops.random.uniform(next_key(generator), shape=shape, dtype=jd)
     return _leaf(arr, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def uniform(low: float, high: float, size, *, generator=None, dtype=None) -> Tensor:
+    """Samples uniform on [low, high), drawn as PyTorch's `uniform_` draws them (`Tensor.uniform_`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow._factories import uniform
+        >>> _ = tp.manual_seed(0); uniform(-1.0, 1.0, (2,))
+        tensor([-0.0075,  0.5364])
+    """
+    shape, jd = _shape((tuple(size),)), _sampled_dtype(dtype, "check_uniform_bounds")
+    mt = _stream(generator, jd)
+    if mt is None:
+        return rand(*shape, generator=generator, dtype=dtype) * (high - low) + low
+    return _leaf(jnp.asarray(mt.uniform(math.prod(shape), jd, low, high).reshape(shape)), None, False)
+
+
+def random_full_range(shape, dtype, generator=None) -> Tensor:
+    """`Tensor.random_()` without bounds: integers in [0, the dtype's max] (floats: [0, 2^mantissa]).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow._factories import random_full_range
+        >>> _ = tp.manual_seed(0); random_full_range((), tp.int64).item()
+        900450186894289455
+    """
+    shape, jd = tuple(shape), _dtype.to_jax_dtype(dtype)
+    mt = _stream(generator, jd)
+    if mt is not None and not isinstance(mt, DrawTape):
+        return Tensor._wrap(jnp.asarray(mt.full_range(math.prod(shape), jd).reshape(shape)))
+    high = 2 ** (np.finfo(jd).nmant + 1) + 1 if jd.kind == "f" else 2 if jd == np.bool_ else int(np.iinfo(jd).max)
+    return randint(0, high, shape, generator=generator, dtype=dtype)
+
+
+def bernoulli_mask(shape, p: float, dtype, generator=None) -> Tensor:
+    """0/1 draws in `dtype`, each 1 with probability `p`, as PyTorch's `bernoulli_(p)` draws them (a float64
+    uniform below `p`): dropout's mask.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow._factories import bernoulli_mask
+        >>> _ = tp.manual_seed(0); bernoulli_mask((6,), 0.5, tp.float32)
+        tensor([0., 0., 1., 0., 0., 0.])
+    """
+    shape, jd = tuple(shape), _float_dtype(dtype)
+    mt = _stream(generator, np.dtype(np.float64))
+    if mt is not None:
+        u = jnp.asarray(mt.uniform(math.prod(shape), np.dtype(np.float64))).reshape(shape)
+    else:
+        u = xla_ops.random.uniform(next_key(generator), shape=shape, dtype=np.dtype(np.float32))
+    return Tensor._wrap((u < p).astype(jd))
+
+
+def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples.
 
     Example:
@@ -437,8 +590,13 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
         >>> tp.randn(2, 3, dtype=tp.float64).dtype
         tapeflow.float64
     """
-    arr = xla_ops.random.normal(next_key(generator), shape=_shape(size), dtype=_sampled_dtype(dtype,
-                                                                                             "normal_kernel_cpu"))
+    size = _sized("randn", shape, size)
+    shape, jd = _shape(size), _sampled_dtype(dtype, "normal_kernel_cpu")
+    mt = _stream(generator, jd)
+    if mt is not None:
+        arr = jnp.asarray(mt.normal(math.prod(shape), jd).reshape(shape))
+    else:
+        arr = xla_ops.random.normal(next_key(generator), shape=shape, dtype=jd)
     return _leaf(arr, device, requires_grad)
 
 
@@ -459,9 +617,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={int(low)} >= to={int(high)}")
     jd = _dtype.to_jax_dtype(dtype) if dtype is not None else np.dtype(np.int64)
     draw = jd if jnp.issubdtype(jd, jnp.integer) else np.dtype(np.int64)  # float dtypes hold drawn integers
-    arr = xla_ops.random.randint(next_key(generator), shape=_shape((tuple(size),)), low=int(low), high=int(high),
-                                 dtype=draw)
-    if draw != jd:
+    shape = _shape((tuple(size),))
+    mt = _stream(generator, jd)
+    if mt is not None:
+        arr = jnp.asarray(mt.integers(math.prod(shape), int(low), int(high), jd).reshape(shape))
+    else:
+        arr = xla_ops.random.randint(next_key(generator), shape=shape, low=int(low), high=int(high), dtype=draw)
+    if arr.dtype != jd:
         arr = arr.astype(jd)
     return _leaf(arr, device, requires_grad)
 
@@ -475,7 +637,11 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
         [0, 1, 2, 3, 4]
     """
     _shape((n,))
-    arr = xla_ops.random.permutation(next_key(generator), n=int(n))
+    mt = _stream(generator, np.dtype(np.int64))
+    if mt is not None and not isinstance(mt, DrawTape):  # (PyTorch's swaps, on the host)
+        arr = jnp.asarray(mt.permutation(int(n)))
+    else:
+        arr = xla_ops.random.permutation(next_key(generator), n=int(n))
     if dtype is not None:
         arr = arr.astype(_dtype.to_jax_dtype(dtype))
     return _leaf(arr, device, requires_grad)
@@ -507,8 +673,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         ref = m if m is not None else s
         z = randn(*ref.shape, generator=generator, dtype=ref.dtype)
         return z * std + mean
-    arr = xla_ops.random.normal(next_key(generator), shape=_shape((tuple(size),)), dtype=_float_dtype(dtype),
-                                mean=float(mean), std=float(std))
+    shape, jd = _shape((tuple(size),)), _float_dtype(dtype)
+    mt = _stream(generator, jd)
+    if mt is not None:
+        arr = jnp.asarray(mt.normal(math.prod(shape), jd, float(mean), float(std)).reshape(shape))
+    else:
+        arr = xla_ops.random.normal(next_key(generator), shape=shape, dtype=jd, mean=float(mean), std=float(std))
     return _leaf(arr, device, requires_grad)
 
 

@@ -217,35 +217,37 @@ def _random_(sampler):
 
 
 def _uniform(self, a=0.0, b=1.0, *, generator=None):
-    from ._factories import rand
+    from ._factories import rand, uniform
 
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     if self.dtype.is_complex:  # both parts uniform on [a, b)
         return rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a * (1 + 1j)
-    return rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a
+    return uniform(a, b, tuple(self.shape), generator=generator, dtype=self.dtype)
 
 
 def _normal(self, mean=0.0, std=1.0, *, generator=None):
-    from ._factories import _check_std, randn
+    from ._factories import _check_std, normal, randn
 
     _check_std(std)
     if self.dtype.is_complex:  # both parts normal with mean `mean` (randn's parts have variance 1/2)
         return randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean * (1 + 1j)
-    return randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean
+    return normal(float(mean), float(std), tuple(self.shape), generator=generator, dtype=self.dtype)
 
 
 def _bernoulli(self, p=0.5, *, generator=None):
-    from ._factories import rand
-    from ._sampling import _probability
+    from ._sampling import _probability, bernoulli
 
     _probability(p)
-    return (rand(*self.shape, generator=generator) < p).to(self.dtype)
+    return bernoulli(p, generator=generator).expand(self.shape).to(self.dtype) if isinstance(p, Tensor) else \
+        bernoulli(self, float(p), generator=generator)
 
 
-def _random_int(self, low=0, high=None, *, generator=None):
-    from ._factories import randint
+def _random_int(self, low=None, high=None, *, generator=None):
+    from ._factories import randint, random_full_range
 
+    if low is None and high is None:  # the dtype's whole range, as PyTorch's random_()
+        return random_full_range(self.shape, self.dtype, generator)
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(self.shape), generator=generator, dtype=self.dtype)

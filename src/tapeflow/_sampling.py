@@ -10,7 +10,7 @@ import numpy as np
 
 import xla_ops as X
 
-from ._factories import next_key, rand
+from ._factories import bernoulli_mask, next_key, rand
 from ._methods import _random_
 from ._ops._checks import outside
 from ._tensor import Tensor
@@ -54,12 +54,12 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
         >>> tp.bernoulli(tp.tensor([0.0, 1.0])).tolist()
         [0.0, 1.0]
     """
-    if p is None:
-        _probabilities(input)
-    else:
+    if p is not None:  # (PyTorch: `bernoulli_(p)`, a float64 uniform below p)
         _probability(p)
-    probs = input if p is None else input * 0 + p
-    return (rand(*input.shape, generator=generator, dtype=input.dtype) < probs).to(input.dtype)
+        return bernoulli_mask(input.shape, float(p), input.dtype, generator)
+    _probabilities(input)
+    # (PyTorch compares a float32 uniform with each probability cast to float32)
+    return (rand(*input.shape, generator=generator) < input.float()).to(input.dtype)
 
 
 def _probability(p) -> None:

@@ -14,7 +14,7 @@ import weakref
 
 import jax
 
-from .. import _adaptive, _dispatch
+from .. import _adaptive, _dispatch, _factories
 from .._state import state
 from .boundary import primal_of, to_arrays
 from .program import Staged, Unkeyable, trace_state_clean
@@ -96,9 +96,11 @@ def uncached():
                 written[id(t)] = (weakref.ref(t), data, history)
 
     state.inplace_listeners.append(listen)
+    outer, _factories.draw_tape[0] = _factories.draw_tape[0], _factories.DrawTape((), [])  # (draws: on the host)
     try:
         yield
     finally:
+        _factories.draw_tape[0] = outer
         state.inplace_listeners.remove(listen)
         _keep_eager_values(written)
 

@@ -49,6 +49,8 @@ class _NewState(Exception):
     """Raised inside a trace with the tensors that must be lifted but were not known beforehand."""
 
 
+
+
 def _snapshot(t: Tensor) -> tuple:
     g = t._grad
     return (t, t._data, g, None if g is None else g._data, t.grad_fn, t._output_nr, t._requires_grad)
@@ -66,15 +68,17 @@ class _Entry:
     """One traced program and what is needed to write its results back: `data_out` / `grad_out` (positions
     of lifted tensors given a new value / `.grad` array), `grad_cleared`, `key_out` (the RNG key advanced),
     `created` (tensors the function stored where it can reach them again), `seen` (tensors read as
-    constants), `fresh` (traced by the current call: aliases may have seen tracers)."""
+    constants), `fresh` (traced by the current call: aliases may have seen tracers), `once` (random draws
+    were baked in while tracing: it serves its own call only)."""
 
-    __slots__ = ("jitted", "out_spec", "created", "data_out", "grad_out", "grad_cleared", "key_out", "fresh", "seen")
+    __slots__ = ("jitted", "out_spec", "created", "data_out", "grad_out", "grad_cleared", "key_out", "fresh", "seen",
+                 "once")
 
     def __init__(self, jitted):
         self.jitted, self.out_spec = jitted, None
         self.created = self.seen = ()
         self.data_out = self.grad_out = self.grad_cleared = ()
-        self.key_out = self.fresh = False
+        self.key_out = self.fresh = self.once = False
 
 
 class _Record:
@@ -110,6 +114,8 @@ class Staged:
         self._extra = weakref.WeakValueDictionary()  # id -> Tensor found only while tracing
         self._ctx = self._record = None
         self._rates = ((), [])  # the last learning rates and the device scalars passed for them
+        self._draws: dict = {}  # program key -> the random draws its trace makes (`_factories.DrawTape`)
+        self._last_draws = ()
 
     @property
     def traces(self) -> int:
@@ -149,9 +155,13 @@ class Staged:
             return self.fallback(True, args, kwargs)
         if fresh:
             self.programs.traced(rec.key, stacklevel=4)
-        out = self._finish(slot.program, tensors, outputs)
-        if slot.program.seen:
-            self._lift_constants(slot.program)
+        entry = slot.program
+        out = self._finish(entry, tensors, outputs)
+        if entry.seen:
+            self._lift_constants(entry)
+        if entry.once:  # its draws were baked in: the next call traces with them as inputs
+            slot.program = None
+            self._record = None
         return out
 
     def _run(self, rec, tensors, call):
@@ -160,9 +170,10 @@ class Staged:
         slot, gen = rec.slot, _factories.default_generator
         entry = slot.program
         groups = _st.rate_groups([r() for r in rec.optimizers])
-        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state)
+        draws = self._draws.get(rec.key, self._last_draws)  # (a new key usually draws as the last one did)
+        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, rec.key, draws)
         inputs = ([t._data for t in tensors], [None if t._grad is None else t._grad._data for t in tensors],
-                  arg_arrays, gen.key, self._rate_inputs(groups))
+                  arg_arrays, gen.key, self._rate_inputs(groups), _factories.host_draws(draws) if draws else [])
         try:
             return entry.jitted(*inputs), groups
         except BaseException:
@@ -242,15 +253,21 @@ class Staged:
         return jax.jit(lambda *inputs: self._traced(*inputs), donate_argnums=(0, 1) if self.donate_state else ())
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
-    def _traced(self, datas, grads, arrays, rng, rates):
-        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state = self._ctx
+    def _traced(self, datas, grads, arrays, rng, rates, drawn):
+        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state, key, draws = self._ctx
         slots: dict = {}  # where each tensor is stored, for code that replaces a stored tensor
         _st.collect(self._roots(leaves), {}, [], [], slots)
         placed = [(c, k, t) for t in tensors for c, k in slots.get(id(t), ())]
         saved = ([_snapshot(t) for t in tensors], [g["lr"] for g in groups], _factories.default_generator.key)
         seen: dict = {}
+        tape = _factories.draw_tape[0] = _factories.DrawTape(draws, drawn)
         try:
             out = self._call_traced(tensors, datas, grads, arrays, rng, rates, seen)
+            if len(self._draws) > 256:
+                self._draws.clear()
+            found = self._draws[key] = self._last_draws = tuple(tape.found)
+            if found != draws:  # draws made on the host during the trace: a program for this call only
+                entry.once = True
             for t in (*tensors, *(s[0] for s in seen.values())):  # written under a transform inside the function
                 t._data = primal_of(t._data)
             written = [s[0] for s in seen.values() if s[0]._data is not s[1] and isinstance(s[0]._data, _Tracer)]
@@ -267,6 +284,7 @@ class Staged:
                          getattr(g["lr"], "_data", g["lr"]) for g, r in zip(groups, rates)]
             entry.seen = tuple(weakref.ref(s[0]) for s in seen.values())
         finally:
+            _factories.draw_tape[0] = None
             snaps, old_rates, _factories.default_generator.key = saved
             for g, r in zip(groups, old_rates):
                 g["lr"] = r
@@ -278,7 +296,7 @@ class Staged:
 
     def _call_traced(self, tensors, datas, grads, arrays, rng, rates, seen):
         """Put the traced inputs in place and call the function, watching for tensors it reads as constants."""
-        leaves, in_tree, _, n_args, groups, _, allow_new_state = self._ctx
+        leaves, in_tree, _, n_args, groups, _, allow_new_state, _, _ = self._ctx
         for t, d, g in zip(tensors, datas, grads):
             t._data = d
             if g is not None:

@@ -10,7 +10,8 @@ import math
 import warnings
 
 from .. import linalg
-from .._factories import eye, randn, randperm
+from .._factories import empty_like, eye, randn, randperm
+from .._ops.elementwise import where
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
@@ -96,7 +97,9 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
-    """Fill with N(mean, std^2) samples truncated to [a, b] (inverse-CDF sampling), in place.
+    """Fill with N(mean, std^2) samples truncated to [a, b], in place, drawn as PyTorch 2.13 draws them:
+    when [a, b] holds more than 30% of the mass, normal draws with the ones outside redrawn until none are;
+    otherwise uniform draws on [a, b] accepted with probability pdf / pdf(mode), the rejected ones redrawn.
 
     Example:
         >>> import tapeflow as tp
@@ -104,15 +107,38 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         >>> bool((tp.nn.init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5).abs() <= 0.5).all())
         True
     """
+    if tensor.is_meta:
+        return tensor
+
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                      "be incorrect.", stacklevel=2)
     with no_grad():
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.copy_(tensor.erfinv())
-        tensor.mul_(std * math.sqrt(2.0)).add_(mean)
-        return tensor.clamp_(a, b)
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            lo, hi = (tensor.new_tensor(v).item() for v in (a, b))  # (the bounds as the tensor's dtype holds them)
+            out = tensor.normal_(mean, std, generator=generator)
+            outside = (out < lo) | (out > hi)
+            while outside.any():
+                out = where(outside, empty_like(out).normal_(mean, std, generator=generator), out)
+                outside = (out < lo) | (out > hi)
+            return tensor.copy_(out) if out is not tensor else tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+        def log_ratio(x):  # log(pdf(x) / pdf(mode)), as PyTorch forms it
+            return (x - mean).div(std).pow(2).mul(-0.5).sub(log_peak)
+
+        out = tensor.uniform_(a, b, generator=generator)
+        pending = empty_like(out).uniform_(generator=generator).log().gt(log_ratio(out))
+        while pending.any():
+            candidates = empty_like(out).uniform_(a, b, generator=generator)
+            out = where(pending, candidates, out)
+            pending = where(pending, empty_like(out).uniform_(generator=generator).log().gt(log_ratio(candidates)),
+                               pending)
+        return tensor.copy_(out) if out is not tensor else tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

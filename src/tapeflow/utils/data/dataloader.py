@@ -16,7 +16,7 @@ from ..._factories import tensor as _tensor
 from ..._ops import stack
 from ..._tensor import Tensor, as_tensor
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, _seed_from
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -148,6 +148,7 @@ class DataLoader:
         self.collate_fn = collate_fn if collate_fn is not None else (default_collate if auto else default_convert)
 
     def __iter__(self):
+        _seed_from(self.generator)  # (PyTorch draws a base seed for its workers from the stream every epoch)
         if self._iterable:
             yield from self._iter_stream()
             return

@@ -44,6 +44,13 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+def _seed_from(generator) -> int:
+    """One int64 drawn from `generator` (the global one for None), as PyTorch seeds per-epoch generators."""
+    from ... import _factories
+
+    return int(_factories.random_full_range((), _factories._dtype.int64, generator).item())
+
+
 def _permutation(n: int, generator) -> list[int]:
     from ... import _factories
 
@@ -75,12 +82,15 @@ class RandomSampler(Sampler):
         from ... import _factories
 
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:  # (as PyTorch: a generator of its own, seeded from the global one, per epoch)
+            generator = _factories.Generator().manual_seed(_seed_from(None))
         if self.replacement:
-            draws = _factories.randint(0, n, (self.num_samples,), generator=self.generator)
+            draws = _factories.randint(0, n, (self.num_samples,), generator=generator)
             return iter(draws.tolist())
         out = []
         while len(out) < self.num_samples:
-            out.extend(_permutation(n, self.generator))
+            out.extend(_permutation(n, generator))
         return iter(out[:self.num_samples])
 
     def __len__(self) -> int:

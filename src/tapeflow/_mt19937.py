@@ -1,0 +1,135 @@
+"""PyTorch's CPU random-number stream, so that a seeded program draws PyTorch's numbers.
+
+PyTorch's CPU generator is a 32-bit Mersenne Twister seeded with the low 32 bits of the seed (its default
+seed when none is set: 67280421310721). Its samplers turn raw draws into values as below; eager `rand`,
+`randn`, `randint`, `normal` (and what is built on them: `uniform_`, `normal_`, `nn.init`, layers'
+default initialisation) draw from this stream on the CPU backend. Traced code (`tp.compile`, `tp.func`,
+JAX transforms) and the other samplers use the generator's JAX key instead, as PyTorch's compiled code
+uses a stream of its own.
+
+- uniform: the low 24 (float32; 53 for float64, from two draws, the first as high word) bits times 2^-24
+  (2^-53), then `x * (high - low) + low` in the result's dtype.
+- normal, float tensors of 16 or more elements: uniforms for every element, then Box-Muller on blocks of 16
+  (`1 - u[j]` and `u[j + 8]` give elements j and j + 8); when the size is not a multiple of 16 the last 16
+  elements are drawn again and transformed once more.
+- normal, fewer than 16 elements: Box-Muller on two float64 uniforms per pair, the sine half kept for the
+  next draw (also across calls, until the generator is reseeded).
+- integers in [low, high): `draw % (high - low) + low`, with 64-bit draws when the range needs them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
+_DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}  # mantissa bits a uniform keeps
+
+
+class MT19937:
+    """One PyTorch CPU generator state: the twister and the Box-Muller sample left over."""
+
+    __slots__ = ("_bits", "next_double_normal")
+
+    def __init__(self, seed: int = DEFAULT_SEED):
+        self.seed(seed)
+
+    def seed(self, seed: int) -> None:
+        self._bits = np.random.RandomState(int(seed) & 0xFFFFFFFF)._bit_generator  # (`init_genrand`, as PyTorch)
+        self.next_double_normal = None
+
+    # -- state, for get_rng_state / set_rng_state -----------------------------------------------------------
+    def state(self) -> np.ndarray:
+        """The whole state as bytes: 624 words, the position, and the left-over normal sample."""
+        st = self._bits.state["state"]
+        cached = self.next_double_normal
+        extra = np.array([st["pos"], cached is not None], np.int64).view(np.uint8)
+        return np.concatenate([np.asarray(st["key"], np.uint32).view(np.uint8), extra,
+                               np.array([cached or 0.0], np.float64).view(np.uint8)])
+
+    def set_state(self, data: np.ndarray) -> None:
+        data = np.ascontiguousarray(data, np.uint8)
+        key = data[:2496].view(np.uint32)
+        pos, has_cached = data[2496:2512].view(np.int64)
+        self._bits.state = {"bit_generator": "MT19937", "state": {"key": key.copy(), "pos": int(pos)}}
+        self.next_double_normal = float(data[2512:2520].view(np.float64)[0]) if has_cached else None
+
+    # -- raw draws ------------------------------------------------------------------------------------------
+    def random32(self, n: int) -> np.ndarray:
+        return self._bits.random_raw(n).astype(np.uint64)
+
+    def random64(self, n: int) -> np.ndarray:
+        r = self.random32(2 * n)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    # -- samplers ---------------------------------------------------------------------------------------------
+    def uniform(self, n: int, dtype: np.dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        digits = _DIGITS[dtype.name]
+        acc = np.float64 if digits == 53 else np.float32  # (half precision computes in float32)
+        bits = self.random64(n) if digits == 53 else self.random32(n)
+        x = (bits & np.uint64((1 << digits) - 1)).astype(acc) * acc(2.0**-digits)
+        lo = acc(dtype.type(low))
+        return (x * (acc(dtype.type(high)) - lo) + lo).astype(dtype)
+
+    def normal(self, n: int, dtype: np.dtype, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        if n < 16:
+            return np.array([self._one_normal() * std + mean for _ in range(n)], np.float64).astype(dtype)
+        acc = np.float64 if dtype == np.float64 else np.float32
+        data = self.uniform(n, dtype).astype(acc)
+        mean, std = acc(mean), acc(std)
+        whole = n - n % 16
+        data[:whole] = _box_muller_16(data[:whole].reshape(-1, 16), mean, std, acc).reshape(-1)
+        if n % 16:
+            data[n - 16:] = _box_muller_16(self.uniform(16, dtype).astype(acc).reshape(1, 16), mean, std, acc)[0]
+        return data.astype(dtype)
+
+    def _one_normal(self) -> float:
+        if self.next_double_normal is not None:
+            v, self.next_double_normal = self.next_double_normal, None
+            return v
+        u1, u2 = self.uniform(2, np.float64)
+        r = math.sqrt(-2.0 * math.log1p(-float(u2)))
+        theta = 2.0 * math.pi * float(u1)
+        self.next_double_normal = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def permutation(self, n: int) -> np.ndarray:
+        """PyTorch's `randperm`: Fisher-Yates swaps, position i with one drawn from [i, n)."""
+        out = list(range(n))
+        if n < 0xFFFFFFFF // 20:
+            picks = (self.random32(max(n - 1, 0)) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+            for i, z in enumerate(picks):
+                j = i + z
+                out[i], out[j] = out[j], out[i]
+        else:  # (the variant PyTorch uses for huge n: 64-bit draws)
+            for i, z in enumerate((self.random64(n) % np.arange(1, n + 1, dtype=np.uint64)).tolist()):
+                out[i] = out[z]
+                out[z] = i
+        return np.asarray(out, np.int64)
+
+    def full_range(self, n: int, dtype: np.dtype) -> np.ndarray:
+        """PyTorch's `random_()` without bounds: integers in [0, the dtype's max] (floats: [0, 2^mantissa])."""
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return (self.random32(n) & np.uint64(1)).astype(dtype)
+        wide = dtype.name in ("int64", "float64")
+        draws = self.random64(n) if wide else self.random32(n)
+        top = (1 << _DIGITS[dtype.name]) + 1 if dtype.kind == "f" else int(np.iinfo(dtype).max) + 1
+        return (draws % np.uint64(top)).astype(dtype)
+
+    def integers(self, n: int, low: int, high: int, dtype: np.dtype) -> np.ndarray:
+        span = high - low
+        wide = span >= 1 << 32 and np.dtype(dtype).name in ("int64", "float64", "float32", "bfloat16")
+        draws = self.random64(n) if wide else self.random32(n)
+        return ((draws % np.uint64(span)).astype(np.int64) + low).astype(dtype)
+
+
+def _box_muller_16(blocks: np.ndarray, mean, std, acc) -> np.ndarray:
+    """PyTorch's `normal_fill_16` on each row of 16 uniforms."""
+    u1, u2 = 1 - blocks[:, :8], blocks[:, 8:]
+    radius = np.sqrt(acc(-2) * np.log(u1))
+    theta = (2.0 * math.pi * u2.astype(np.float64)).astype(acc)  # (the angle is formed in double)
+    return np.concatenate([radius * np.cos(theta) * std + mean, radius * np.sin(theta) * std + mean], axis=1)

@@ -1,0 +1,156 @@
+"""Seeded eager draws equal PyTorch's CPU generator's: `rand`, `randn`, `randint`, `normal`, `uniform_`,
+`normal_`, `random_`, and layers' default initialisation, one call after another from one seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+
+def _draws(lib, seed: int) -> list:
+    """A run of draws from one seed, in the order a program makes them."""
+    g = lib.manual_seed(seed)
+    assert g is not None
+    out = []
+    for n in (1, 3, 15, 16, 17, 31, 40):  # (Box-Muller in blocks of 16 from 16 elements on; a tail redrawn)
+        out.append(lib.randn(n))
+        out.append(lib.rand(n))
+    out += [lib.randn(5, dtype=lib.float64), lib.randn(2, 17, dtype=lib.float64), lib.rand(4, dtype=lib.float64)]
+    out += [lib.randint(3, 17, (9,)), lib.randint(0, 2**40, (3,)), lib.randint(5, (2, 2), dtype=lib.int32)]
+    out += [lib.normal(2.0, 0.5, size=(20,)), lib.normal(-1.0, 3.0, size=(3,))]
+    out += [lib.empty(7).uniform_(-0.3, 0.7), lib.empty(4, 5).normal_(1.0, 0.1), lib.empty(6).random_(0, 10)]
+    out += [lib.randn_like(lib.zeros(3, 7)), lib.rand_like(lib.zeros(2)), lib.empty(size=(2, 3)).uniform_()]
+    out += [lib.normal(lib.zeros(5), lib.ones(5))]
+    return [np.asarray(t.tolist(), dtype=np.float64) for t in out]
+
+
+@pytest.mark.parametrize("seed", [0, 1234, 2**40 + 7])
+def test_seeded_draws_equal_pytorchs(seed):
+    for i, (mine, theirs) in enumerate(zip(_draws(tp, seed), _draws(torch, seed), strict=True)):
+        # uniforms and integers are exact; normals agree to float32 rounding (PyTorch's vectorised log/sin/cos)
+        np.testing.assert_allclose(mine, theirs, rtol=2e-6, atol=2e-6, err_msg=f"draw {i}")
+
+
+def test_default_initialisation_equals_pytorchs():
+    def params(lib):
+        lib.manual_seed(0)
+        nn = lib.nn
+        layers = [nn.Linear(7, 5), nn.Conv2d(3, 4, 3), nn.Embedding(10, 4), nn.LSTM(4, 6), nn.GRU(3, 2),
+                  nn.MultiheadAttention(8, 2), nn.BatchNorm1d(3), nn.ConvTranspose1d(2, 3, 4), nn.Bilinear(2, 3, 4)]
+        w = lib.empty(20, 30)
+        inits = [nn.init.xavier_normal_(w.clone()), nn.init.kaiming_normal_(w.clone()),
+                 nn.init.xavier_uniform_(w.clone()), nn.init.kaiming_uniform_(w.clone(), a=0.1),
+                 nn.init.trunc_normal_(w.clone(), std=0.02), nn.init.trunc_normal_(w.clone(), a=2.0, b=3.0)]
+        return [np.asarray(p.tolist()) for m in layers for p in m.parameters()] + [np.asarray(t.tolist()) for t in inits]
+
+    for i, (mine, theirs) in enumerate(zip(params(tp), params(torch), strict=True)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6, err_msg=f"tensor {i}")
+
+
+def test_generators_and_saved_states_replay_the_stream():
+    g, tg = tp.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    np.testing.assert_allclose(tp.randn(20, generator=g).tolist(), torch.randn(20, generator=tg).tolist(), rtol=2e-6)
+    np.testing.assert_array_equal(tp.rand(5, generator=g).tolist(), torch.rand(5, generator=tg).tolist())
+    tp.manual_seed(0)
+    tp.randn(3)  # (leaves one Box-Muller sample over: the state keeps it)
+    state = tp.get_rng_state()
+    first = [tp.randn(3).tolist(), tp.rand(2).tolist(), tp.randn(17).tolist()]
+    tp.set_rng_state(state)
+    assert [tp.randn(3).tolist(), tp.rand(2).tolist(), tp.randn(17).tolist()] == first
+    with pytest.raises(RuntimeError, match="uint8 state"):
+        tp.set_rng_state(tp.zeros(3))
+
+
+def test_compiled_steps_draw_what_eager_steps_draw():
+    """`tp.compile` draws each call's numbers from the same stream, in the same order, as the eager function
+    (made on the host before the call and passed in): the same values call after call, fresh every call."""
+    def step(x):
+        noise = tp.randn(x.shape) * 0.1 + tp.rand(3, dtype=tp.float64).sum()
+        keep = tp.randint(0, 2, x.shape).float()
+        return x + noise * keep + tp.empty(2).uniform_(-1, 1).sum() + tp.normal(0.0, 2.0, size=(3,))
+
+    x = tp.zeros(5, 3)
+    tp.manual_seed(4)
+    eager = [step(x).tolist() for _ in range(4)] + [tp.rand(2).tolist()]
+    compiled = tp.compile(step)
+    tp.manual_seed(4)
+    staged = [compiled(x).tolist() for _ in range(4)] + [tp.rand(2).tolist()]
+    np.testing.assert_allclose(np.asarray(staged[:4]), np.asarray(eager[:4]), rtol=1e-6, atol=1e-6)
+    assert staged[4] == eager[4]  # (the stream advanced exactly as far)
+    assert eager[0] != eager[1]
+    assert compiled.traces <= 2  # (the first trace makes its draws on the host; the second takes them as inputs)
+
+
+def _dropout_run(lib) -> list:
+    """Dropout masks and a short training run with `nn.Dropout`, from one seed."""
+    F = lib.nn.functional
+    lib.manual_seed(0)
+    x = lib.randn(4, 6, requires_grad=True)
+    d = F.dropout(x, 0.3)
+    d.sum().backward()
+    out = [d, x.grad, F.dropout2d(lib.ones(2, 5, 3, 3), 0.4), F.alpha_dropout(lib.ones(20), 0.2, True),
+           lib.bernoulli(lib.rand(10)), lib.bernoulli(lib.zeros(10), 0.6), lib.empty(12).bernoulli_(0.25)]
+    model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Dropout(0.5), lib.nn.Linear(16, 3))
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    xs, ys = lib.randn(10, 8), lib.randint(0, 3, (10,))
+    for _ in range(5):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xs), ys)
+        loss.backward()
+        opt.step()
+        out.append(loss.detach())
+    return [np.asarray(t.tolist()) for t in out] + [d.grad_fn.name()]
+
+
+def test_dropout_and_bernoulli_draw_pytorchs_masks():
+    mine, theirs = _dropout_run(tp), _dropout_run(torch)
+    assert mine[-1] == theirs[-1] == "MulBackward0"  # (PyTorch's CPU dropout multiplies by a scaled mask)
+    for i, (a, b) in enumerate(zip(mine[:-1], theirs[:-1], strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"result {i}")
+
+
+def test_compiled_dropout_draws_the_eager_masks():
+    def run(compiled):
+        tp.manual_seed(1)
+        model = tp.nn.Sequential(tp.nn.Linear(8, 16), tp.nn.Dropout(0.5), tp.nn.Linear(16, 2))
+        opt = tp.optim.SGD(model.parameters(), lr=0.1)
+        x, y = tp.randn(6, 8), tp.randn(6, 2)
+
+        def step():
+            opt.zero_grad()
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        run_step = tp.compile(step) if compiled else step
+        return [run_step().item() for _ in range(4)]
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
+
+
+def _shuffles(lib) -> list:
+    """Shuffled epochs, splits and samplers from one seed, as a training script draws them."""
+    data = lib.utils.data
+    lib.manual_seed(0)
+    out = [lib.randperm(37).tolist()]
+    ds = data.TensorDataset(lib.arange(50.0).unsqueeze(1), lib.arange(50))
+    loader = data.DataLoader(ds, batch_size=8, shuffle=True)
+    for _ in range(2):
+        out.append([i for batch in loader for i in batch[1].tolist()])
+    a, b = data.random_split(range(20), [15, 5])
+    out.append(list(a.indices) + list(b.indices))
+    out.append(list(data.RandomSampler(range(10), replacement=True, num_samples=40)))
+    g = lib.Generator().manual_seed(5)
+    out.append([i for batch in data.DataLoader(ds, batch_size=10, shuffle=True, generator=g) for i in batch[1].tolist()])
+    out.append([lib.empty((), dtype=lib.int64).random_().item(), lib.empty(3, dtype=lib.int32).random_().tolist()])
+    out.append(lib.rand(2).tolist())
+    return out
+
+
+def test_shuffling_draws_pytorchs_orders():
+    assert _shuffles(tp) == _shuffles(torch)
