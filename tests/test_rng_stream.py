@@ -93,7 +93,11 @@ def _dropout_run(lib) -> list:
     d = F.dropout(x, 0.3)
     d.sum().backward()
     out = [d, x.grad, F.dropout2d(lib.ones(2, 5, 3, 3), 0.4), F.alpha_dropout(lib.ones(20), 0.2, True),
-           lib.bernoulli(lib.rand(10)), lib.bernoulli(lib.zeros(10), 0.6), lib.empty(12).bernoulli_(0.25)]
+           lib.bernoulli(lib.rand(10)), lib.bernoulli(lib.zeros(10), 0.6), lib.empty(12).bernoulli_(0.25),
+           # a transposed input is masked in its memory's order, as PyTorch draws `empty_like(input)`'s
+           F.dropout(lib.ones(3, 4, 5).transpose(0, 1), 0.5), F.dropout(lib.ones(4, 6)[:, ::2], 0.5)]
+    lstm = lib.nn.LSTM(3, 4, num_layers=2, dropout=0.4, batch_first=True)
+    out.append(F.dropout(lstm(lib.randn(2, 5, 3))[0], 0.3))  # (a batch-first output is a time-major view)
     model = lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.ReLU(), lib.nn.Dropout(0.5), lib.nn.Linear(16, 3))
     opt = lib.optim.SGD(model.parameters(), lr=0.1)
     xs, ys = lib.randn(10, 8), lib.randint(0, 3, (10,))

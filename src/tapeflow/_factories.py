@@ -563,6 +563,34 @@ def random_full_range(shape, dtype, generator=None) -> Tensor:
     return randint(0, high, shape, generator=generator, dtype=dtype)
 
 
+def bernoulli_like(input: Tensor, p: float) -> Tensor:
+    """`bernoulli_mask` shaped like `input`, drawn in the order of `input`'s memory, as PyTorch fills
+    `empty_like(input).bernoulli_(p)` (dropout of a transposed tensor, such as a batch-first RNN's output,
+    draws time-major)."""
+    order = _memory_order(input)
+    if order is None:
+        return bernoulli_mask(input.shape, p, input.dtype)
+    mask = bernoulli_mask([input.shape[d] for d in order], p, input.dtype)
+    return mask.permute(*np.argsort(order).tolist())
+
+
+def _memory_order(t: Tensor):
+    """The dimensions of a view from outermost to innermost in memory, when it is dense but not row-major;
+    None otherwise (PyTorch's `empty_like` then lays its result out row-major too)."""
+    if t._base is None or t.ndim < 2:
+        return None
+    shape, strides = tuple(t.shape), t.stride()
+    order = sorted(range(t.ndim), key=lambda d: -strides[d])
+    if order == list(range(t.ndim)):
+        return None
+    step = 1
+    for d in reversed(order):  # dense and non-overlapping: each stride is the product of the sizes inside it
+        if shape[d] != 1 and strides[d] != step:
+            return None
+        step *= shape[d]
+    return order
+
+
 def bernoulli_mask(shape, p: float, dtype, generator=None) -> Tensor:
     """0/1 draws in `dtype`, each 1 with probability `p`, as PyTorch's `bernoulli_(p)` draws them (a float64
     uniform below `p`): dropout's mask.

@@ -14,7 +14,7 @@ import warnings
 import jax.numpy as jnp
 
 from .. import _ops
-from .._factories import bernoulli_mask, rand, zeros_like
+from .._factories import bernoulli_like, bernoulli_mask, rand, zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import functional as _F
@@ -308,7 +308,7 @@ def _dropout(input, p, training, inplace, feature, alpha):
         return _F._inplace(input, out) if inplace else out
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
     with no_grad():
-        keep = bernoulli_mask(shape, 1.0 - p, input.dtype)
+        keep = bernoulli_mask(shape, 1.0 - p, input.dtype) if feature else bernoulli_like(input, 1.0 - p)
     if alpha:
         a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
         out = input * (keep * a) + ((keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p)

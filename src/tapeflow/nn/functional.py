@@ -11,7 +11,7 @@ import xla_ops as X
 
 from .. import _dtype, _ops
 from .._dispatch import dispatch, inplace
-from .._factories import bernoulli_mask
+from .._factories import bernoulli_like
 from .._ops._checks import check_indices
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -444,7 +444,7 @@ def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
     if p == 1.0:
         out = input * 0.0
     else:  # (PyTorch's CPU dropout: a Bernoulli(1 - p) mask divided by 1 - p, times the input)
-        out = input * (bernoulli_mask(input.shape, 1.0 - p, input.dtype) / (1.0 - p))
+        out = input * (bernoulli_like(input, 1.0 - p) / (1.0 - p))
     return _inplace(input, out) if inplace else out
 
 
