@@ -158,3 +158,18 @@ def _shuffles(lib) -> list:
 
 def test_shuffling_draws_pytorchs_orders():
     assert _shuffles(tp) == _shuffles(torch)
+
+
+def _categorical_draws(lib) -> list:
+    lib.manual_seed(0)
+    p = lib.rand(4, 7) ** 3
+    return [lib.multinomial(p, 1).tolist(), lib.multinomial(p, 3).tolist(),
+            lib.multinomial(p, 20, replacement=True).tolist(),
+            lib.multinomial(lib.tensor([0.1, 0.0, 0.5, 0.4]), 2).tolist(),
+            lib.distributions.Categorical(logits=lib.randn(3, 5)).sample((4,)).tolist(),
+            lib.distributions.Categorical(probs=lib.rand(6)).sample().tolist(),
+            np.round(lib.empty(6).exponential_(2.0).numpy(), 5).tolist(), lib.rand(2).tolist()]
+
+
+def test_multinomial_and_exponential_draw_pytorchs_numbers():
+    assert _categorical_draws(tp) == _categorical_draws(torch)

@@ -419,16 +419,23 @@ class DrawTape:
     def integers(self, n, low, high, dtype):
         return self._take(("integers", n, np.dtype(dtype).name, int(low), int(high)))
 
+    def exponential(self, n, dtype, lambd=1.0):
+        return self._take(("exponential", n, np.dtype(dtype).name, float(lambd), None))
+
 
 def host_draws(specs: tuple) -> list:
     """The draws `specs` (from a `DrawTape`) made now from the default generator's stream."""
     mt = default_generator.mt
     out = []
     for kind, n, dtype, a, b in specs:
+        dtype = np.dtype(dtype)
         if kind == "integers":
-            out.append(jnp.asarray(mt.integers(n, a, b, np.dtype(dtype))))
+            draw = mt.integers(n, a, b, dtype)
+        elif kind == "exponential":
+            draw = mt.exponential(n, dtype, a)
         else:
-            out.append(jnp.asarray(getattr(mt, kind)(n, np.dtype(dtype), a, b)))
+            draw = getattr(mt, kind)(n, dtype, a, b)
+        out.append(jnp.asarray(draw))
     return out
 
 

@@ -15,6 +15,9 @@ uses a stream of its own.
 - normal, fewer than 16 elements: Box-Muller on two float64 uniforms per pair, the sine half kept for the
   next draw (also across calls, until the generator is reseeded).
 - integers in [low, high): `draw % (high - low) + low`, with 64-bit draws when the range needs them.
+- exponential: `-log1p(-u) / lambda` from a float64 uniform; Bernoulli(p): a float64 uniform below p (a
+  float32 one for a tensor of probabilities); permutations: Fisher-Yates, element i swapped with one drawn
+  from [i, n).
 """
 
 from __future__ import annotations
@@ -85,6 +88,10 @@ class MT19937:
         if n % 16:
             data[n - 16:] = _box_muller_16(self.uniform(16, dtype).astype(acc).reshape(1, 16), mean, std, acc)[0]
         return data.astype(dtype)
+
+    def exponential(self, n: int, dtype: np.dtype, lambd: float = 1.0) -> np.ndarray:
+        """`-log(1 - u) / lambd` from float64 uniforms, in float64, then cast."""
+        return (-1.0 / lambd * np.log1p(-self.uniform(n, np.dtype(np.float64)))).astype(dtype)
 
     def _one_normal(self) -> float:
         if self.next_double_normal is not None:

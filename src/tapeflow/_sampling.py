@@ -10,7 +10,7 @@ import numpy as np
 
 import xla_ops as X
 
-from ._factories import bernoulli_mask, next_key, rand
+from ._factories import DrawTape, _stream, bernoulli_mask, next_key, rand
 from ._methods import _random_
 from ._ops._checks import outside
 from ._tensor import Tensor
@@ -40,10 +40,31 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if np.any(probs.sum(-1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    mt = _stream(generator, np.dtype(np.float64))
+    if mt is not None and not isinstance(mt, DrawTape):
+        return Tensor._wrap(jnp.asarray(_multinomial_host(mt, probs, int(num_samples), replacement)))
     # Zero weights are -inf: never drawn with replacement; without it they come last (as PyTorch orders them).
     logits = jnp.log(input._data)
     op = X.random.categorical if replacement else X.random.gumbel_top_k
     return Tensor._wrap(op(next_key(generator), logits, num_samples=int(num_samples)))
+
+
+def _multinomial_host(mt, probs: np.ndarray, n: int, replacement: bool) -> np.ndarray:
+    """PyTorch's CPU multinomial on its stream: one draw, or draws without replacement, take the largest
+    `p / q` for exponential draws q (over the rows' elements in order); draws with replacement search each
+    row's normalised cumulative sums (summed in the weights' dtype) for float64 uniforms."""
+    rows = probs.reshape(-1, probs.shape[-1])
+    if not replacement or n == 1:
+        q = mt.exponential(rows.size, rows.dtype).reshape(rows.shape)
+        ratio = rows / q
+        out = np.argsort(-ratio, axis=-1, kind="stable")[:, :n]
+    else:
+        out = np.empty((rows.shape[0], n), np.int64)
+        for r, row in enumerate(rows):
+            cum = np.cumsum(row, dtype=row.dtype)
+            cum = cum / cum[-1] if cum[-1] > 0 else cum
+            out[r] = np.searchsorted(cum.astype(np.float64), mt.uniform(n, np.dtype(np.float64)), side="left")
+    return out.astype(np.int64).reshape(probs.shape[:-1] + (n,))
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
@@ -93,6 +114,10 @@ def _draw(op, self, generator):
 
 
 def _exponential(self, lambd=1.0, *, generator=None):
+    mt = _stream(generator, self._raw.dtype)
+    if mt is not None and self.dtype.is_floating_point:  # (PyTorch's stream: -log1p(-u) / lambd)
+        return Tensor._wrap(jnp.asarray(mt.exponential(self.numel(), self._raw.dtype, float(lambd))).reshape(
+            tuple(self.shape)))
     return _draw(X.random.exponential, self, generator) / lambd
 
 
