@@ -173,3 +173,22 @@ def _categorical_draws(lib) -> list:
 
 def test_multinomial_and_exponential_draw_pytorchs_numbers():
     assert _categorical_draws(tp) == _categorical_draws(torch)
+
+
+def _distribution_draws(lib) -> list:
+    D = lib.distributions
+    lib.manual_seed(0)
+    out = [lib.empty(5).cauchy_(1.0, 2.0), lib.empty(20).log_normal_(0.0, 0.5), lib.empty(6).geometric_(0.3)]
+    for d in (D.Normal(lib.zeros(3), lib.ones(3)), D.Uniform(0.0, 2.0), D.Bernoulli(probs=lib.full((5,), 0.3)),
+              D.Exponential(lib.tensor([2.0])), D.Laplace(0.0, 1.0), D.MultivariateNormal(lib.zeros(2), lib.eye(2)),
+              D.LogNormal(0.0, 1.0), D.Gumbel(0.0, 1.0), D.Cauchy(0.0, 1.0), D.Geometric(probs=lib.tensor(0.3)),
+              D.OneHotCategorical(probs=lib.tensor([0.2, 0.8])),
+              D.RelaxedBernoulli(lib.tensor(0.5), probs=lib.tensor(0.3))):
+        out.append(d.sample((4,)))
+    out.append(lib.rand(2))
+    return [np.asarray(t.tolist(), np.float64) for t in out]
+
+
+def test_distributions_sample_pytorchs_numbers():
+    for i, (a, b) in enumerate(zip(_distribution_draws(tp), _distribution_draws(torch), strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"draw {i}")

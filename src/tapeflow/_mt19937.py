@@ -93,6 +93,20 @@ class MT19937:
         """`-log(1 - u) / lambd` from float64 uniforms, in float64, then cast."""
         return (-1.0 / lambd * np.log1p(-self.uniform(n, np.dtype(np.float64)))).astype(dtype)
 
+    def cauchy(self, n: int, dtype: np.dtype, median: float = 0.0, sigma: float = 1.0) -> np.ndarray:
+        """`median + sigma * tan(pi * (u - 1/2))` from float64 uniforms, then cast."""
+        u = self.uniform(n, np.dtype(np.float64))
+        return (median + sigma * np.tan(math.pi * (u - 0.5))).astype(dtype)
+
+    def log_normal(self, n: int, dtype: np.dtype, mean: float = 1.0, std: float = 2.0) -> np.ndarray:
+        """`exp` of normals drawn one by one (Box-Muller pairs, whatever the size), then cast."""
+        return np.exp(np.array([self._one_normal() * std + mean for _ in range(n)], np.float64)).astype(dtype)
+
+    def geometric(self, n: int, dtype: np.dtype, p: float) -> np.ndarray:
+        """`ceil(log(u) / log1p(-p))` from float64 uniforms: trials up to the first success."""
+        u = self.uniform(n, np.dtype(np.float64))
+        return np.ceil(np.log(u) / math.log1p(-p)).astype(dtype)
+
     def _one_normal(self) -> float:
         if self.next_double_normal is not None:
             v, self.next_double_normal = self.next_double_normal, None

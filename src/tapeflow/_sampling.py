@@ -121,16 +121,31 @@ def _exponential(self, lambd=1.0, *, generator=None):
     return _draw(X.random.exponential, self, generator) / lambd
 
 
+def _from_stream(self, generator, sampler: str, *params):
+    """`self`'s shape and dtype filled by the PyTorch stream's `sampler`; None where the stream does not
+    serve this draw (traced code, accelerators, other dtypes)."""
+    mt = _stream(generator, np.dtype(np.float64))
+    if mt is None or isinstance(mt, DrawTape) or self._raw.dtype.name not in ("float32", "float64", "int64", "int32"):
+        return None
+    draws = getattr(mt, sampler)(self.numel(), self._raw.dtype, *params)
+    return Tensor._wrap(jnp.asarray(draws).reshape(tuple(self.shape)))
+
+
 def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):
-    return _draw(X.random.cauchy, self, generator) * sigma + median
+    out = _from_stream(self, generator, "cauchy", float(median), float(sigma))
+    return out if out is not None else _draw(X.random.cauchy, self, generator) * sigma + median
 
 
 def _log_normal(self, mean=1.0, std=2.0, *, generator=None):
-    return (self.new_empty(self.shape).normal_(mean, std, generator=generator)).exp()
+    out = _from_stream(self, generator, "log_normal", float(mean), float(std))
+    return out if out is not None else (self.new_empty(self.shape).normal_(mean, std, generator=generator)).exp()
 
 
 def _geometric(self, p, *, generator=None):
     # The number of Bernoulli(p) trials up to the first success: ceil(log(U) / log(1 - p)).
+    out = _from_stream(self, generator, "geometric", float(p))
+    if out is not None:
+        return out
     u = rand(*self.shape, generator=generator, dtype=self.dtype if self.dtype.is_floating_point else None)
     return (u.log() / math.log1p(-p)).ceil().clamp(min=1)
 
