@@ -85,10 +85,11 @@ class _Record:
     """The last call's state discovery, reused while its snapshot still matches (which keeps every object
     it holds weakly alive: the snapshot watches them)."""
 
-    __slots__ = ("snapshot", "found", "optimizers", "lifted_ids", "call_spec", "specs", "key", "slot")
+    __slots__ = ("snapshot", "found", "optimizers", "lifted_ids", "call_spec", "specs", "key", "slot", "draws")
 
     def __init__(self, snapshot, found, optimizers, lifted, call_spec, specs, key, slot):
         self.snapshot, self.call_spec, self.specs, self.key, self.slot = snapshot, call_spec, specs, key, slot
+        self.draws = None  # the random draws of its program's trace, once traced
         self.found, self.optimizers = [weakref.ref(t) for t in found], [weakref.ref(o) for o in optimizers]
         self.lifted_ids = tuple(map(id, lifted))
 
@@ -114,8 +115,7 @@ class Staged:
         self._extra = weakref.WeakValueDictionary()  # id -> Tensor found only while tracing
         self._ctx = self._record = None
         self._rates = ((), [])  # the last learning rates and the device scalars passed for them
-        self._draws: dict = {}  # program key -> the random draws its trace makes (`_factories.DrawTape`)
-        self._last_draws = ()
+        self._last_draws = ()  # the random draws the last trace made (`_factories.DrawTape`)
 
     @property
     def traces(self) -> int:
@@ -170,8 +170,8 @@ class Staged:
         slot, gen = rec.slot, _factories.default_generator
         entry = slot.program
         groups = _st.rate_groups([r() for r in rec.optimizers])
-        draws = self._draws.get(rec.key, self._last_draws)  # (a new key usually draws as the last one did)
-        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, rec.key, draws)
+        draws = rec.draws if rec.draws is not None else self._last_draws  # (a new key draws as the last one did)
+        self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, rec, draws)
         inputs = ([t._data for t in tensors], [None if t._grad is None else t._grad._data for t in tensors],
                   arg_arrays, gen.key, self._rate_inputs(groups), _factories.host_draws(draws) if draws else [])
         try:
@@ -254,7 +254,7 @@ class Staged:
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
     def _traced(self, datas, grads, arrays, rng, rates, drawn):
-        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state, key, draws = self._ctx
+        leaves, in_tree, tensors, n_args, groups, entry, allow_new_state, rec, draws = self._ctx
         slots: dict = {}  # where each tensor is stored, for code that replaces a stored tensor
         _st.collect(self._roots(leaves), {}, [], [], slots)
         placed = [(c, k, t) for t in tensors for c, k in slots.get(id(t), ())]
@@ -263,9 +263,7 @@ class Staged:
         tape = _factories.draw_tape[0] = _factories.DrawTape(draws, drawn)
         try:
             out = self._call_traced(tensors, datas, grads, arrays, rng, rates, seen)
-            if len(self._draws) > 256:
-                self._draws.clear()
-            found = self._draws[key] = self._last_draws = tuple(tape.found)
+            found = rec.draws = self._last_draws = tuple(tape.found)
             if found != draws:  # draws made on the host during the trace: a program for this call only
                 entry.once = True
             for t in (*tensors, *(s[0] for s in seen.values())):  # written under a transform inside the function
