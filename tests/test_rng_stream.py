@@ -192,3 +192,20 @@ def _distribution_draws(lib) -> list:
 def test_distributions_sample_pytorchs_numbers():
     for i, (a, b) in enumerate(zip(_distribution_draws(tp), _distribution_draws(torch), strict=True)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"draw {i}")
+
+
+def _noisy_activations(lib) -> list:
+    F = lib.nn.functional
+    lib.manual_seed(0)
+    logits = lib.randn(3, 5, requires_grad=True)
+    soft, hard = F.gumbel_softmax(logits, tau=0.5), F.gumbel_softmax(logits, hard=True)
+    (soft * lib.arange(5.0)).sum().backward()
+    x = lib.randn(4, 5, requires_grad=True)
+    y = F.rrelu(x, training=True)  # (one draw per non-positive element)
+    y.sum().backward()
+    return [np.asarray(t.tolist()) for t in (soft, hard, logits.grad, y, x.grad, lib.rand(2))]
+
+
+def test_gumbel_softmax_and_rrelu_draw_pytorchs_noise():
+    for i, (a, b) in enumerate(zip(_noisy_activations(tp), _noisy_activations(torch), strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"result {i}")

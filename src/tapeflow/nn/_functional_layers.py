@@ -12,8 +12,9 @@ import math
 import warnings
 
 import jax.numpy as jnp
+import numpy as np
 
-from .. import _ops
+from .. import _factories, _ops
 from .._factories import bernoulli_like, bernoulli_mask, rand, zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -87,7 +88,15 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     _check_rrelu(lower, upper)
     if not training:
         return _F.leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+    mt = _factories._stream(None, jnp.dtype(jnp.float64))
+    if mt is not None and not isinstance(mt, _factories.DrawTape) and input.dtype.is_floating_point:
+        # PyTorch's CPU kernel: one float64 uniform on [lower, upper) per non-positive element, in memory order
+        negative = np.asarray(input._data <= 0)
+        slope = np.ones(negative.shape, np.float64)
+        slope[negative] = mt.uniform(int(negative.sum()), np.dtype(np.float64), lower, upper)
+        slope = Tensor._wrap(jnp.asarray(slope.astype(input._raw.dtype)))
+    else:
+        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
     out = _ops.where(input <= 0, input * slope, input)
     return _F._inplace(input, out) if inplace else out
 
@@ -277,8 +286,8 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
         >>> y.sum(-1)
         tensor([1., 1.])
     """
-    u = rand(*logits.shape, dtype=logits.dtype)
-    gumbels = -_ops.log(-_ops.log(u))  # -log of an Exponential(1) draw
+    with no_grad():  # -log of Exponential(1) draws, as PyTorch draws them
+        gumbels = -logits.new_empty(logits.shape).exponential_().log()
     y_soft = _F.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft
