@@ -527,14 +527,17 @@ def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_gr
         >>> x.shape, bool(((x >= 0) & (x < 1)).all())
         (tapeflow.Size([2, 3]), True)
     """
-    size = _sized("rand", shape, size)
-    shape, jd = _shape(size), _sampled_dtype(dtype, "check_uniform_bounds")
+    shape, jd = _shape(_sized("rand", shape, size)), _sampled_dtype(dtype, "check_uniform_bounds")
+    return _leaf(_sample(generator, shape, jd, "uniform", xla_ops.random.uniform), device, requires_grad)
+
+
+def _sample(generator, shape: tuple, jd, sampler: str, device_op, **params):
+    """An array of `shape` and dtype `jd` from PyTorch's stream's `sampler` where it serves the draw (see
+    `_stream`), else from the JAX op `device_op` and the generator's key; `params` go to both."""
     mt = _stream(generator, jd)
     if mt is not None:
-        arr = jnp.asarray(mt.uniform(math.prod(shape), jd).reshape(shape))
-    else:
-        arr = xla_ops.random.uniform(next_key(generator), shape=shape, dtype=jd)
-    return _leaf(arr, device, requires_grad)
+        return jnp.asarray(getattr(mt, sampler)(math.prod(shape), jd, *params.values())).reshape(shape)
+    return device_op(next_key(generator), shape=shape, dtype=jd, **params)
 
 
 def uniform(low: float, high: float, size, *, generator=None, dtype=None) -> Tensor:
@@ -625,14 +628,8 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
         >>> tp.randn(2, 3, dtype=tp.float64).dtype
         tapeflow.float64
     """
-    size = _sized("randn", shape, size)
-    shape, jd = _shape(size), _sampled_dtype(dtype, "normal_kernel_cpu")
-    mt = _stream(generator, jd)
-    if mt is not None:
-        arr = jnp.asarray(mt.normal(math.prod(shape), jd).reshape(shape))
-    else:
-        arr = xla_ops.random.normal(next_key(generator), shape=shape, dtype=jd)
-    return _leaf(arr, device, requires_grad)
+    shape, jd = _shape(_sized("randn", shape, size)), _sampled_dtype(dtype, "normal_kernel_cpu")
+    return _leaf(_sample(generator, shape, jd, "normal", xla_ops.random.normal), device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -709,11 +706,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         z = randn(*ref.shape, generator=generator, dtype=ref.dtype)
         return z * std + mean
     shape, jd = _shape((tuple(size),)), _float_dtype(dtype)
-    mt = _stream(generator, jd)
-    if mt is not None:
-        arr = jnp.asarray(mt.normal(math.prod(shape), jd, float(mean), float(std)).reshape(shape))
-    else:
-        arr = xla_ops.random.normal(next_key(generator), shape=shape, dtype=jd, mean=float(mean), std=float(std))
+    arr = _sample(generator, shape, jd, "normal", xla_ops.random.normal, mean=float(mean), std=float(std))
     return _leaf(arr, device, requires_grad)
 
 
