@@ -13,8 +13,8 @@ import tapeflow as tp
 torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
 
 # Deliberate differences: the class is `tp.linalg.LinAlgError` here (PyTorch's `torch._C._LinAlgError`, both
-# RuntimeErrors); random initial weights differ.
-SKIP = {"inv singular", "cholesky nonpd", "matrix_power neg singular", "embedding max_norm neg", "fft"}
+# RuntimeErrors).
+SKIP = {"inv singular", "cholesky nonpd", "matrix_power neg singular", "fft"}
 
 
 def _cases(L):
@@ -320,6 +320,17 @@ def _cases(L):
         'roll no dims multi': lambda: L.roll(a, (1, 2)),
         'flip oob': lambda: L.flip(a, (3,)),
         'fliplr 1d': lambda: L.fliplr(b),
+        # functions whose second operand must be a tensor (a Python number is a TypeError in PyTorch)
+        **{f'{n} number': (lambda n=n: getattr(L, n)(a, 2)) for n in (
+            'maximum', 'minimum', 'fmax', 'fmin', 'atan2', 'arctan2', 'hypot', 'logaddexp', 'logaddexp2', 'igamma',
+            'igammac', 'nextafter', 'ldexp', 'heaviside', 'dist', 'kron')},
+        **{f'{n} method number': (lambda n=n: getattr(a, n)(2.5)) for n in ('maximum', 'atan2', 'hypot', 'logaddexp')},
+        'gcd number': lambda: L.gcd(ai, 2),
+        'dot number': lambda: L.dot(b, 2),
+        'outer number': lambda: L.outer(b, 2),
+        'lerp number end': lambda: L.lerp(a, 2, 0.5),
+        'maximum tensor': lambda: L.maximum(a, L.tensor(2.0)),
+        'lerp number weight': lambda: L.lerp(a, a, 0.5),
     }
 
 

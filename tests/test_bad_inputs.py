@@ -348,3 +348,15 @@ def test_index_checks_are_skipped_under_jit():
 
 def test_pickle_of_an_error_free_path():
     assert pickle.loads(pickle.dumps(tp.ones(2)))._data.shape == (2,)
+
+
+def test_tensor_only_operands_refuse_numbers_in_pytorchs_words():
+    x = tp.ones(2)
+    with pytest.raises(TypeError, match=r"^maximum\(\): argument 'other' \(position 2\) must be Tensor, not int$"):
+        tp.maximum(x, 2)
+    with pytest.raises(TypeError, match=r"^atan2\(\): argument 'other' \(position 1\) must be Tensor, not float$"):
+        x.atan2(2.5)  # (a method counts from 1, as PyTorch's)
+    with pytest.raises(TypeError, match=r"^heaviside\(\): argument 'values' \(position 2\) must be Tensor, not int$"):
+        tp.heaviside(x, 1)
+    with pytest.raises(TypeError, match=r"^lerp\(\) received an invalid combination of arguments - got \(Tensor, int, "):
+        tp.lerp(x, 2, 0.5)

@@ -41,6 +41,26 @@ vsplit kron narrow_copy positive reshape_as rot90 split_with_sizes sum_to_size i
 for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
 
+
+def _counted_from_self(fn):
+    """`fn` as a method whose TypeError for a non-tensor argument counts positions as PyTorch's methods do
+    (from 1: `x.maximum(2)` names "position 1")."""
+    def method(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as e:
+            if "(position 2) must be Tensor" not in str(e):
+                raise
+            raise TypeError(str(e).replace("(position 2)", "(position 1)")) from None
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name in """atan2 arctan2 hypot maximum minimum fmax fmin heaviside logaddexp logaddexp2 gcd lcm igamma igammac
+nextafter ldexp dist kron dot outer""".split():
+    setattr(Tensor, _name, _counted_from_self(getattr(_ops, _name)))
+
 Tensor.unfold = _ops.arrange.unfold
 Tensor.transpose_ = Tensor.swapaxes_ = Tensor.swapdims_ = _ops.arrange.transpose_
 Tensor.t_ = _ops.arrange.t_

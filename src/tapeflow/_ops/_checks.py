@@ -19,7 +19,8 @@ from .._meta import MetaArray
 from .._state import state
 from .._tensor import Tensor
 
-__all__ = ["index_bounds", "check_indices", "check_int_indices", "check_int_divisor", "staged_check", "staging_checks", "outside"]
+__all__ = ["tensor_arg", "index_bounds", "check_indices", "check_int_indices", "check_int_divisor", "staged_check",
+           "staging_checks", "outside"]
 
 
 @jax.jit
@@ -160,3 +161,10 @@ def check_int_divisor(input: Tensor, other) -> None:
             raise RuntimeError("ZeroDivisionError")
     elif type(other) in (int, bool, np.int64, np.int32) and other == 0:
         raise RuntimeError("ZeroDivisionError")
+
+
+def tensor_arg(fn: str, name: str, value, position: int = 2) -> None:
+    """PyTorch's TypeError for a function whose argument `name` must be a Tensor (`maximum(x, 2)`); as a
+    method (`x.maximum(2)`) PyTorch counts positions from 1 (see `_methods._counted_from_self`)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")

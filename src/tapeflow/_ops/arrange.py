@@ -15,6 +15,7 @@ from .. import _dtype, _layout
 from .._dispatch import view
 from .._tensor import as_tensor
 from ._args import _dim, _t
+from ._checks import tensor_arg
 
 __all__ = [
     "as_strided", "as_strided_", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "column_stack",
@@ -320,6 +321,7 @@ def kron(input, other):
         tensor([[ 1,  2],
                 [10, 20]])
     """
+    tensor_arg("kron", "other", other)
     a, b = _t(input), _t(other)
     nd = builtins.max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + tuple(a.shape)

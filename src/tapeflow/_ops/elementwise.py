@@ -12,7 +12,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
 from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported
-from ._checks import check_int_divisor
+from ._checks import check_int_divisor, tensor_arg
 from .unary import _example_doc
 
 __all__ = [
@@ -218,6 +218,7 @@ def atan2(input, other):
         >>> tp.atan2(tp.tensor([1.0, -1.0]), tp.tensor([1.0, 1.0]))
         tensor([ 0.7854, -0.7854])
     """
+    tensor_arg("atan2", "other", other)
     return dispatch(X.atan2, _common("atan2_cpu", input, _t(other), ints="float", complex_ok=False))
 
 
@@ -231,6 +232,7 @@ def hypot(input, other):
         >>> tp.hypot(tp.tensor([3.0]), tp.tensor([4.0]))
         tensor([5.])
     """
+    tensor_arg("hypot", "other", other)
     return dispatch(X.hypot, _common("hypot_cpu", input, _t(other), ints="refuse", complex_ok=False))
 
 
@@ -248,6 +250,7 @@ def maximum(input, other):
         >>> tp.maximum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0]))
         tensor([3., 5.])
     """
+    tensor_arg("maximum", "other", other)
     return dispatch(X.maximum, _ordered("maximum", input, other))
 
 
@@ -258,6 +261,7 @@ def minimum(input, other):
         >>> tp.minimum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0]))
         tensor([1., 2.])
     """
+    tensor_arg("minimum", "other", other)
     return dispatch(X.minimum, _ordered("minimum", input, other))
 
 
@@ -270,6 +274,7 @@ def fmax(input, other):
         >>> tp.fmax(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
         tensor([1., 2.])
     """
+    tensor_arg("fmax", "other", other)
     return dispatch(X.fmax, _ordered("fmax", input, other))
 
 
@@ -280,6 +285,7 @@ def fmin(input, other):
         >>> tp.fmin(tp.tensor([1.0, float("nan")]), tp.tensor([0.0, 2.0]))
         tensor([0., 2.])
     """
+    tensor_arg("fmin", "other", other)
     return dispatch(X.fmin, _ordered("fmin", input, other))
 
 
@@ -339,6 +345,10 @@ def lerp(input, end, weight):
         >>> tp.lerp(tp.tensor([0.0, 10.0]), tp.tensor([1.0, 20.0]), 0.25)
         tensor([ 0.2500, 12.5000])
     """
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, {type(end).__name__}, "
+                        f"{type(weight).__name__}), but expected one of: (Tensor input, Tensor end, Tensor weight) or "
+                        "(Tensor input, Tensor end, Number weight)")
     for what, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t._raw.dtype != input._raw.dtype:
             raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float').replace('float64', 'double')}"

@@ -9,6 +9,7 @@ import xla_ops as X
 
 from .. import _dtype
 from .._dispatch import dispatch
+from ._checks import tensor_arg
 
 __all__ = [
     "addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "matrix_exp",
@@ -127,6 +128,7 @@ def dot(input, other):
         >>> tp.dot(tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0]))
         tensor(11.)
     """
+    tensor_arg("dot", "tensor", other)
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     _check_inner(input._raw.shape, other._raw.shape)
@@ -145,6 +147,7 @@ def outer(input, vec2):
         tensor([[ 1., 10.],
                 [ 2., 20.]])
     """
+    tensor_arg("outer", "vec2", vec2)
     for name, t in (("self", input), ("vec2", vec2)):
         if t.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")

@@ -14,6 +14,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._args import _dim, _dims, _to_float
+from ._checks import tensor_arg
 
 __all__ = [
     "all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "argsort", "count_nonzero", "cummax",
@@ -351,6 +352,7 @@ def dist(input, other, p=2):
         >>> tp.dist(tp.tensor([0.0, 0.0]), tp.tensor([3.0, 4.0]))
         tensor(5.)
     """
+    tensor_arg("dist", "other", other)
     return norm(input - other, p)
 
 

@@ -9,6 +9,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ._args import _common, _t, _to_float
+from ._checks import tensor_arg
 
 __all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "deg2rad", "rad2deg", "signbit",
            "isneginf", "isposinf", "i0", "gcd", "lcm", "polygamma", "mvlgamma", "igamma", "igammac", "nextafter",
@@ -32,6 +33,7 @@ def heaviside(input, values):
         >>> tp.heaviside(tp.tensor([-1.5, 0.0, 2.0]), tp.tensor([0.5]))
         tensor([0.0000, 0.5000, 1.0000])
     """
+    tensor_arg("heaviside", "values", values)
     input, values = _t(input), _t(values)
     if input._raw.dtype.kind == "c" or values._raw.dtype.kind == "c":
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
@@ -47,6 +49,7 @@ def logaddexp(input, other):
         >>> tp.logaddexp(tp.tensor([0.0, 1.0]), tp.tensor([0.0, -1.0]))
         tensor([0.6931, 1.1269])
     """
+    tensor_arg("logaddexp", "other", other)
     return dispatch(X.logaddexp, _common("logaddexp_cpu", input, other, ints="refuse"))
 
 
@@ -57,6 +60,7 @@ def logaddexp2(input, other):
         >>> tp.logaddexp2(tp.tensor([0.0, 1.0]), tp.tensor([0.0, 1.0]))
         tensor([1., 2.])
     """
+    tensor_arg("logaddexp2", "other", other)
     return dispatch(X.logaddexp2, _common("logaddexp2_cpu", input, other, ints="refuse"))
 
 
@@ -197,6 +201,7 @@ def gcd(input, other):
         >>> tp.gcd(tp.tensor([12, -18, 0]), tp.tensor([8, 12, 5]))
         tensor([4, 6, 5])
     """
+    tensor_arg("gcd", "other", other)
     return dispatch(X.gcd, _common("gcd_cpu", input, _t(other), ints="keep", bool_ok=False, complex_ok=False,
                                    floats_ok=False))
 
@@ -208,6 +213,7 @@ def lcm(input, other):
         >>> tp.lcm(tp.tensor([4, 6, 0]), tp.tensor([6, 4, 5]))
         tensor([12, 12,  0])
     """
+    tensor_arg("lcm", "other", other)
     return dispatch(X.lcm, _common("lcm_cpu", input, _t(other), ints="keep", bool_ok=False, complex_ok=False,
                                    floats_ok=False))
 
@@ -254,6 +260,7 @@ def igamma(input, other):
         >>> tp.igamma(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 1.0]))
         tensor([0.6321, 0.2642])
     """
+    tensor_arg("igamma", "other", other)
     _no_grad_for_a("igamma", input)
     return dispatch(X.igamma, _common("igamma_cpu", input, other, ints="refuse", complex_ok=False))
 
@@ -265,6 +272,7 @@ def igammac(input, other):
         >>> tp.igammac(tp.tensor([1.0, 2.0]), tp.tensor([1.0, 1.0]))
         tensor([0.3679, 0.7358])
     """
+    tensor_arg("igammac", "other", other)
     _no_grad_for_a("igammac", input)
     return dispatch(X.igammac, _common("igammac_cpu", input, other, ints="refuse", complex_ok=False))
 
@@ -276,6 +284,7 @@ def nextafter(input, other):
         >>> tp.nextafter(tp.tensor([1.0], dtype=tp.float64), tp.tensor([2.0], dtype=tp.float64)) - 1
         tensor([2.2204e-16], dtype=tapeflow.float64)
     """
+    tensor_arg("nextafter", "other", other)
     return dispatch(X.nextafter, _common("nextafter_cpu", input, _t(other), ints="refuse", complex_ok=False))
 
 
@@ -301,6 +310,7 @@ def ldexp(input, other):
         >>> tp.ldexp(tp.tensor([1.0, 3.0]), tp.tensor([2, 3]))
         tensor([ 4., 24.])
     """
+    tensor_arg("ldexp", "other", other)
     from .elementwise import mul, pow
 
     return mul(_t(input), pow(2.0, _t(other)))
