@@ -115,7 +115,60 @@ def _pair(x: Tensor, y):
                 y = dispatch(X.to_dtype, (y,), (("dtype", xa.dtype),))
             elif xa.ndim == 0 and _cat(xa.dtype) <= _cat(ya.dtype):
                 x = dispatch(X.to_dtype, (x,), (("dtype", ya.dtype),))
+            elif ya.ndim == 0 and _cat(ya.dtype) == 3 and _cat(xa.dtype) == 2:
+                y = dispatch(X.to_dtype, (y,), (("dtype", _complex_of(xa.dtype)),))
+            elif xa.ndim == 0 and _cat(xa.dtype) == 3 and _cat(ya.dtype) == 2:
+                x = dispatch(X.to_dtype, (x,), (("dtype", _complex_of(ya.dtype)),))
     return x, y
+
+
+def _complex_of(dtype) -> np.dtype:
+    """The complex dtype PyTorch gives a dimensioned float tensor meeting a 0-d complex one: its own width
+    (float16 would be complex32, which XLA lacks: complex64)."""
+    return np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
+
+
+def result_dtype(*operands) -> np.dtype:
+    """PyTorch's result dtype of an op on `operands` (tensors, Python numbers, None): dimensioned tensors
+    promote among themselves; 0-d tensors, then Python numbers (in the default dtypes), count only when of a
+    higher category (bool < integer < float < complex), a complex one keeping a float's width."""
+    states = [None, None, None]  # dimensioned tensors, 0-d tensors, Python numbers
+    for a in operands:
+        if a is None:
+            continue
+        if isinstance(a, Tensor):
+            i, dt = (0 if a._raw.ndim else 1), np.dtype(a._raw.dtype)
+        else:
+            i, dt = 2, _number_dtype(a)
+        states[i] = dt if states[i] is None else np.dtype(jnp.promote_types(states[i], dt))
+    return _combine(states[0], _combine(states[1], states[2]))
+
+
+def _number_dtype(x) -> np.dtype:
+    if type(x) is builtins.bool:
+        return np.dtype(np.bool_)
+    if type(x) is builtins.int:
+        return np.dtype(np.int64)
+    default = np.dtype(_dtype.get_default_dtype().jax)
+    if type(x) is builtins.complex:
+        return np.dtype(np.complex128 if default == np.float64 else np.complex64)
+    return default if type(x) is builtins.float else np.asarray(x).dtype
+
+
+def _combine(higher, lower):
+    """PyTorch's `combine_categories`: `lower` counts only when of a higher category than `higher`."""
+    if higher is None or lower is None:
+        return higher if lower is None else lower
+    ch, cl = _cat(higher), _cat(lower)
+    if ch == 3:
+        return higher
+    if cl == 3:
+        return _complex_of(higher) if ch == 2 else lower
+    if ch == 2:
+        return higher
+    if ch == 0 or cl == 2:
+        return np.dtype(jnp.promote_types(higher, lower))
+    return higher
 
 
 def _cat(dtype) -> int:

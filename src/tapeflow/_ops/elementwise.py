@@ -11,7 +11,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
-from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported
+from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported, result_dtype
 from ._checks import check_int_divisor, tensor_arg
 from .unary import _example_doc
 
@@ -392,8 +392,22 @@ def clamp(input, min=None, max=None):
     """
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-    tensor_bounds = isinstance(min, Tensor) or isinstance(max, Tensor)
-    return dispatch(X.clamp if tensor_bounds else X.clamp_scalar, (input, _operand(input, min), _operand(input, max)))
+    kernel = "clamp" if min is not None and max is not None else "maximum" if max is None else "minimum"
+    if isinstance(min, Tensor) or isinstance(max, Tensor):  # (PyTorch's result dtype of all three operands)
+        dt = result_dtype(input, min, max)
+        if dt.kind == "c":
+            raise _unsupported(f"{kernel}_cpu", dt)
+        input, min, max = (t.to(_dtype.from_jax_dtype(dt)) if isinstance(t, Tensor) and t._raw.dtype != dt else t
+                           for t in (input, min, max))
+        return dispatch(X.clamp, (input, _operand(input, min), _operand(input, max)))
+    if builtins.complex in (type(min), type(max)) and input._raw.dtype.kind in "fV":
+        raise RuntimeError("value cannot be converted to type double without overflow")  # (PyTorch's words)
+    if result_dtype(input, min, max).kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    if result_dtype(input, min, max).kind == "b":
+        raise _unsupported({"clamp": "clamp_scalar_cpu", "maximum": "clamp_min_scalar_cpu",
+                            "minimum": "clamp_max_scalar_cpu"}[kernel], input._raw.dtype)
+    return dispatch(X.clamp_scalar, (input, _operand(input, min), _operand(input, max)))
 
 
 clip = clamp
