@@ -1,14 +1,21 @@
 """Seeded eager draws equal PyTorch's CPU generator's: `rand`, `randn`, `randint`, `normal`, `uniform_`,
-`normal_`, `random_`, and layers' default initialisation, one call after another from one seed."""
+`normal_`, `random_`, and layers' default initialisation, one call after another from one seed; with an
+accelerator as the default device, the draws PyTorch makes on the CPU still do."""
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
 import tapeflow as tp
+from tapeflow import _factories
 
 torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+# On an accelerator, draws that fill or imitate a device tensor come from the device's generator, as PyTorch's
+# CUDA draws do: these tests compare them with PyTorch's CPU stream, so they run where tensors live on the CPU.
+cpu_draws = pytest.mark.skipif(jax.default_backend() != "cpu", reason="device tensors draw from the device's generator")
 
 
 def _draws(lib, seed: int) -> list:
@@ -28,11 +35,27 @@ def _draws(lib, seed: int) -> list:
     return [np.asarray(t.tolist(), dtype=np.float64) for t in out]
 
 
+@cpu_draws
 @pytest.mark.parametrize("seed", [0, 1234, 2**40 + 7])
 def test_seeded_draws_equal_pytorchs(seed):
     for i, (mine, theirs) in enumerate(zip(_draws(tp, seed), _draws(torch, seed), strict=True)):
         # uniforms and integers are exact; normals agree to float32 rounding (PyTorch's vectorised log/sin/cos)
         np.testing.assert_allclose(mine, theirs, rtol=2e-6, atol=2e-6, err_msg=f"draw {i}")
+
+
+def _exact_draws(lib) -> list:
+    lib.manual_seed(11)
+    return [lib.empty(500).uniform_(-0.37, 2.9), lib.empty(300, dtype=lib.float64).uniform_(-3.3, 7.1),
+            lib.nn.Linear(30, 20).weight, lib.nn.Conv2d(3, 8, 3).bias, lib.rand(40),
+            lib.empty(50, dtype=lib.float64).normal_(-2.0, 3.3), lib.empty(5).normal_(1.5, 0.3),
+            lib.normal(0.7, 2.0, size=(7,))]
+
+
+def test_uniforms_and_initialisation_are_bit_exact():
+    """`x * (high - low) + low` (and a normal's `* std + mean`) rounded once, as PyTorch's compiled kernels
+    fuse them: uniform draws, layers' initialisation and float64 normals equal PyTorch's bit for bit."""
+    for i, (mine, theirs) in enumerate(zip(_exact_draws(tp), _exact_draws(torch), strict=True)):
+        np.testing.assert_array_equal(np.asarray(mine.tolist()), np.asarray(theirs.detach().tolist()), f"draw {i}")
 
 
 def test_default_initialisation_equals_pytorchs():
@@ -110,6 +133,7 @@ def _dropout_run(lib) -> list:
     return [np.asarray(t.tolist()) for t in out] + [d.grad_fn.name()]
 
 
+@cpu_draws
 def test_dropout_and_bernoulli_draw_pytorchs_masks():
     mine, theirs = _dropout_run(tp), _dropout_run(torch)
     assert mine[-1] == theirs[-1] == "MulBackward0"  # (PyTorch's CPU dropout multiplies by a scaled mask)
@@ -156,6 +180,7 @@ def _shuffles(lib) -> list:
     return out
 
 
+@cpu_draws
 def test_shuffling_draws_pytorchs_orders():
     assert _shuffles(tp) == _shuffles(torch)
 
@@ -171,6 +196,7 @@ def _categorical_draws(lib) -> list:
             np.round(lib.empty(6).exponential_(2.0).numpy(), 5).tolist(), lib.rand(2).tolist()]
 
 
+@cpu_draws
 def test_multinomial_and_exponential_draw_pytorchs_numbers():
     assert _categorical_draws(tp) == _categorical_draws(torch)
 
@@ -189,6 +215,7 @@ def _distribution_draws(lib) -> list:
     return [np.asarray(t.tolist(), np.float64) for t in out]
 
 
+@cpu_draws
 def test_distributions_sample_pytorchs_numbers():
     for i, (a, b) in enumerate(zip(_distribution_draws(tp), _distribution_draws(torch), strict=True)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"draw {i}")
@@ -206,6 +233,48 @@ def _noisy_activations(lib) -> list:
     return [np.asarray(t.tolist()) for t in (soft, hard, logits.grad, y, x.grad, lib.rand(2))]
 
 
+@cpu_draws
 def test_gumbel_softmax_and_rrelu_draw_pytorchs_noise():
     for i, (a, b) in enumerate(zip(_noisy_activations(tp), _noisy_activations(torch), strict=True)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"result {i}")
+
+
+@pytest.fixture
+def accelerator_default(monkeypatch):
+    """As on a machine whose default device is an accelerator. On a real one, as it is; on the CPU, the
+    backend reads as another and tensors report `cuda:0`, which is all the choice of stream looks at."""
+    if jax.default_backend() == "cpu":
+        monkeypatch.setattr(_factories, "_backend", [False])
+        monkeypatch.setattr(tp.Tensor, "device", property(lambda self: tp.device("cuda", 0)))
+
+
+def _program_on(lib, device, *, device_draws: bool) -> list:
+    """A seeded program that builds a model (on the CPU, as PyTorch programs do), moves it, shuffles its
+    data and trains with dropout; `device_draws=False` leaves out the draws made for device tensors."""
+    lib.manual_seed(7)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.Dropout(0.5), lib.nn.Linear(6, 2))
+    rnn, emb = lib.nn.GRU(2, 3), lib.nn.Embedding(5, 2)
+    out = [p.tolist() for m in (model, rnn, emb) for p in m.parameters()]
+    model.to(device)
+    data = lib.randn(8, 4)
+    loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(data), batch_size=3, shuffle=True)
+    for (batch,) in loader:
+        out.append(batch.tolist())
+        if device_draws:  # dropout, randn_like and in-place samplers on device tensors
+            model(batch.to(device)).sum().backward()
+            lib.randn_like(batch.to(device))
+            lib.empty(3, device=device).uniform_()
+    out.append(lib.randn(3).tolist())
+    out.append(lib.randperm(6).tolist())
+    return out
+
+
+def test_on_an_accelerator_cpu_draws_are_pytorchs_and_device_draws_leave_the_stream(accelerator_default):
+    """With an accelerator as the default device, what PyTorch draws on the CPU (factories with no device,
+    module initialisation, data shuffling) still equals PyTorch's numbers; dropout masks and samplers on
+    device tensors use the device's generator and leave the CPU stream where PyTorch's CUDA draws leave it."""
+    mine = _program_on(tp, "cpu" if jax.default_backend() == "cpu" else "cuda", device_draws=True)
+    theirs = _program_on(torch, "cpu", device_draws=False)
+    assert len(mine) == len(theirs)
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6, err_msg=f"value {i}")

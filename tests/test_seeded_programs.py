@@ -8,6 +8,7 @@ import pathlib
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -22,6 +23,7 @@ def _run(args) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="on an accelerator, dropout draws from the device's generator")
 @pytest.mark.parametrize("name", ["seeded_word_lm.py", "seeded_mingpt.py", "seeded_mnist_cnn.py", "seeded_vae.py"])
 def test_seeded_program_gives_pytorchs_numbers(name):
     mine = _run(["-m", "tapeflow.torch", str(PROGRAMS / name)])

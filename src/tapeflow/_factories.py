@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
 
@@ -14,6 +15,7 @@ import xla_ops
 
 from . import _adaptive, _dtype
 from ._adaptive import trace_state_clean
+from ._device import device as _as_device
 from ._device import is_meta_device, to_jax_device
 from ._meta import meta_of
 from ._mt19937 import DEFAULT_SEED, MT19937
@@ -368,18 +370,34 @@ class Generator:
 _MT_STATE_BYTES = 2520
 
 
-def _stream(generator, dtype):
-    """Where this draw comes from: the generator's PyTorch stream when eager (no trace, no traced key) on
-    the CPU backend in a dtype PyTorch's CPU samplers are reproduced for; inside a staged trace or an
-    uncached transform, the default generator's draws come from that stream too, through a `DrawTape`;
-    None otherwise (the JAX key is used)."""
+def _stream(generator, dtype, device=None):
+    """Where this draw comes from: the generator's PyTorch stream when eager (no trace, no traced key), in a
+    dtype PyTorch's CPU samplers are reproduced for, for a draw PyTorch makes on the CPU (`_host_draw`);
+    inside a staged trace or an uncached transform, the default generator's draws come from that stream
+    too, through a `DrawTape`; None otherwise (the JAX key is used)."""
     gen = generator or default_generator
-    if dtype.name not in _STREAM_DTYPES or not _cpu_backend():
+    if dtype.name not in _STREAM_DTYPES or not _host_draw(device):
         return None
     tape = draw_tape[0]
     if tape is not None and gen is default_generator:
         return tape
     return gen.mt if trace_state_clean() and not isinstance(gen.key, jax.core.Tracer) else None
+
+
+def _host_draw(device) -> bool:
+    """Whether PyTorch makes this draw on the CPU, from the stream tapeflow reproduces. On the CPU backend,
+    every draw. With an accelerator as the default device: a factory's draw unless it names an accelerator
+    `device` (PyTorch's default device is the CPU, so a seeded program's factories, module initialisation
+    and data shuffling draw PyTorch's numbers there too), but not a draw that fills or imitates a tensor on
+    the accelerator (dropout masks, in-place samplers, `*_like`): PyTorch draws those with the device's own
+    generator, which the JAX key stands in for, and they leave the CPU stream untouched, as in PyTorch."""
+    if _cpu_backend():
+        return True
+    if device is None:
+        device = _draw_like[0]
+        if device is None or device is _HOST:
+            return True
+    return (device.device if isinstance(device, Tensor) else _as_device(device)).type == "cpu"
 
 
 def _cpu_backend() -> bool:
@@ -388,7 +406,35 @@ def _cpu_backend() -> bool:
     return _backend[0]
 
 
+def drawn_for(like: Tensor, fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`, whose draws fill or imitate `like`: made where `like` lives (`_host_draw`)."""
+    if _cpu_backend() or _draw_like[0] is _HOST:
+        return fn(*args, **kwargs)
+    outer, _draw_like[0] = _draw_like[0], like
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _draw_like[0] = outer
+
+
+def initialisation(fn):
+    """`fn`'s draws are module initialisation, which PyTorch makes on the CPU (a model is built there and
+    moved): they come from the CPU stream whatever the tensor's device."""
+    @functools.wraps(fn)
+    def initialise(*args, **kwargs):
+        if _cpu_backend():
+            return fn(*args, **kwargs)
+        outer, _draw_like[0] = _draw_like[0], _HOST
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _draw_like[0] = outer
+    return initialise
+
+
 _backend: list = []
+_HOST = object()  # (in `_draw_like`: draws of module initialisation)
+_draw_like: list = [None]  # the tensor the draws under way fill or imitate (`drawn_for`), or _HOST
 draw_tape: list = [None]  # the `DrawTape` of the staged trace or uncached transform under way, if any
 
 
@@ -528,13 +574,14 @@ def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_gr
         (tapeflow.Size([2, 3]), True)
     """
     shape, jd = _shape(_sized("rand", shape, size)), _sampled_dtype(dtype, "check_uniform_bounds")
-    return _leaf(_sample(generator, shape, jd, "uniform", xla_ops.random.uniform), device, requires_grad)
+    return _leaf(_sample(generator, shape, jd, "uniform", xla_ops.random.uniform, device), device, requires_grad)
 
 
-def _sample(generator, shape: tuple, jd, sampler: str, device_op, **params):
+def _sample(generator, shape: tuple, jd, sampler: str, device_op, device=None, **params):
     """An array of `shape` and dtype `jd` from PyTorch's stream's `sampler` where it serves the draw (see
-    `_stream`), else from the JAX op `device_op` and the generator's key; `params` go to both."""
-    mt = _stream(generator, jd)
+    `_stream`; `device`: the factory's), else from the JAX op `device_op` and the generator's key; `params`
+    go to both."""
+    mt = _stream(generator, jd, device)
     if mt is not None:
         return jnp.asarray(getattr(mt, sampler)(math.prod(shape), jd, *params.values())).reshape(shape)
     return device_op(next_key(generator), shape=shape, dtype=jd, **params)
@@ -579,8 +626,8 @@ def bernoulli_like(input: Tensor, p: float) -> Tensor:
     draws time-major)."""
     order = _memory_order(input)
     if order is None:
-        return bernoulli_mask(input.shape, p, input.dtype)
-    mask = bernoulli_mask([input.shape[d] for d in order], p, input.dtype)
+        return drawn_for(input, bernoulli_mask, input.shape, p, input.dtype)
+    mask = drawn_for(input, bernoulli_mask, [input.shape[d] for d in order], p, input.dtype)
     return mask.permute(*np.argsort(order).tolist())
 
 
@@ -629,7 +676,7 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
         tapeflow.float64
     """
     shape, jd = _shape(_sized("randn", shape, size)), _sampled_dtype(dtype, "normal_kernel_cpu")
-    return _leaf(_sample(generator, shape, jd, "normal", xla_ops.random.normal), device, requires_grad)
+    return _leaf(_sample(generator, shape, jd, "normal", xla_ops.random.normal, device), device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -650,7 +697,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     jd = _dtype.to_jax_dtype(dtype) if dtype is not None else np.dtype(np.int64)
     draw = jd if jnp.issubdtype(jd, jnp.integer) else np.dtype(np.int64)  # float dtypes hold drawn integers
     shape = _shape((tuple(size),))
-    mt = _stream(generator, jd)
+    mt = _stream(generator, jd, device)
     if mt is not None:
         arr = jnp.asarray(mt.integers(math.prod(shape), int(low), int(high), jd).reshape(shape))
     else:
@@ -669,7 +716,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
         [0, 1, 2, 3, 4]
     """
     _shape((n,))
-    mt = _stream(generator, np.dtype(np.int64))
+    mt = _stream(generator, np.dtype(np.int64), device)
     if mt is not None and not isinstance(mt, DrawTape):  # (PyTorch's swaps, on the host)
         arr = jnp.asarray(mt.permutation(int(n)))
     else:
@@ -703,10 +750,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None
         ref = m if m is not None else s
-        z = randn(*ref.shape, generator=generator, dtype=ref.dtype)
+        z = drawn_for(ref, randn, *ref.shape, generator=generator, dtype=ref.dtype)
         return z * std + mean
     shape, jd = _shape((tuple(size),)), _float_dtype(dtype)
-    arr = _sample(generator, shape, jd, "normal", xla_ops.random.normal, mean=float(mean), std=float(std))
+    arr = _sample(generator, shape, jd, "normal", xla_ops.random.normal, device, mean=float(mean), std=float(std))
     return _leaf(arr, device, requires_grad)
 
 
@@ -785,7 +832,8 @@ def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Te
         tapeflow.Size([2, 2])
     """
     shape, dt = _like(input, dtype)
-    return _placed_like(rand(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
+    out = drawn_for(input, rand, shape, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(out, input, device)
 
 
 def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -797,7 +845,8 @@ def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
         tapeflow.float64
     """
     shape, dt = _like(input, dtype)
-    return _placed_like(randn(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
+    out = drawn_for(input, randn, shape, dtype=dt, device=device, requires_grad=requires_grad)
+    return _placed_like(out, input, device)
 
 
 def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -810,6 +859,6 @@ def randint_like(input: Tensor, low, high=None, dtype=None, device=None, require
     """
     if high is None:
         low, high = 0, low
-    out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
-                  requires_grad=requires_grad)
+    out = drawn_for(input, randint, low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+                    requires_grad=requires_grad)
     return _placed_like(out, input, device)

@@ -225,13 +225,15 @@ def zero_(self):
 
 
 def _random_(sampler):
+    from ._factories import drawn_for
+
     def method(self, *args, generator=None, **kwargs):
         from .autograd.grad_mode import no_grad
 
         if type(self._raw) is MetaArray:  # a meta tensor: nothing to fill, as on PyTorch's meta device
             return self
         with no_grad():
-            sample = sampler(self, *args, generator=generator, **kwargs)
+            sample = drawn_for(self, sampler, self, *args, generator=generator, **kwargs)
         return inplace(self, dispatch(X.copy, (self, sample)))
     return method
 

@@ -1,14 +1,13 @@
 """PyTorch's CPU random-number stream, so that a seeded program draws PyTorch's numbers.
 
 PyTorch's CPU generator is a 32-bit Mersenne Twister seeded with the low 32 bits of the seed (its default
-seed when none is set: 67280421310721). Its samplers turn raw draws into values as below; eager `rand`,
-`randn`, `randint`, `normal` (and what is built on them: `uniform_`, `normal_`, `nn.init`, layers'
-default initialisation) draw from this stream on the CPU backend. Traced code (`tp.compile`, `tp.func`,
-JAX transforms) and the other samplers use the generator's JAX key instead, as PyTorch's compiled code
-uses a stream of its own.
+seed when none is set: 67280421310721). Its samplers turn raw draws into values as below. Which draws come
+from this stream (the draws PyTorch makes on the CPU, eager or staged through a `DrawTape`) and which from
+the generator's JAX key is decided in `_factories._stream`.
 
 - uniform: the low 24 (float32; 53 for float64, from two draws, the first as high word) bits times 2^-24
-  (2^-53), then `x * (high - low) + low` in the result's dtype.
+  (2^-53), then `x * (high - low) + low` rounded once to the result's dtype (PyTorch's compiled kernels
+  fuse the multiply and the add; so do the normals' `* std + mean`).
 - normal, float tensors of 16 or more elements: uniforms for every element, then Box-Muller on blocks of 16
   (`1 - u[j]` and `u[j + 8]` give elements j and j + 8); when the size is not a multiple of 16 the last 16
   elements are drawn again and transformed once more.
@@ -74,12 +73,12 @@ class MT19937:
         bits = self.random64(n) if digits == 53 else self.random32(n)
         x = (bits & np.uint64((1 << digits) - 1)).astype(acc) * acc(2.0**-digits)
         lo = acc(dtype.type(low))
-        return (x * (acc(dtype.type(high)) - lo) + lo).astype(dtype)
+        return fma(x, acc(dtype.type(high)) - lo, lo).astype(dtype)
 
     def normal(self, n: int, dtype: np.dtype, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
         dtype = np.dtype(dtype)
         if n < 16:
-            return np.array([self._one_normal() * std + mean for _ in range(n)], np.float64).astype(dtype)
+            return fma(np.array([self._one_normal() for _ in range(n)], np.float64), std, mean).astype(dtype)
         acc = np.float64 if dtype == np.float64 else np.float32
         data = self.uniform(n, dtype).astype(acc)
         mean, std = acc(mean), acc(std)
@@ -100,7 +99,7 @@ class MT19937:
 
     def log_normal(self, n: int, dtype: np.dtype, mean: float = 1.0, std: float = 2.0) -> np.ndarray:
         """`exp` of normals drawn one by one (Box-Muller pairs, whatever the size), then cast."""
-        return np.exp(np.array([self._one_normal() * std + mean for _ in range(n)], np.float64)).astype(dtype)
+        return np.exp(fma(np.array([self._one_normal() for _ in range(n)], np.float64), std, mean)).astype(dtype)
 
     def geometric(self, n: int, dtype: np.dtype, p: float) -> np.ndarray:
         """`ceil(log(u) / log1p(-p))` from float64 uniforms: trials up to the first success."""
@@ -153,4 +152,29 @@ def _box_muller_16(blocks: np.ndarray, mean, std, acc) -> np.ndarray:
     u1, u2 = 1 - blocks[:, :8], blocks[:, 8:]
     radius = np.sqrt(acc(-2) * np.log(u1))
     theta = (2.0 * math.pi * u2.astype(np.float64)).astype(acc)  # (the angle is formed in double)
-    return np.concatenate([radius * np.cos(theta) * std + mean, radius * np.sin(theta) * std + mean], axis=1)
+    return np.concatenate([fma(radius * np.cos(theta), std, mean), fma(radius * np.sin(theta), std, mean)], axis=1)
+
+
+def fma(a, b, c) -> np.ndarray:
+    """`a * b + c` rounded once, as PyTorch's CPU kernels compute it (the compiler fuses the multiply and
+    add): float32 in float64, where the product is exact; float64 from the product's and the sum's exact
+    error terms (Dekker's split, Knuth's two-sum)."""
+    a = np.asarray(a)
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * np.float64(b) + np.float64(c)).astype(np.float32)
+    b, c = np.float64(b), np.float64(c)
+    p = a * b
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    p_err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    s = p + c
+    back = s - p
+    s_err = (p - (s - back)) + (c - back)
+    return s + (s_err + p_err)
+
+
+def _split(a):
+    """`a` as a high and a low part of 26 bits each, whose products are exact in float64."""
+    scaled = 134217729.0 * a  # (2^27 + 1)
+    hi = scaled - (scaled - a)
+    return hi, a - hi

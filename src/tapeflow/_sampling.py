@@ -10,7 +10,7 @@ import numpy as np
 
 import xla_ops as X
 
-from ._factories import DrawTape, _stream, bernoulli_mask, next_key, rand
+from ._factories import DrawTape, _stream, bernoulli_mask, drawn_for, next_key, rand
 from ._methods import _random_
 from ._ops._checks import outside
 from ._tensor import Tensor
@@ -40,7 +40,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if np.any(probs.sum(-1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    mt = _stream(generator, np.dtype(np.float64))
+    mt = _stream(generator, np.dtype(np.float64), input)
     if mt is not None and not isinstance(mt, DrawTape):
         return Tensor._wrap(jnp.asarray(_multinomial_host(mt, probs, int(num_samples), replacement)))
     # Zero weights are -inf: never drawn with replacement; without it they come last (as PyTorch orders them).
@@ -77,10 +77,10 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
     """
     if p is not None:  # (PyTorch: `bernoulli_(p)`, a float64 uniform below p)
         _probability(p)
-        return bernoulli_mask(input.shape, float(p), input.dtype, generator)
+        return drawn_for(input, bernoulli_mask, input.shape, float(p), input.dtype, generator)
     _probabilities(input)
     # (PyTorch compares a float32 uniform with each probability cast to float32)
-    return (rand(*input.shape, generator=generator) < input.float()).to(input.dtype)
+    return (drawn_for(input, rand, *input.shape, generator=generator) < input.float()).to(input.dtype)
 
 
 def _probability(p) -> None:

@@ -88,7 +88,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     _check_rrelu(lower, upper)
     if not training:
         return _F.leaky_relu(input, (lower + upper) / 2, inplace)
-    mt = _factories._stream(None, jnp.dtype(jnp.float64))
+    mt = _factories._stream(None, jnp.dtype(jnp.float64), input)
     if mt is not None and not isinstance(mt, _factories.DrawTape) and input.dtype.is_floating_point:
         # PyTorch's CPU kernel: one float64 uniform on [lower, upper) per non-positive element, in memory order
         negative = np.asarray(input._data <= 0)
@@ -96,7 +96,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         slope[negative] = mt.uniform(int(negative.sum()), np.dtype(np.float64), lower, upper)
         slope = Tensor._wrap(jnp.asarray(slope.astype(input._raw.dtype)))
     else:
-        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+        slope = _factories.drawn_for(input, rand, *input.shape, dtype=input.dtype) * (upper - lower) + lower
     out = _ops.where(input <= 0, input * slope, input)
     return _F._inplace(input, out) if inplace else out
 
@@ -317,7 +317,8 @@ def _dropout(input, p, training, inplace, feature, alpha):
         return _F._inplace(input, out) if inplace else out
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
     with no_grad():
-        keep = bernoulli_mask(shape, 1.0 - p, input.dtype) if feature else bernoulli_like(input, 1.0 - p)
+        keep = _factories.drawn_for(input, bernoulli_mask, shape, 1.0 - p, input.dtype) if feature else \
+            bernoulli_like(input, 1.0 - p)
     if alpha:
         a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
         out = input * (keep * a) + ((keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p)

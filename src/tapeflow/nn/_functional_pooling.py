@@ -660,7 +660,7 @@ def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, retur
     plane = tuple(x.shape[2:])
     samples = _random_samples
     if samples is None:
-        samples = _factories.rand(x.shape[0], x.shape[1], n, dtype=input.dtype)
+        samples = _factories.drawn_for(input, _factories.rand, x.shape[0], x.shape[1], n, dtype=input.dtype)
     else:
         if samples.ndim != 3:
             raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")

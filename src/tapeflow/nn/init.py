@@ -1,7 +1,8 @@
 """`tapeflow.nn.init`: in-place parameter initialisations (PyTorch's formulas and defaults).
 
 All draw from the global generator (or `generator=`) and write in place under
-`no_grad`, so they work on parameters that require grad.
+`no_grad`, so they work on parameters that require grad. Their draws come from PyTorch's CPU stream
+whatever the tensor's device, as a PyTorch model is initialised on the CPU before it is moved.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import math
 import warnings
 
 from .. import linalg
-from .._factories import empty_like, eye, randn, randperm
+from .._factories import empty_like, eye, initialisation, randn, randperm
 from .._ops.elementwise import where
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -68,6 +69,7 @@ def _fans(tensor: Tensor) -> tuple[int, int]:
 _calculate_fan_in_and_fan_out = _fans
 
 
+@initialisation
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b) samples, in place.
 
@@ -82,6 +84,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> 
         return tensor.uniform_(a, b, generator=generator)
 
 
+@initialisation
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2) samples, in place.
 
@@ -95,6 +98,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
         return tensor.normal_(mean, std, generator=generator)
 
 
+@initialisation
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator=None) -> Tensor:
     """Fill with N(mean, std^2) samples truncated to [a, b], in place, drawn as PyTorch 2.13 draws them:
@@ -246,6 +250,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
+@initialisation
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (rows or columns orthonormal, times `gain`), in place; dimensions
     after the first are flattened.
@@ -312,6 +317,7 @@ def eye_(tensor: Tensor) -> Tensor:
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype))
 
 
+@initialisation
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
     """Fill a matrix with N(0, std^2) values, then zero a `sparsity` fraction of each column, in place.
 

@@ -25,6 +25,7 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
+@_factories.initialisation
 def _init_uniform(module: Module, hidden_size: int) -> None:
     k = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
     for p in module.parameters():
