@@ -44,7 +44,7 @@ def _run_warned(fn):
         warnings.simplefilter("always")
         with pytest.raises(ValueError, match="broken backward"):
             fn()
-    return "\n".join(str(x.message) for x in w if issubclass(x.category, RuntimeWarning))
+    return "\n".join(str(x.message) for x in w if issubclass(x.category, UserWarning))
 
 
 def test_forward_traceback_reported():
@@ -83,6 +83,49 @@ def test_nan_check(make):
             assert not tp.autograd.is_anomaly_check_nan_enabled()
             make(x).sum().backward()
     assert not tp.is_anomaly_enabled()
+
+
+def test_nan_report_matches_pytorch():
+    """The NaN error is PyTorch's bare sentence; where the node was made comes as warnings, one per node of the
+    chain, and a node made outside anomaly mode says it has no forward information (as PyTorch words it)."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib, anomalous_forward: bool):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return NaNs.apply(g * x)
+
+        class NaNs(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * float("nan")
+
+        x = lib.rand(3, requires_grad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                with lib.autograd.set_detect_anomaly(anomalous_forward):  # (the forward and the first backward)
+                    (gx,) = lib.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
+                with lib.autograd.detect_anomaly():
+                    gx.sum().backward()
+            except RuntimeError as e:
+                error = str(e)
+        reports = [str(m.message).split(" (Triggered internally")[0] for m in w if "Anomaly Detection" not in str(m.message)]
+        return error, [r.split(":\n")[0] for r in reports]
+
+    for anomalous_forward in (False, True):
+        assert run(tp, anomalous_forward) == run(torch, anomalous_forward)
 
 
 def test_anomaly_report_goes_to_stderr_when_warnings_are_errors(capsys):

@@ -427,3 +427,23 @@ def test_set_multithreading_enabled_is_a_scoped_setting():
         (x * 3).sum().backward()  # backward still runs (on this thread)
         assert x.grad.tolist() == [3.0, 3.0]
     assert is_multithreading_enabled() is True
+
+
+@pytest.mark.parametrize("lib_name", ["tapeflow", "torch"])
+def test_a_hooks_context_entered_during_backward_ends_with_it(lib_name):
+    """PyTorch runs a backward pass under its caller's thread-local state: a saved-tensor-hooks context that an
+    unpack hook enters (and never leaves) is gone once the pass ends, so later ops do not pack through it."""
+    lib = tp if lib_name == "tapeflow" else pytest.importorskip("torch")
+    packed = []
+    inner = lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append("inner") or t, lambda t: t)
+
+    def unpack(t):
+        inner.__enter__()
+        return t
+
+    x = lib.randn(3, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        y = x.sin()
+    y.sum().backward()
+    (x * 2).sin().sum().backward()
+    assert packed == []

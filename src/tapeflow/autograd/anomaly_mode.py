@@ -105,21 +105,31 @@ class set_detect_anomaly:
         return False
 
 
-def _format_trace(node) -> str:
+def _stack_report(node, parent: bool) -> str:
+    """PyTorch's words for where `node` was made (a parent: whose backward made the failing node)."""
     if node._trace is None:
-        return ""
-    return "".join(traceback.format_list(node._trace))
+        return (f"Error detected in {node.name()}. No forward pass information available. Enable detect anomaly "
+                "during forward pass for more information.")
+    trace = "".join(traceback.format_list(node._trace))
+    if parent:
+        return (f"\n\nPrevious calculation was induced by {node.name()}. Traceback of forward call that induced the "
+                f"previous calculation:\n{trace}")
+    return f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}"
 
 
-def _parents_message(node) -> str:
-    """The chain of nodes whose create_graph backward created `node`, with their forward stacks."""
-    parts = []
+def _report(node) -> None:
+    """Warn, as PyTorch's engine does when a node fails under anomaly mode, where the node was made and then
+    where each node whose `create_graph` backward made it was made, one warning each."""
+    reports = [_stack_report(node, False)]
     parent = getattr(node, "_parent", None)
     while parent is not None:
-        parts.append(f"\nThe parent's traceback follows. Previous calculation was induced by {parent.name()}. "
-                     f"Traceback of forward call that induced the previous calculation:\n{_format_trace(parent)}")
+        reports.append(_stack_report(parent, True))
         parent = getattr(parent, "_parent", None)
-    return "".join(parts)
+    for msg in reports:
+        try:
+            warnings.warn(msg, UserWarning, stacklevel=3)
+        except Warning:  # a filter made warnings errors: the node's own error goes on, the report to stderr
+            print(f"Warning: {msg}", file=sys.stderr)
 
 
 def _mark_children(node, out, marker) -> None:
@@ -137,29 +147,22 @@ def _mark_children(node, out, marker) -> None:
 
 
 def run_checked(node, grads, create_graph):
-    """Run `node` reporting where it was created if it fails, and checking for NaN."""
+    """Run `node`; if it fails or (with `check_nan`) returns NaN, warn where it was made and raise."""
     marker = next(_sequence)
     try:
         out = node.apply(grads, create_graph)
+        if create_graph:
+            _mark_children(node, out, marker)
+        if state.anomaly_check_nan:
+            for i, g in enumerate(out):
+                if g is None:
+                    continue
+                a = getattr(g, "_data", g)
+                if isinstance(a, jax.core.Tracer):
+                    continue
+                if bool(jnp.any(jnp.isnan(a))):
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     except Exception:
-        msg = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-        msg += _format_trace(node) + _parents_message(node)
-        try:
-            warnings.warn(msg, RuntimeWarning, stacklevel=2)
-        except Warning:  # a filter made warnings errors: the node's own error goes on, the report to stderr
-            print(f"Warning: {msg}", file=sys.stderr)
+        _report(node)
         raise
-    if create_graph:
-        _mark_children(node, out, marker)
-    if state.anomaly_check_nan:
-        for i, g in enumerate(out):
-            if g is None:
-                continue
-            a = getattr(g, "_data", g)
-            if isinstance(a, jax.core.Tracer):
-                continue
-            if bool(jnp.any(jnp.isnan(a))):
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output. "
-                                   "Run with detect_anomaly off to skip this check; the forward call that "
-                                   f"created it:\n{_format_trace(node)}{_parents_message(node)}")
     return out

@@ -196,7 +196,9 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
             counter += 1
 
     plain = not targets and not state.node_interceptors and not state.anomaly
-    prev_mode, prev_task = state.grad_enabled, state.graph_task
+    # (like PyTorch's engine, which runs a graph task under the thread-local state of its caller: a
+    # saved-tensor-hooks context entered or left by a hook during backward does not outlive it)
+    prev_mode, prev_task, prev_hooks = state.grad_enabled, state.graph_task, state.saved_hooks
     state.grad_enabled = create_graph
     task = state.graph_task = _Task(deps, needed, {e[0] for e in targets})
     try:
@@ -239,7 +241,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
             task.on_exit[i]()
             i += 1
     finally:
-        state.grad_enabled, state.graph_task = prev_mode, prev_task
+        state.grad_enabled, state.graph_task, state.saved_hooks = prev_mode, prev_task, prev_hooks
         for fn in task.cleanups:
             fn()
 
