@@ -93,6 +93,7 @@ from ._factories import (
     zeros,
     zeros_like,
 )
+from ._foreach import *  # noqa: F403  (torch._foreach_*: an op over a list of tensors)
 from ._legacy import (
     BFloat16Tensor,
     BoolTensor,
