@@ -9,9 +9,10 @@ Example:
     tapeflow.Size([8, 4])
 """
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter
 
-__all__ = ["functional", "init", "utils", "Parameter", "Buffer", *_modules_all]
+__all__ = ["functional", "init", "parallel", "utils", "Parameter", "Buffer", "DataParallel", *_modules_all]
