@@ -32,6 +32,7 @@ from . import (
     linalg,
     nn,
     optim,
+    sparse,
     special,
     testing,
     utils,
@@ -109,6 +110,8 @@ from ._legacy import (
 from ._ops import *  # noqa: F403
 from ._ops import return_types  # noqa: F401
 from ._sampling import bernoulli, multinomial, poisson
+from ._sparse import install as _sparse_install
+from ._sparse import sparse_coo_tensor, spmm
 from ._tensor import Size, Tensor, is_tensor
 from ._tensor_extras import *  # noqa: F403  (layouts, memory formats, older linear-algebra spellings)
 from ._toplevel import *  # noqa: F403  (meshgrid, finfo/iinfo, promotion queries, printing and thread settings)
@@ -128,6 +131,7 @@ from .linalg import cholesky_inverse, cholesky_solve, det, inverse, logdet, slog
 from .nn._functional_distance import cosine_similarity, pairwise_distance, pdist
 from .serialization import load, save
 
+_sparse_install()  # sparse layouts over the dense Tensor methods, all of which exist by now
 interop.register_known_types()  # Module/Optimizer classes exist once every submodule is imported
 
 __version__ = "0.1.0"
