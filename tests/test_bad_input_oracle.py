@@ -331,6 +331,11 @@ def _cases(L):
         'lerp number end': lambda: L.lerp(a, 2, 0.5),
         'maximum tensor': lambda: L.maximum(a, L.tensor(2.0)),
         'lerp number weight': lambda: L.lerp(a, a, 0.5),
+        # the added tensor of addmm-style products must share the factors' dtype (no promotion)
+        'addmm self dtype': lambda: L.addmm(L.ones(2, 2), L.ones(2, 2).double(), L.ones(2, 2).double()),
+        'baddbmm self dtype': lambda: L.baddbmm(L.ones(1, 2, 2).double(), L.ones(1, 2, 2), L.ones(1, 2, 2)),
+        'addmv self dtype': lambda: L.addmv(L.ones(2).double(), L.ones(2, 2), L.ones(2)),
+        'addbmm self dtype': lambda: L.addbmm(L.ones(2, 2), L.ones(1, 2, 2).double(), L.ones(1, 2, 2).double()),
     }
 
 
@@ -350,3 +355,25 @@ NAMES = [n for n in _cases(tp) if n not in SKIP]
 @pytest.mark.parametrize("name", NAMES)
 def test_same_refusal_as_pytorch(name):
     assert _outcome(tp, name) == _outcome(torch, name)
+
+
+def test_addmm_family_dtype_messages_are_pytorchs():
+    """Every mix of float32, float64 and int64 over the added tensor and the two factors: PyTorch's message,
+    from the check PyTorch makes first."""
+    import itertools
+
+    def outcomes(L):
+        out = []
+        for dts in itertools.product(("float32", "float64", "int64"), repeat=3):
+            a, b, c = (L.ones(2, 2, dtype=getattr(L, d)) for d in dts)
+            for call in (lambda: L.addmm(a, b, c), lambda: L.baddbmm(a[None], b[None], c[None]),
+                         lambda: L.addmv(a[0], b, c[0]), lambda: L.addbmm(a, b[None], c[None]),
+                         lambda: a.clone().addmm_(b, c)):
+                try:
+                    call()
+                    out.append("ok")
+                except RuntimeError as e:
+                    out.append(str(e))
+        return out
+
+    assert outcomes(tp) == outcomes(torch)

@@ -9,6 +9,7 @@ import xla_ops as X
 
 from .. import _dtype
 from .._dispatch import dispatch
+from .._tensor import Tensor
 from ._checks import tensor_arg
 
 __all__ = [
@@ -58,6 +59,26 @@ def _same_dtype(kind: str, a, b) -> None:
     if kind == "bmm":
         raise RuntimeError(f"expected scalar type {s[da.name]} but found {s[db.name]}")
     raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c[da.name]} != {c[db.name]}")
+
+
+def _same_dtypes(kind: str, input, a, b) -> None:
+    """`addmm`-style products take one dtype for the added tensor and both factors; PyTorch's checks, in its
+    order, and its messages."""
+    di, da, db = input.dtype, a.dtype, b.dtype
+    if di is da and da is db:
+        return
+    s, c = _dtype.SCALAR_NAMES, _dtype.CPP_NAMES
+    if kind == "addmv":
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {s[di.name]}, {s[da.name]}, and "
+                           f"{s[db.name]}")
+    if kind == "baddbmm":
+        if di is da:  # (the input agrees with batch1: the product's own check speaks first)
+            raise RuntimeError(f"expected scalar type {s[da.name]} but found {s[db.name]}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {c[di.name]}, batch1: {c[da.name]}, batch2: "
+                           f"{c[db.name]}")
+    if di is not db:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {s[di.name]} and {s[db.name]}")
+    raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {s[da.name]} and {s[db.name]}")
 
 
 def _check_inner(sa: tuple, sb: tuple) -> None:
@@ -177,6 +198,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         tensor([[3.5000, 3.5000],
                 [3.5000, 3.5000]])
     """
+    if isinstance(input, Tensor):
+        _same_dtypes("addmm", input, mat1, mat2)
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
@@ -187,6 +210,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         >>> tp.baddbmm(tp.zeros(1, 2, 2), tp.ones(1, 2, 3), tp.ones(1, 3, 2)).shape
         tapeflow.Size([1, 2, 2])
     """
+    if isinstance(input, Tensor):
+        _same_dtypes("baddbmm", input, batch1, batch2)
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
@@ -214,6 +239,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     """
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    if isinstance(input, Tensor):
+        _same_dtypes("addmv", input, mat, vec)
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
@@ -240,6 +267,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
+    if isinstance(input, Tensor):
+        _same_dtypes("addbmm", input, batch1, batch2)
     return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
