@@ -366,11 +366,11 @@ def test_addmm_family_dtype_messages_are_pytorchs():
         out = []
         for dts in itertools.product(("float32", "float64", "int64"), repeat=3):
             a, b, c = (L.ones(2, 2, dtype=getattr(L, d)) for d in dts)
-            for call in (lambda: L.addmm(a, b, c), lambda: L.baddbmm(a[None], b[None], c[None]),
-                         lambda: L.addmv(a[0], b, c[0]), lambda: L.addbmm(a, b[None], c[None]),
-                         lambda: a.clone().addmm_(b, c)):
+            for call in (lambda a, b, c: L.addmm(a, b, c), lambda a, b, c: L.baddbmm(a[None], b[None], c[None]),
+                         lambda a, b, c: L.addmv(a[0], b, c[0]), lambda a, b, c: L.addbmm(a, b[None], c[None]),
+                         lambda a, b, c: a.clone().addmm_(b, c)):
                 try:
-                    call()
+                    call(a, b, c)
                     out.append("ok")
                 except RuntimeError as e:
                     out.append(str(e))
