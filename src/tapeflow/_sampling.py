@@ -10,6 +10,7 @@ import numpy as np
 
 import xla_ops as X
 
+from . import _dtype
 from ._factories import DrawTape, _stream, bernoulli_mask, drawn_for, next_key, rand
 from ._methods import _random_
 from ._ops._checks import outside
@@ -29,7 +30,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.SCALAR_NAMES[input.dtype.name]}")
     n = input.shape[-1]
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")

@@ -211,6 +211,10 @@ def _solve(A: Tensor, B: Tensor, left: bool, check: bool) -> Tensor:
     A = _square("solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if A._raw.dtype != B._raw.dtype:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{s[A.dtype.name]} and B of type {s[B.dtype.name]} instead")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _solve(A.mT, B, True, check) if vector else _solve(A.mT, B.mT, True, check).mT
@@ -432,6 +436,11 @@ def multi_dot(tensors) -> Tensor:
             where = "the first and last tensors" if allowed == (1, 2) else f"tensor {i}"
             raise RuntimeError(f"multi_dot(): {where} must be {' or '.join(f'{d}D' for d in allowed)} but got "
                                f"{t.ndim}D")
+    for i, t in enumerate(ts[1:], 1):
+        if t.dtype != ts[0].dtype:
+            c = _dtype.CPP_NAMES
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{c[ts[0].dtype.name]} and tensor {i} {c[t.dtype.name]}")
     first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
     mats = [ts[0].unsqueeze(0) if first_vec else ts[0], *ts[1:-1], ts[-1].unsqueeze(-1) if last_vec else ts[-1]]
     for a, b in zip(mats, mats[1:]):
@@ -870,8 +879,9 @@ def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     if driver not in _DRIVERS:
         raise RuntimeError("linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     if B.dtype != A.dtype:
-        raise RuntimeError(f"linalg.lstsq: Expected input and other to have the same dtype, but got input's dtype "
-                           f"{A.dtype} and other's dtype {B.dtype}")
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"{_dtype.PREFIX[0]}.linalg.lstsq: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {s[A.dtype.name]} and other's dtype {s[B.dtype.name]}")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vector:
         B = B.unsqueeze(-1)
@@ -969,6 +979,9 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
         >>> tp.linalg.cross(tp.tensor([1.0, 0.0, 0.0]), tp.tensor([0.0, 1.0, 0.0]))
         tensor([0., 0., 1.])
     """
+    from ._ops.index import _same_scalar_type
+
+    _same_scalar_type(input, other)
     nd = builtins.max(input.ndim, other.ndim)
     if not -nd <= dim < nd:
         _bad_dim(dim, nd)

@@ -349,6 +349,8 @@ def lerp(input, end, weight):
         raise TypeError(f"lerp() received an invalid combination of arguments - got (Tensor, {type(end).__name__}, "
                         f"{type(weight).__name__}), but expected one of: (Tensor input, Tensor end, Tensor weight) or "
                         "(Tensor input, Tensor end, Number weight)")
+    if isinstance(weight, Tensor) and weight._raw.ndim == 0 and weight._raw.dtype != input._raw.dtype:
+        weight = weight.to(input.dtype)  # (a 0-d weight is taken in the input's dtype, as PyTorch takes it)
     for what, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t._raw.dtype != input._raw.dtype:
             raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float').replace('float64', 'double')}"

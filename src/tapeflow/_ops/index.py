@@ -195,6 +195,8 @@ def masked_select(input, mask):
         >>> tp.masked_select(x, x > 0)
         tensor([1., 3.])
     """
+    if mask.dtype.name != "bool":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     return input[mask.expand_as(input) if tuple(mask.shape) != tuple(input.shape) else mask]
 
 
@@ -232,6 +234,10 @@ def index_put(input, indices, values, accumulate=False):
         tensor([5., 0., 6.])
     """
     spec, arrays = _parse_index(input, tuple(indices))
+    if arrays and isinstance(values, Tensor) and values._raw.dtype != input._raw.dtype:
+        s = _dtype.SCALAR_NAMES  # (advanced indexing writes without casting; basic indexing copies, casting)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got {s[input.dtype.name]} "
+                           f"for the destination and {s[values.dtype.name]} for the source.")
     try:
         return dispatch(X.index_put, (input, _operand(input, values), *arrays),
                         (("spec", spec), ("accumulate", accumulate)))
@@ -511,9 +517,17 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
                                f"{_dtype.SCALAR_NAMES[t.dtype.name]}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    _same_scalar_type(x1, x2)
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     return dispatch(X.nn.cdist, (x1, x2), (("p", float(p)),))
+
+
+def _same_scalar_type(a, b) -> None:
+    """Kernels that take one dtype (PyTorch does not promote for them): its words."""
+    if a._raw.dtype != b._raw.dtype:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"expected scalar type {s[a.dtype.name]} but found {s[b.dtype.name]}")
 
 
 def cross(input, other, dim=None):

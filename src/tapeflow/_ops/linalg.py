@@ -157,7 +157,23 @@ def dot(input, other):
     return dispatch(X.dot, (input, other))
 
 
-inner = dot
+def inner(input, other):
+    """Inner products over the last dimension: `out[i..., j...] = sum_k input[i..., k] * other[j..., k]`
+    (a 0-d operand scales the other).
+
+    Example:
+        >>> tp.inner(tp.tensor([[1.0, 2.0], [3.0, 4.0]]), tp.tensor([1.0, 1.0]))
+        tensor([3., 7.])
+    """
+    tensor_arg("inner", "tensor", other)
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other)
+    return tensordot(input, other, ([input.ndim - 1], [other.ndim - 1]))
 
 
 def outer(input, vec2):
@@ -187,6 +203,10 @@ def einsum(equation: str, *operands):
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    for other in operands[1:]:
+        if isinstance(other, Tensor) and isinstance(operands[0], Tensor) and other._raw.dtype != operands[0]._raw.dtype:
+            s = _dtype.SCALAR_NAMES
+            raise RuntimeError(f"expected scalar type {s[operands[0].dtype.name]} but found {s[other.dtype.name]}")
     return dispatch(X.einsum, tuple(operands), (("equation", equation),))
 
 
@@ -279,6 +299,8 @@ def tensordot(a, b, dims=2):
         >>> tp.tensordot(tp.ones(2, 3, 4), tp.ones(4, 5), dims=1).shape
         tapeflow.Size([2, 3, 5])
     """
+    if a._raw.dtype != b._raw.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     if isinstance(dims, int) or (hasattr(dims, "ndim") and dims.ndim == 0):
         dims = int(dims)
         if dims < 0:

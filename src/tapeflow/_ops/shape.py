@@ -593,6 +593,9 @@ def repeat_interleave(input, repeats, dim=None):
         tensor([1, 1, 2, 2])
     """
     if isinstance(repeats, Tensor):
+        if repeats.dtype.is_floating_point or repeats.dtype.is_complex:
+            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                      f"'{_dtype.SCALAR_NAMES[repeats.dtype.name]}'")
         repeats = tuple(repeats.tolist()) if repeats.ndim else int(repeats.item())
     return dispatch(X.repeat_interleave, (input,),
                     (("repeats", repeats), ("dim", None if dim is None else _dim(dim, input.ndim))))

@@ -46,6 +46,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = _ops.repeat_interleave(value, hq // hv, -3)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if not (query.dtype == key.dtype == value.dtype):
+        c = _dtype.CPP_NAMES
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{c[query.dtype.name]} key.dtype: {c[key.dtype.name]} and value.dtype: "
+                           f"{c[value.dtype.name]} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (_dtype.bool, _dtype.float32, query.dtype):
+        c = _dtype.CPP_NAMES
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {c[attn_mask.dtype.name]} and  query.dtype: {c[query.dtype.name]} "
+                           "instead.")
     mask = float_mask(attn_mask, "attn_mask", query.dtype)
     if is_causal:
         mask = causal_mask(query.shape[-2], key.shape[-2], query.dtype)

@@ -14,7 +14,7 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _factories, _ops
+from .. import _dtype, _factories, _ops
 from .._factories import bernoulli_like, bernoulli_mask, rand, zeros_like
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -58,6 +58,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    if weight._raw.dtype != input._raw.dtype:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {s[input.dtype.name]} and {s[weight.dtype.name]}")
     channels = input.shape[1] if input.ndim >= 2 else 1
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
@@ -236,6 +239,11 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         >>> tp.nn.functional.bilinear(tp.ones(2, 3), tp.ones(2, 4), tp.ones(5, 3, 4)).shape
         tapeflow.Size([2, 5])
     """
+    tensors = (("input1", input1), ("input2", input2), ("weight", weight)) + ((("bias", bias),) if bias is not None else ())
+    if len({t._raw.dtype for _, t in tensors}) > 1:
+        c = _dtype.CPP_NAMES
+        raise RuntimeError("All tensors must have the same dtype, got " +
+                           ", ".join(f"{name}: {c[t.dtype.name]}" for name, t in tensors))
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for i in range(input1.ndim - 1):

@@ -6,6 +6,7 @@ import warnings
 
 import xla_ops as X
 
+from .. import _dtype
 from .._dispatch import dispatch
 from .._ops._checks import check_indices, outside
 from .._tensor import Tensor
@@ -52,6 +53,11 @@ def _class_checks(input, target, weight, name):
             raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                              f"({target.shape[0] if target.ndim else 0}).")
         raise RuntimeError(f"Expected target size {list(batch)}, got {list(target.shape)}")
+    s = _dtype.SCALAR_NAMES
+    if target.dtype.name not in ("int64", "uint8"):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {s[target.dtype.name]}")
+    if weight is not None and weight._raw.dtype != input._raw.dtype:
+        raise RuntimeError(f"expected scalar type {s[input.dtype.name]} but found {s[weight.dtype.name]}")
     return False
 
 
@@ -97,6 +103,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not probs:
         _check_targets(input, target, ignore_index)
+    elif target._raw.dtype != input._raw.dtype:  # (probabilities: PyTorch's composite formula promotes)
+        from .._toplevel import result_type
+
+        common = result_type(input, target)
+        input, target = input.to(common), target.to(common)
     params = (("ignore_index", int(ignore_index)), ("reduction", reduction),
               ("label_smoothing", float(label_smoothing)), ("probs", probs))
     return dispatch(X.nn.cross_entropy, (input, target, weight), params)
@@ -197,8 +208,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None) -> Tenso
         raise RuntimeError("huber_loss: weight is not supported yet; multiply an unreduced loss instead")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    return _pointwise(X.nn.huber_loss, input, target, "huber_loss",
-                      (("reduction", _reduction(reduction, None, None)), ("delta", float(delta))))
+    out = _pointwise(X.nn.huber_loss, input, target, "huber_loss",
+                     (("reduction", _reduction(reduction, None, None)), ("delta", float(delta))))
+    return out if out.dtype == input.dtype else out.to(input.dtype)  # (PyTorch writes into a tensor like input)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean") -> Tensor:
@@ -214,6 +226,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if target._raw.dtype != input._raw.dtype:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"Found dtype {s[target.dtype.name]} but expected {s[input.dtype.name]}")
     # PyTorch checks both ranges (a log of a value outside [0, 1] would be NaN or a silently clamped -100); one
     # small read each, skipped on traced values.
     for name, t in (("input", input), ("target", target)):

@@ -13,7 +13,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _ops
+from .. import _dtype, _ops
 from .._factories import arange, ones_like, zeros_like
 from .._ops._checks import index_bounds
 from .._tensor import Tensor
@@ -155,6 +155,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"{list(input.shape)}")
     c = input.shape[-1] if input.ndim else 1
     n = input.shape[0] if input.ndim == 2 else 1
+    if target.dtype.name != "int64":
+        raise RuntimeError(f"expected scalar type Long but found {_dtype.SCALAR_NAMES[target.dtype.name]}")
     if target.ndim > 1 or target.numel() != n:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. "

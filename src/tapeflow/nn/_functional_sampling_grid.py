@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
-from .. import _ops
+from .. import _dtype, _ops
 from .._factories import arange, ones, zeros_like
 from .._tensor import Tensor
 
@@ -208,6 +208,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
+    if grid._raw.dtype != input._raw.dtype:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"expected scalar type {s[input.dtype.name]} but found {s[grid.dtype.name]}")
     if align_corners is None:
         warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                       "Please specify align_corners=True if the old behavior is desired. See the documentation of "

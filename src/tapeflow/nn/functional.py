@@ -148,12 +148,16 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, input.shape))} and "
                            f"{weight.shape[-1]}x{weight.shape[0]}); the input's last dimension must equal "
                            "in_features")
-    if a.dtype != w.dtype:
-        c = _dtype.CPP_NAMES
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c[input.dtype.name]} != "
-                           f"{c[weight.dtype.name]}")
     if bias is None:
+        if a.dtype != w.dtype:
+            c = _dtype.CPP_NAMES
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {c[input.dtype.name]} != "
+                               f"{c[weight.dtype.name]}")
         return dispatch(X.nn.linear_nobias, (input, weight))
+    if a.dtype != w.dtype or bias._raw.dtype != w.dtype:  # (PyTorch's addmm: self vs mat2, then mat1 vs mat2)
+        s, first = _dtype.SCALAR_NAMES, bias._raw.dtype != w.dtype
+        raise RuntimeError(f"{'self' if first else 'mat1'} and mat2 must have the same dtype, but got "
+                           f"{s[(bias if first else input).dtype.name]} and {s[weight.dtype.name]}")
     return dispatch(X.nn.linear, (input, weight, bias))
 
 
@@ -168,6 +172,12 @@ def _conv_padding(padding, k, dilation, stride, n) -> tuple:
             return tuple((t // 2, t - t // 2) for t in total)
         raise ValueError(f"Invalid padding string '{padding}', should be one of ('valid', 'same')")
     return tuple((p, p) for p in _tuple(padding, n, "padding"))
+
+
+def _same_weight_dtype(input, weight) -> None:
+    if weight._raw.dtype != input._raw.dtype:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"expected scalar type {s[input.dtype.name]} but found {s[weight.dtype.name]}")
 
 
 def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
@@ -196,6 +206,10 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
     if any(p < k for p, k in zip(padded, kernel)):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input size")
+    if bias is not None and bias._raw.dtype != input._raw.dtype:
+        c = _dtype.CPP_NAMES
+        raise RuntimeError(f"Input type ({c[input.dtype.name]}) and bias type ({c[bias.dtype.name]}) should be the same")
+    _same_weight_dtype(input, weight)
     out = dispatch(X.nn.conv, (input, weight, bias),
                    (("stride", stride), ("padding", pads), ("dilation", dilation), ("groups", int(groups))))
     return out.squeeze(0) if unbatched else out
@@ -267,6 +281,9 @@ def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, g
     params = (("stride", _tuple(stride, n, "stride")), ("padding", _tuple(padding, n, "padding")),
               ("output_padding", _tuple(output_padding, n, "output_padding")),
               ("dilation", _tuple(dilation, n, "dilation")), ("groups", int(groups)))
+    _same_weight_dtype(input, weight)
+    if bias is not None and bias._raw.dtype != input._raw.dtype:
+        bias = bias.to(input.dtype)  # (PyTorch adds the bias into the output in place: the output's dtype wins)
     out = dispatch(X.nn.conv_transpose, (input, weight, bias), params)
     return out.squeeze(0) if unbatched else out
 
@@ -317,6 +334,19 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 # -- normalisation ---------------------------------------------------------------------------------------
+def _mixed_dtype(input, *params) -> None:
+    """PyTorch's CPU normalisation kernels take parameters of the input's dtype, or float32 parameters for a
+    float16/bfloat16/float32 input; anything else is refused in its words."""
+    dt = input._raw.dtype
+    mixed = [p for p in params if p is not None and p._raw.dtype != dt]
+    if not mixed:
+        return
+    if dt.name not in ("float32", "float16", "bfloat16"):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    if any(p._raw.dtype.name != "float32" for p in mixed):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5) -> Tensor:
     """Batch normalisation over the channel dimension 1.
@@ -349,6 +379,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _mixed_dtype(input, weight, bias, running_mean, running_var)
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm in evaluation needs running_mean and running_var; pass training=True "
@@ -390,6 +421,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     if full[len(full) - len(shape):] != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    _mixed_dtype(input, weight, bias)
     return dispatch(X.nn.layer_norm, (input, weight, bias), (("ndim", len(shape)), ("eps", eps)))
 
 
@@ -414,6 +446,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    _mixed_dtype(input, weight, bias)
     return dispatch(X.nn.group_norm, (input, weight, bias), (("num_groups", int(num_groups)), ("eps", eps)))
 
 

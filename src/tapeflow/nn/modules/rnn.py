@@ -90,6 +90,11 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         packed = isinstance(input, PackedSequence)
+        data = input.data if packed else input
+        weight = next(iter(self._parameters.values()), None)
+        if weight is not None and data.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). Convert "
+                             f"input: input.to({weight.dtype}), or convert model: model.to({data.dtype})")
         mask = None
         if packed:
             # Padded in the packed (longest-first) order; the mask makes each sequence stop at its own length.
