@@ -334,17 +334,19 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 # -- normalisation ---------------------------------------------------------------------------------------
-def _mixed_dtype(input, *params) -> None:
+def _mixed_dtype(input, *params) -> bool:
     """PyTorch's CPU normalisation kernels take parameters of the input's dtype, or float32 parameters for a
-    float16/bfloat16/float32 input; anything else is refused in its words."""
+    float16/bfloat16 input (mixed precision: computed in float32, the result in the input's dtype, which the
+    caller casts to when this returns True); anything else is refused in PyTorch's words."""
     dt = input._raw.dtype
     mixed = [p for p in params if p is not None and p._raw.dtype != dt]
     if not mixed:
-        return
+        return False
     if dt.name not in ("float32", "float16", "bfloat16"):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if any(p._raw.dtype.name != "float32" for p in mixed):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    return True
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -379,12 +381,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    _mixed_dtype(input, weight, bias, running_mean, running_var)
+    mixed = _mixed_dtype(input, weight, bias, running_mean, running_var)
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm in evaluation needs running_mean and running_var; pass training=True "
                                "to normalise with batch statistics")
-        return dispatch(X.nn.batch_norm_eval, (input, running_mean, running_var, weight, bias), (("eps", eps),))
+        out = dispatch(X.nn.batch_norm_eval, (input, running_mean, running_var, weight, bias), (("eps", eps),))
+        return out.to(input.dtype) if mixed else out
     n = input.numel() // input.shape[1]
     if n <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
@@ -395,7 +398,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                               (("n", n),))
             inplace(running_mean, rm)
             inplace(running_var, rv)
-    return y
+    return y.to(input.dtype) if mixed else y
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Tensor:
@@ -421,8 +424,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5) -> Ten
     if full[len(full) - len(shape):] != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
-    _mixed_dtype(input, weight, bias)
-    return dispatch(X.nn.layer_norm, (input, weight, bias), (("ndim", len(shape)), ("eps", eps)))
+    out = dispatch(X.nn.layer_norm, (input, weight, bias), (("ndim", len(shape)), ("eps", eps)))
+    return out.to(input.dtype) if _mixed_dtype(input, weight, bias) else out
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
@@ -446,8 +449,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5) -> Tensor:
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    _mixed_dtype(input, weight, bias)
-    return dispatch(X.nn.group_norm, (input, weight, bias), (("num_groups", int(num_groups)), ("eps", eps)))
+    mixed = _mixed_dtype(input, weight, bias)
+    out = dispatch(X.nn.group_norm, (input, weight, bias), (("num_groups", int(num_groups)), ("eps", eps)))
+    return out.to(input.dtype) if mixed else out
 
 
 # -- dropout and embedding ------------------------------------------------------------------------------
