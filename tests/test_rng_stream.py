@@ -51,6 +51,7 @@ def _exact_draws(lib) -> list:
             lib.normal(0.7, 2.0, size=(7,))]
 
 
+@cpu_draws
 def test_uniforms_and_initialisation_are_bit_exact():
     """`x * (high - low) + low` (and a normal's `* std + mean`) rounded once, as PyTorch's compiled kernels
     fuse them: uniform draws, layers' initialisation and float64 normals equal PyTorch's bit for bit."""
