@@ -406,15 +406,19 @@ def _cpu_backend() -> bool:
     return _backend[0]
 
 
-def drawn_for(like: Tensor, fn, *args, **kwargs):
-    """`fn(*args, **kwargs)`, whose draws fill or imitate `like`: made where `like` lives (`_host_draw`)."""
-    if _cpu_backend() or _draw_like[0] is _HOST:
-        return fn(*args, **kwargs)
-    outer, _draw_like[0] = _draw_like[0], like
+def _drawing_for(target, fn, args, kwargs):
+    outer, _draw_like[0] = _draw_like[0], target
     try:
         return fn(*args, **kwargs)
     finally:
         _draw_like[0] = outer
+
+
+def drawn_for(like: Tensor, fn, *args, **kwargs):
+    """`fn(*args, **kwargs)`, whose draws fill or imitate `like`: made where `like` lives (`_host_draw`)."""
+    if _cpu_backend() or _draw_like[0] is _HOST:
+        return fn(*args, **kwargs)
+    return _drawing_for(like, fn, args, kwargs)
 
 
 def initialisation(fn):
@@ -422,13 +426,7 @@ def initialisation(fn):
     moved): they come from the CPU stream whatever the tensor's device."""
     @functools.wraps(fn)
     def initialise(*args, **kwargs):
-        if _cpu_backend():
-            return fn(*args, **kwargs)
-        outer, _draw_like[0] = _draw_like[0], _HOST
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _draw_like[0] = outer
+        return fn(*args, **kwargs) if _cpu_backend() else _drawing_for(_HOST, fn, args, kwargs)
     return initialise
 
 

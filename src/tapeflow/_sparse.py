@@ -120,22 +120,14 @@ def _coalesce(self) -> Tensor:
     return out
 
 
-def _uncoalesced(what: str):
+def _part(what: str, coalesced_only: bool):
+    """`indices()`/`values()` (which PyTorch gives only for a coalesced tensor) or `_indices()`/`_values()`."""
     def get(self):
         coo = coo_of(self)
         if coo is None:
             raise RuntimeError(f"{what} expected sparse tensor layout but got Strided")
-        if not coo.coalesced:
+        if coalesced_only and not coo.coalesced:
             raise RuntimeError(f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first")
-        return coo.indices if what == "indices" else coo.values
-    return get
-
-
-def _raw(what: str):
-    def get(self):
-        coo = coo_of(self)
-        if coo is None:
-            raise RuntimeError(f"{what} expected sparse tensor layout but got Strided")
         return coo.indices if what == "indices" else coo.values
     return get
 
@@ -246,10 +238,10 @@ def install() -> None:
     Tensor.is_sparse = property(lambda self: self._coo is not None)
     Tensor.coalesce = _coalesce
     Tensor.is_coalesced = _is_coalesced
-    Tensor.indices = _uncoalesced("indices")
-    Tensor.values = _uncoalesced("values")
-    Tensor._indices = _raw("indices")
-    Tensor._values = _raw("values")
+    Tensor.indices = _part("indices", True)
+    Tensor.values = _part("values", True)
+    Tensor._indices = _part("indices", False)
+    Tensor._values = _part("values", False)
     Tensor._nnz = _nnz
     Tensor.to_dense = _to_dense
     Tensor.to_sparse = _to_sparse
