@@ -12,9 +12,8 @@ import tapeflow as tp
 
 torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
 
-# Known differences: integer inputs that PyTorch's CPU kernels do not implement, which tapeflow computes.
 # An embedding given float indices says how to fix it rather than naming PyTorch's legacy tensor type.
-KNOWN = {"interpolate int", "avg_pool int", "max_pool int", "embedding module float idx"}
+KNOWN = {"embedding module float idx"}
 
 
 def cases(L):
@@ -106,6 +105,11 @@ def cases(L):
         'grid_sample': lambda: F.grid_sample(L.ones(1, 1, 3, 3), L.zeros(1, 2, 2, 2, dtype=L.float64), align_corners=False),
         'interpolate int': lambda: F.interpolate(L.ones(1, 1, 3, dtype=L.int64), scale_factor=2),
         'avg_pool int': lambda: F.avg_pool1d(L.ones(1, 1, 4, dtype=L.int64), 2),
+        'avg_pool2d int truncates': lambda: F.avg_pool2d(-L.arange(16).reshape(1, 1, 4, 4), 2),
+        'adaptive_avg_pool int': lambda: F.adaptive_avg_pool2d(L.arange(16).reshape(1, 1, 4, 4), 2),
+        'interpolate area int': lambda: F.interpolate(L.arange(16).reshape(1, 1, 4, 4), size=2, mode='area'),
+        'lp_pool int': lambda: F.lp_pool1d(L.tensor([[[1, 2, 3, 4]]]), 2, 2),
+        'max_pool2d int': lambda: F.max_pool2d(L.arange(16).reshape(1, 1, 4, 4), 2),
         'max_pool int': lambda: F.max_pool1d(L.ones(1, 1, 4, dtype=L.int64), 2),
         'softmax half': lambda: F.softmax(h, 0, dtype=L.float64),
         'ctc': lambda: F.ctc_loss(L.ones(5, 1, 3).log_softmax(2), L.tensor([[1, 1]]), L.tensor([5]), L.tensor([2]), ),

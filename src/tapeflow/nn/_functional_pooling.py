@@ -111,6 +111,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         >>> tp.nn.functional.max_pool1d(tp.tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2, return_indices=True)
         (tensor([[[3., 2.]]]), tensor([[[1, 2]]]))
     """
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f'"max_pool1d_impl" not implemented for \'{_dtype_name(input.dtype)}\'')
     x, unbatched = _batched(input, 1, "max_pool1d")
     k = _tuple(kernel_size, 1, "kernel_size")
     s = _stride(stride, k, 1, "max_pool1d")
@@ -333,6 +335,8 @@ def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_p
     out = dispatch(X.nn.avg_pool, (x,), (("kernel", k), ("stride", s), ("padding", p), ("ceil_mode", bool(ceil_mode)),
                                          ("count_include_pad", bool(count_include_pad)),
                                          ("divisor_override", divisor_override)))
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):  # (PyTorch divides integers, truncating)
+        out = out.trunc().to(x.dtype)
     return out.squeeze(0) if unbatched else out
 
 
@@ -384,6 +388,9 @@ def _output_size(x, n, output_size) -> tuple:
 
 
 def _adaptive_avg_pool(n, input, output_size):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        name = f"adaptive_avg_pool{max(n, 2)}d"  # (PyTorch's 1-d pooling runs its 2-d kernel)
+        raise NotImplementedError(f'"{name}" not implemented for \'{_dtype_name(input.dtype)}\'')
     x, unbatched = _batched(input, n, f"adaptive_avg_pool{n}d")
     out = dispatch(X.nn.adaptive_avg_pool, (x,), (("output_size", _output_size(x, n, output_size)),))
     return out.squeeze(0) if unbatched else out

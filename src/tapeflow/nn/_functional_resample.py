@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import _dtype
 from .._factories import tensor
 from .._tensor import Tensor
 
@@ -124,6 +125,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) and mode != "area":
+        kernel = "compute_indices_weights_nearest" if mode.startswith("nearest") else f"upsample_{mode}{spatial}d"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES[input.dtype.name]}\'')
     if size is None and scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     if size is not None and scale_factor is not None:
