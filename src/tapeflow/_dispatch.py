@@ -57,6 +57,9 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
     if state.interceptors:
         if not _inner:
             return _intercepted(op, args, params, 0)
+        if _adaptive and op.deferrable and not state.anomaly and all(
+                getattr(f, "deferrable", False) for f in state.interceptors):
+            return _dispatch_adaptive(op, args, params)  # (interceptors that only recast arguments: autocast)
     elif _adaptive and op.deferrable and not state.anomaly:
         return _dispatch_adaptive(op, args, params)
     arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]

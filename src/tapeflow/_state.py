@@ -30,6 +30,8 @@ class _ThreadState(threading.local):
         self.interceptors = []
         self.inplace_listeners = []
         self.node_interceptors = []
+        # The autocast region in effect: (device type, dtype), or None (see `amp`).
+        self.autocast = None
 
 
 state = _ThreadState()

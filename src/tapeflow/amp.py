@@ -1,9 +1,17 @@
 """`tapeflow.amp`: PyTorch's mixed-precision helpers, `autocast` and `GradScaler`.
 
-tapeflow computes every op in its inputs' dtypes: `autocast(..., enabled=False)` and an autocast whose
-dtype is float32 run the block unchanged. An enabled autocast to a lower-precision dtype (which in PyTorch
-recasts chosen ops' inputs) raises `NotImplementedError` on entry rather than compute in a precision the
-program did not ask for. `GradScaler` is PyTorch's dynamic loss scaling: `scale(loss)` multiplies by the
+`autocast(device_type, dtype)` follows PyTorch's autocast policies. Inside it, the ops PyTorch lists as
+lower-precision (matrix products, `linear`, convolutions, attention, recurrent layers) cast their floating
+inputs (not float64 ones) to `dtype` and compute in it; the ops it lists as float32 (losses, `prod`,
+`cdist`, linear algebra and FFTs on the CPU; on GPUs also `softmax`, `log_softmax`, the norms, `sum`,
+`cumsum`, `exp`, `log`, `pow` and other precision-sensitive ops) cast float16/bfloat16 inputs to float32;
+every other op runs in its inputs' dtypes, promoting as usual. The casts are ordinary ops on the tape, so
+gradients flow back to float32 parameters in float32. The policy is the autocast's device type's: `"cpu"`
+for tensors on the CPU backend, `"cuda"` on a GPU (`"xla"` on a TPU takes the GPU policy). An autocast
+for a device that JAX does not have, or to a dtype PyTorch does not support there, warns and does nothing,
+as PyTorch's does; `enabled=False` turns autocast off inside an enabled region.
+
+`GradScaler` is PyTorch's dynamic loss scaling: `scale(loss)` multiplies by the
 scale, `unscale_(opt)` divides the gradients by it and records non-finite ones, `step(opt)` skips the step
 when one was found, and `update()` backs the scale off after such a step or grows it after
 `growth_interval` clean ones; with `enabled=False` each is a pass-through.
@@ -13,7 +21,7 @@ Example:
     >>> w = tp.nn.Parameter(tp.tensor([1.0, 2.0]))
     >>> opt = tp.optim.SGD([w], lr=0.1)
     >>> scaler = tp.amp.GradScaler("cpu", init_scale=4.0)
-    >>> with tp.amp.autocast(device_type="cpu", dtype=tp.bfloat16, enabled=False):
+    >>> with tp.amp.autocast(device_type="cpu", dtype=tp.bfloat16):
     ...     loss = (w * w).sum()
     >>> scaler.scale(loss).backward()
     >>> w.grad
@@ -30,27 +38,146 @@ Example:
 from __future__ import annotations
 
 import functools
+import warnings
+
+import jax
 
 from . import _dtype
+from ._state import state
+from ._tensor import Tensor
 
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype",
+           "custom_fwd", "custom_bwd"]
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether `autocast` accepts `device_type` (as PyTorch: "cpu", "cuda", ...)."""
-    return device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "maia")
-
-
-class autocast:
-    """A context manager (and decorator) for a mixed-precision region: a pass-through when disabled or when
-    `dtype` is float32; an enabled lower-precision autocast raises `NotImplementedError` on entry.
+    """Whether `autocast` accepts `device_type` (as PyTorch: "cpu", "cuda", ...).
 
     Example:
         >>> import tapeflow as tp
-        >>> with tp.autocast("cpu", dtype=tp.bfloat16, enabled=False):
-        ...     y = tp.ones(2) * 3
-        >>> y.dtype
-        tapeflow.float32
+        >>> tp.amp.is_autocast_available("cpu")
+        True
+    """
+    return device_type in ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "maia")
+
+
+# PyTorch's autocast op lists, by the op-table names of the ops they cover ("lower": computed in the autocast
+# dtype; "fp32": reduced-precision inputs computed in float32). Composite functions carry the same policies
+# as decorators (`lower_precision`, `full_precision`).
+_LOWER = {
+    "cpu": frozenset({"linear", "linear_nobias", "matmul", "mm", "bmm", "einsum", "conv", "conv_transpose",
+                      "rnn_layer"}),
+    "cuda": frozenset({"linear", "linear_nobias", "matmul", "mm", "bmm", "mv", "einsum", "conv", "conv_transpose",
+                       "rnn_layer"}),
+}
+_FP32 = {
+    "cpu": frozenset({"prod", "prod_dim", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+                      "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                      "cdist", "polar", "fft_c2c", "fft_r2c", "fft_c2r", "linalg_inv", "linalg_solve",
+                      "linalg_lstsq", "linalg_lu_factor", "linalg_lu_solve", "linalg_qr", "linalg_svd",
+                      "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_eig", "linalg_eigvals",
+                      "linalg_pinv", "cholesky"}),
+    "cuda": frozenset({"acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
+                       "reciprocal", "rsqrt", "sinh", "tan", "pow", "pow_scalar", "rpow", "softplus", "layer_norm",
+                       "group_norm", "norm", "cdist", "logsumexp", "softmax", "log_softmax", "sum", "sum_dim",
+                       "prod", "prod_dim", "cumsum", "cumprod", "mse_loss", "l1_loss", "smooth_l1_loss",
+                       "huber_loss", "nll_loss", "cross_entropy", "kl_div", "binary_cross_entropy_with_logits",
+                       "fft_c2c", "fft_r2c", "fft_c2r"}),
+}
+_REDUCED = ("float16", "bfloat16")
+
+
+def _policy_device(device_type: str) -> str:
+    return "cpu" if device_type == "cpu" else "cuda"
+
+
+def backend_device_type() -> str:
+    """The autocast device type of the tensors tapeflow makes by default."""
+    return {"cpu": "cpu", "gpu": "cuda", "tpu": "xla"}.get(jax.default_backend(), jax.default_backend())
+
+
+def _cast(x, dtype, fp32: bool):
+    """`x` cast for an autocast op: eligible floating tensors only (float64 never changes)."""
+    if not isinstance(x, Tensor):
+        return [_cast(v, dtype, fp32) for v in x] if isinstance(x, list) else x
+    name = x._raw.dtype.name
+    if fp32:
+        return x.float() if name in _REDUCED else x
+    return x.to(dtype) if name in ("float32", *_REDUCED) and x.dtype != dtype else x
+
+
+def _intercept(op, args, params, proceed):
+    region = state.autocast
+    if region is not None:
+        device = _policy_device(region[0])
+        if op.name in _LOWER[device]:
+            args = tuple(_cast(a, region[1], False) for a in args)
+        elif op.name in _FP32[device]:
+            args = tuple(_cast(a, region[1], True) for a in args)
+    return proceed(op, args, params)
+
+
+_intercept.deferrable = True  # (it only recasts arguments: adaptive eager goes on recording)
+
+
+def _policy(fp32: bool, devices=("cpu", "cuda")):
+    def decorate(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            region = state.autocast
+            if region is not None and _policy_device(region[0]) in devices:
+                args = tuple(_cast(a, region[1], fp32) for a in args)
+                kwargs = {k: _cast(v, region[1], fp32) for k, v in kwargs.items()}
+            return fn(*args, **kwargs)
+        return run
+    return decorate
+
+
+def lower_precision(fn=None, *, devices=("cpu", "cuda")):
+    """Decorator: under autocast (for `devices`), `fn`'s floating tensor arguments are cast to its dtype (a
+    composite function PyTorch lists as lower-precision, such as `addmm` or `scaled_dot_product_attention`)."""
+    return _policy(False, devices) if fn is None else _policy(False, devices)(fn)
+
+
+def full_precision(fn=None, *, devices=("cpu", "cuda")):
+    """Decorator: under autocast (for `devices`), `fn`'s float16/bfloat16 tensor arguments are cast to
+    float32 (a composite function PyTorch lists as float32, such as the margin losses)."""
+    return _policy(True, devices) if fn is None else _policy(True, devices)(fn)
+
+
+def _supported(device_type: str, dtype) -> bool:
+    if device_type == "cpu":
+        if dtype in (_dtype.bfloat16, _dtype.float16):
+            return True
+        warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast "
+                      "only supports dtypes of torch.bfloat16, torch.float16 currently.", UserWarning, stacklevel=3)
+        return False
+    backend = backend_device_type()
+    if device_type == "cuda" and backend != "cuda":
+        warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", UserWarning,
+                      stacklevel=3)
+        return False
+    if device_type != backend:  # (no tensor of that device type exists here)
+        return False
+    if dtype in (_dtype.bfloat16, _dtype.float16, _dtype.float32):
+        return True
+    warnings.warn(f"In {device_type} autocast, but the target dtype is not supported. Disabling autocast.",
+                  UserWarning, stacklevel=3)
+    return False
+
+
+class autocast:
+    """A mixed-precision region (context manager or decorator), PyTorch's `torch.autocast`: ops on the
+    autocast's device type follow PyTorch's policies (see `tapeflow.amp`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> a, b = tp.ones(2, 2), tp.ones(2, 2)
+        >>> with tp.autocast("cpu", dtype=tp.bfloat16):
+        ...     y = a @ b            # a lower-precision op: bfloat16
+        ...     z = y.float().sum()  # the cast is an op on the tape
+        >>> y.dtype, z.dtype
+        (tapeflow.bfloat16, tapeflow.float32)
     """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled=None):
@@ -59,20 +186,30 @@ class autocast:
         if not is_autocast_available(device_type):
             raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}'")
         if dtype is None:
-            dtype = _dtype.bfloat16 if device_type == "cpu" else _dtype.float16
+            dtype = _autocast_dtypes.get(device_type, _dtype.bfloat16 if device_type == "cpu" else _dtype.float16)
         self.device = device_type
         self.fast_dtype = dtype
         self._enabled = bool(enabled)
         self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
 
     def __enter__(self):
-        if self._enabled and self.fast_dtype != _dtype.float32:
-            raise NotImplementedError(
-                f"tapeflow computes each op in its inputs' dtypes: an enabled autocast to {self.fast_dtype} is not "
-                "supported (pass enabled=False, or cast the model with .to(dtype))")
+        self._outer = (state.autocast, _autocast_dtypes.get(self.device))
+        _autocast_dtypes[self.device] = self.fast_dtype
+        if not self._enabled:
+            if state.autocast is not None and state.autocast[0] == self.device:
+                state.autocast = None
+        elif _supported(self.device, self.fast_dtype):
+            state.autocast = (self.device, self.fast_dtype)
+        if state.autocast is not None and _intercept not in state.interceptors:
+            state.interceptors.append(_intercept)
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        state.autocast, dtype = self._outer
+        if dtype is not None:
+            _autocast_dtypes[self.device] = dtype
+        if state.autocast is None and _intercept in state.interceptors:
+            state.interceptors.remove(_intercept)
         return False
 
     def __call__(self, func):
@@ -83,20 +220,73 @@ class autocast:
         return wrapper
 
 
+_autocast_dtypes: dict = {}  # the dtype last set for each device type (what `get_autocast_dtype` reads)
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """Whether an autocast for `device_type` (default "cuda", as PyTorch) is in effect on this thread.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> with tp.autocast("cpu"):
+        ...     tp.is_autocast_enabled("cpu")
+        True
+    """
+    region = state.autocast
+    return region is not None and region[0] == (device_type or "cuda")
+
+
+def get_autocast_dtype(device_type: str):
+    """The dtype autocast uses for `device_type`: the last one set, else PyTorch's default (bfloat16 on
+    the CPU, float16 elsewhere).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.get_autocast_dtype("cpu")
+        tapeflow.bfloat16
+    """
+    return _autocast_dtypes.get(device_type, _dtype.bfloat16 if device_type == "cpu" else _dtype.float16)
+
+
 def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
-    """Decorator for a custom `autograd.Function.forward` (as PyTorch's): with no autocast in effect it
-    returns `fwd` to run as it is; a lower-precision `cast_inputs` is refused like an enabled autocast."""
+    """Decorator for a custom `autograd.Function.forward` (as PyTorch's): inside an enabled autocast for
+    `device_type`, a `cast_inputs` dtype casts the floating tensor arguments to it and runs `fwd` with
+    autocast off; otherwise `fwd` runs as it is (under the autocast in effect).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> @tp.amp.custom_fwd(device_type="cpu", cast_inputs=tp.float32)
+        ... def forward(x):
+        ...     return x * 2
+        >>> with tp.autocast("cpu"):
+        ...     forward(tp.ones(1, dtype=tp.bfloat16)).dtype
+        tapeflow.float32
+    """
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
-    if cast_inputs is not None and cast_inputs != _dtype.float32:
-        raise NotImplementedError(f"tapeflow has no autocast: custom_fwd(cast_inputs={cast_inputs}) is not supported")
-    return fwd
+
+    @functools.wraps(fwd)
+    def forward(*args, **kwargs):
+        if cast_inputs is None or not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+
+        def cast(v):
+            return v.to(cast_inputs) if isinstance(v, Tensor) and v.dtype.is_floating_point else v
+        with autocast(device_type, enabled=False):
+            return fwd(*map(cast, args), **{k: cast(v) for k, v in kwargs.items()})
+    return forward
 
 
 def custom_bwd(bwd=None, *, device_type: str):
-    """Decorator for a custom `autograd.Function.backward` (as PyTorch's): runs `bwd` as it is."""
+    """Decorator for a custom `autograd.Function.backward` (as PyTorch's): runs `bwd` as it is.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.amp.custom_bwd(lambda ctx, g: g, device_type="cpu")(None, 1.0)
+        1.0
+    """
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
     if not isinstance(device_type, str):

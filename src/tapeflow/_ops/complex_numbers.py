@@ -11,6 +11,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch, view
 from .._tensor import Tensor
+from ..amp import full_precision
 from ._args import _to_float
 
 __all__ = ["real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "angle", "sgn", "isreal",
@@ -91,6 +92,7 @@ def complex(real, imag):
     return dispatch(X.complex, (real, imag))
 
 
+@full_precision(devices=("cpu",))
 def polar(abs, angle):
     """The complex tensor with magnitude `abs` and phase `angle`: `abs * (cos(angle) + i sin(angle))`.
 

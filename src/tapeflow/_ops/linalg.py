@@ -10,6 +10,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
+from ..amp import full_precision, lower_precision
 from ._checks import tensor_arg
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
 
 
 # -- matrix products ---------------------------------------------------------------------------------------
+@lower_precision
 def matmul(input, other):
     """Matrix product with NumPy's rules (vectors, batches, broadcasting).
 
@@ -98,6 +100,7 @@ def _check_inner(sa: tuple, sb: tuple) -> None:
     raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and {sb[-2]}x{sb[-1]})")
 
 
+@lower_precision
 def mm(input, mat2):
     """Matrix product of two 2-D tensors.
 
@@ -114,6 +117,7 @@ def mm(input, mat2):
     return dispatch(X.mm, (input, mat2))
 
 
+@lower_precision
 def bmm(input, mat2):
     """Batched matrix product of `(b, n, m)` and `(b, m, p)` tensors.
 
@@ -128,6 +132,7 @@ def bmm(input, mat2):
     return dispatch(X.bmm, (input, mat2))
 
 
+@lower_precision(devices=("cuda",))
 def mv(input, vec):
     """Product of a 2-D matrix and a 1-D vector.
 
@@ -194,6 +199,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@lower_precision
 def einsum(equation: str, *operands):
     """Einstein summation, e.g. `tp.einsum("ij,jk->ik", a, b)`.
 
@@ -210,6 +216,7 @@ def einsum(equation: str, *operands):
     return dispatch(X.einsum, tuple(operands), (("equation", equation),))
 
 
+@lower_precision
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """`beta * input + alpha * (mat1 @ mat2)` for 2-D `mat1` and `mat2`.
 
@@ -223,6 +230,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
+@lower_precision
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """`beta * input + alpha * (batch1 @ batch2)` for batches of matrices.
 
@@ -250,6 +258,7 @@ def _broadcast_shape(a, b):
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
+@lower_precision(devices=("cuda",))
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """`beta * input + alpha * (mat @ vec)` for a matrix and a vector.
 
@@ -264,6 +273,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
+@lower_precision(devices=("cuda",))
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """`beta * input + alpha * outer(vec1, vec2)`.
 
@@ -277,6 +287,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
 
 
+@lower_precision
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """`beta * input + alpha * (sum of batch1[i] @ batch2[i])`: batched products reduced over the batch.
 
@@ -323,6 +334,7 @@ def tensordot(a, b, dims=2):
     return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
 
 
+@full_precision(devices=("cpu",))
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor.
 

@@ -13,6 +13,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
+from ..amp import full_precision
 from ._args import _dim, _dims, _to_float
 from ._checks import tensor_arg
 
@@ -345,6 +346,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
                                                   ("keepdim", keepdim)))
 
 
+@full_precision(devices=("cuda",))
 def dist(input, other, p=2):
     """The `p`-norm of `input - other`.
 

@@ -12,10 +12,12 @@ import jax.numpy as jnp
 from .. import _adaptive, _dtype, _ops
 from .._factories import zeros
 from .._tensor import Tensor
+from ..amp import lower_precision
 
 __all__ = ["scaled_dot_product_attention"]
 
 
+@lower_precision
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False) -> Tensor:
     """`softmax(q @ k^T * scale + mask) @ v`, as PyTorch's math path computes it.

@@ -14,6 +14,7 @@ import numpy as np
 from jax import lax
 
 from .._tensor import Tensor
+from ..amp import full_precision
 from ._functional_losses import _reduction
 
 __all__ = ["ctc_loss"]
@@ -123,6 +124,7 @@ def _ctc_traced(log_probs, targets, input_lengths, target_lengths, blank, reduct
     return out.squeeze(0) if unbatched and reduction == "none" else out
 
 
+@full_precision(devices=("cpu",))
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False) -> Tensor:
     """Connectionist temporal classification: `-log` of the total probability of all alignments of each target.

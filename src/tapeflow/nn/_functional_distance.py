@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import _ops
 from .._tensor import Tensor
+from ..amp import full_precision
 
 __all__ = ["pairwise_distance", "cosine_similarity", "pdist"]
 
@@ -30,6 +31,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False) -> Tensor:
     return (x1 - x2 + eps).norm(p=p, dim=dim, keepdim=keepdim)
 
 
+@full_precision(devices=("cuda",))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     """`sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps))` along `dim` (inputs broadcast).
 
@@ -49,6 +51,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@full_precision(devices=("cuda",))
 def pdist(input, p=2.0) -> Tensor:
     """The `p`-norm distances between all pairs of rows of an `(N, M)` input: the upper triangle of `cdist`.
 

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype, _factories, _ops
 from .._factories import bernoulli_like, bernoulli_mask, rand, zeros_like
 from .._tensor import Tensor
+from ..amp import lower_precision
 from ..autograd.grad_mode import no_grad
 from . import functional as _F
 
@@ -47,6 +48,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * _ops.sigmoid(b)
 
 
+@lower_precision
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """`x` where `x > 0`, else `weight * x`, with one learned slope per channel (dimension 1) or one in all.
 

@@ -10,6 +10,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._ops._checks import check_indices, outside
 from .._tensor import Tensor
+from ..amp import full_precision
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div"]
@@ -192,6 +193,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                       (("reduction", _reduction(reduction, size_average, reduce)), ("beta", float(beta))))
 
 
+@full_precision
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None) -> Tensor:
     """Quadratic below `delta`, linear (slope `delta`) above: `smooth_l1_loss` scaled by `delta`.
 

@@ -17,6 +17,7 @@ from .. import _dtype, _ops
 from .._factories import arange, ones_like, zeros_like
 from .._ops._checks import index_bounds
 from .._tensor import Tensor
+from ..amp import full_precision
 from ._functional_distance import pairwise_distance
 from ._functional_losses import _reduction
 
@@ -43,6 +44,7 @@ def _relu(x: Tensor) -> Tensor:
     return _ops.relu(x)
 
 
+@full_precision
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean") -> Tensor:
     """`max(0, -target * (input1 - input2) + margin)`: ranks `input1` above `input2` where `target` is 1.
@@ -66,6 +68,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce(_ops.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@full_precision
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean") -> Tensor:
     """`input` where `target` is 1, `max(0, margin - input)` where it is -1 (distances of similar/dissimilar pairs).
 
@@ -80,6 +83,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(hinge + _ops.where(target != -1, input, zeros), reduction)
 
 
+@full_precision
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
     """Two-class logistic loss `log(1 + exp(-target * input))` for targets 1 or -1.
 
@@ -129,6 +133,7 @@ def _ops_type_name(t) -> str:
     return CPP_NAMES.get(t.dtype.name, t.dtype.name)
 
 
+@full_precision
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean") -> Tensor:
     """Multi-class hinge loss: `sum_{j != y} w[y] * max(0, margin - x[y] + x[j])**p / C` per sample.
@@ -182,6 +187,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@full_precision
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean") -> Tensor:
     """Multi-label hinge loss: each target class against each non-target class, averaged over classes.
 
@@ -223,6 +229,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 _EPSILON = 1e-12
 
 
+@full_precision
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean") -> Tensor:
     """`1 - cos(x1, x2)` where `target` is 1, `max(0, cos(x1, x2) - margin)` where it is -1.
@@ -265,6 +272,7 @@ def _triplet(anchor, positive, negative, distance, margin, swap, reduction):
     return _reduce(_ops.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
 
 
+@full_precision
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean") -> Tensor:
     """`max(0, d(a, p) - d(a, n) + margin)` with `d` the `p`-norm `pairwise_distance`.
@@ -307,6 +315,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _triplet(anchor, positive, negative, distance, margin, swap, reduction)
 
 
+@full_precision
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean") -> Tensor:
     """Negative log-likelihood of `target` under a Poisson distribution of rate `input` (or `exp(input)`).

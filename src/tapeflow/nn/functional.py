@@ -14,6 +14,7 @@ from .._dispatch import dispatch, inplace
 from .._factories import bernoulli_like
 from .._ops._checks import check_indices
 from .._tensor import Tensor
+from ..amp import lower_precision
 from ..autograd.grad_mode import no_grad
 from ._functional_attention import scaled_dot_product_attention
 from ._functional_ctc import ctc_loss
@@ -125,6 +126,7 @@ __all__ = [
 
 
 # -- linear and convolution -----------------------------------------------------------------
+@lower_precision
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """`input @ weight.T + bias` as one op.
 
@@ -180,6 +182,7 @@ def _same_weight_dtype(input, weight) -> None:
         raise RuntimeError(f"expected scalar type {s[input.dtype.name]} but found {s[weight.dtype.name]}")
 
 
+@lower_precision
 def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
     _check(input, f"conv{n}d")
     unbatched = input.ndim == n + 1
@@ -266,6 +269,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     return _convnd(3, input, weight, bias, stride, padding, dilation, groups)
 
 
+@lower_precision
 def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups, dilation):
     _check(input, f"conv_transpose{n}d")
     unbatched = input.ndim == n + 1

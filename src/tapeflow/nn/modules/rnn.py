@@ -13,6 +13,7 @@ import math
 import xla_ops as X
 
 from ... import _factories
+from ... import amp as _amp
 from ..._dispatch import dispatch
 from ..._ops import cat, stack
 from .. import functional as F
@@ -92,7 +93,7 @@ class RNNBase(Module):
         packed = isinstance(input, PackedSequence)
         data = input.data if packed else input
         weight = next(iter(self._parameters.values()), None)
-        if weight is not None and data.dtype != weight.dtype:
+        if weight is not None and data.dtype != weight.dtype and not _amp.is_autocast_enabled(_amp.backend_device_type()):
             raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({weight.dtype}). Convert "
                              f"input: input.to({weight.dtype}), or convert model: model.to({data.dtype})")
         mask = None
