@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import warnings
 
+import jax
 import numpy as np
 import pytest
 
 import tapeflow as tp
 
 torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+# The oracle is PyTorch's CPU autocast, which applies to tensors on the CPU backend.
+pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu", reason="compares with PyTorch's CPU autocast")
 
 
 def _calls(L):
