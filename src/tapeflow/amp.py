@@ -81,8 +81,7 @@ _FP32 = {
                        "reciprocal", "rsqrt", "sinh", "tan", "pow", "pow_scalar", "rpow", "softplus", "layer_norm",
                        "group_norm", "norm", "cdist", "logsumexp", "softmax", "log_softmax", "sum", "sum_dim",
                        "prod", "prod_dim", "cumsum", "cumprod", "mse_loss", "l1_loss", "smooth_l1_loss",
-                       "huber_loss", "nll_loss", "cross_entropy", "kl_div", "binary_cross_entropy_with_logits",
-                       "fft_c2c", "fft_r2c", "fft_c2r"}),
+                       "huber_loss", "nll_loss", "cross_entropy", "kl_div", "binary_cross_entropy_with_logits"}),
 }
 _REDUCED = ("float16", "bfloat16")
 
@@ -131,6 +130,37 @@ def _policy(fp32: bool, devices=("cpu", "cuda")):
             return fn(*args, **kwargs)
         return run
     return decorate
+
+
+def promote(fn=None, *, devices=("cuda",)):
+    """Decorator: under autocast (for `devices`), `fn`'s floating tensor arguments are cast to the widest
+    floating dtype among them (PyTorch's "promote" ops, such as `index_put` or `dot` on GPUs)."""
+    def decorate(f):
+        @functools.wraps(f)
+        def run(*args, **kwargs):
+            region = state.autocast
+            if region is not None and _policy_device(region[0]) in devices:
+                floats = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor) and a.dtype.is_floating_point]
+                if len({t.dtype for t in floats}) > 1:
+                    widest = max((t.dtype for t in floats), key=lambda d: (d.itemsize, d != _dtype.float16))
+
+                    def up(a):
+                        return a.to(widest) if isinstance(a, Tensor) and a.dtype.is_floating_point else a
+                    args, kwargs = tuple(map(up, args)), {k: up(v) for k, v in kwargs.items()}
+            return f(*args, **kwargs)
+        return run
+    return decorate if fn is None else decorate(fn)
+
+
+def refuse_bce() -> None:
+    """PyTorch's refusal of `binary_cross_entropy` under a GPU autocast."""
+    region = state.autocast
+    if region is not None and _policy_device(region[0]) == "cuda":
+        raise RuntimeError(
+            "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\nMany models use "
+            "a sigmoid layer right before the binary cross entropy layer.\nIn this case, combine the two layers "
+            "using torch.nn.functional.binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss.  "
+            "binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.")
 
 
 def lower_precision(fn=None, *, devices=("cpu", "cuda")):

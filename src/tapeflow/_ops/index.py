@@ -13,6 +13,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch, inplace, view
 from .._tensor import Tensor, as_tensor
+from ..amp import promote
 from ._args import _dim, _operand
 from ._checks import check_indices, check_int_indices
 
@@ -226,6 +227,7 @@ def argwhere(input):
     return nonzero(input)
 
 
+@promote
 def index_put(input, indices, values, accumulate=False):
     """`input` with `values` written at the positions named by the tuple `indices` (`accumulate=True` adds).
 

@@ -10,7 +10,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
-from ..amp import full_precision, lower_precision
+from ..amp import full_precision, lower_precision, promote
 from ._checks import tensor_arg
 
 __all__ = [
@@ -147,6 +147,7 @@ def mv(input, vec):
     return dispatch(X.mv, (input, vec))
 
 
+@promote
 def dot(input, other):
     """Inner product of two 1-D tensors.
 

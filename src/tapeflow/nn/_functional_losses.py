@@ -10,7 +10,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._ops._checks import check_indices, outside
 from .._tensor import Tensor
-from ..amp import full_precision
+from ..amp import full_precision, refuse_bce
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div"]
@@ -225,6 +225,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         >>> tp.nn.functional.binary_cross_entropy(tp.tensor([0.9, 0.2]), tp.tensor([1.0, 0.0]))
         tensor(0.1643)
     """
+    refuse_bce()
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")

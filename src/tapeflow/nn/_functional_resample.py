@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._factories import tensor
 from .._tensor import Tensor
+from ..amp import full_precision
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
            "instance_norm"]
@@ -98,6 +99,7 @@ def _along(x: Tensor, dim: int, taps) -> Tensor:
     return out
 
 
+@full_precision(devices=("cuda",))
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions of `(N, C, *spatial)` to `size` or by `scale_factor`.
