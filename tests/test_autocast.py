@@ -148,3 +148,20 @@ def test_gradients_reach_float32_parameters_through_the_casts():
         y.backward()
         grads.append((str(w.grad.dtype).split(".")[-1], w.grad.tolist()))
     assert grads[0] == grads[1]
+
+
+def test_a_compiled_step_with_an_autocast_region_equals_eager():
+    w = tp.nn.Parameter(tp.tensor([[0.5, -1.0], [2.0, 0.25]]))
+    x = tp.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]])
+
+    def step(x):
+        with tp.autocast("cpu"):
+            y = x @ w
+        return y, y.float().pow(2).sum()
+
+    eager = step(x)
+    compiled = tp.compile(step)
+    for _ in range(3):
+        y, loss = compiled(x)
+        assert y.dtype == eager[0].dtype == tp.bfloat16 and loss.item() == eager[1].item()
+    assert not tp.is_autocast_enabled("cpu")
