@@ -126,6 +126,7 @@ def test_nesting_queries_and_unsupported_devices():
             assert (a @ a).dtype == tp.float16 and tp.get_autocast_dtype("cpu") == tp.float16
         assert (a @ a).dtype == tp.bfloat16
     assert (a @ a).dtype == tp.float32 and not tp.is_autocast_enabled("cpu")
+    assert tp.get_autocast_dtype("cpu") == tp.bfloat16  # (the region's dtype ends with it)
 
     @tp.autocast("cpu")
     def product(x):

@@ -236,7 +236,9 @@ class autocast:
 
     def __exit__(self, exc_type, exc, tb):
         state.autocast, dtype = self._outer
-        if dtype is not None:
+        if dtype is None:
+            _autocast_dtypes.pop(self.device, None)
+        else:
             _autocast_dtypes[self.device] = dtype
         if state.autocast is None and _intercept in state.interceptors:
             state.interceptors.remove(_intercept)
