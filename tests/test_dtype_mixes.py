@@ -110,6 +110,8 @@ def cases(L):
         'interpolate area int': lambda: F.interpolate(L.arange(16).reshape(1, 1, 4, 4), size=2, mode='area'),
         'lp_pool int': lambda: F.lp_pool1d(L.tensor([[[1, 2, 3, 4]]]), 2, 2),
         'max_pool2d int': lambda: F.max_pool2d(L.arange(16).reshape(1, 1, 4, 4), 2),
+        'bool pow True': lambda: m ** True, 'bool pow False': lambda: L.pow(m, False),
+        'True pow bool': lambda: L.pow(True, m), 'int pow True': lambda: ii ** True,
         'max_pool int': lambda: F.max_pool1d(L.ones(1, 1, 4, dtype=L.int64), 2),
         'softmax half': lambda: F.softmax(h, 0, dtype=L.float64),
         'ctc': lambda: F.ctc_loss(L.ones(5, 1, 3).log_softmax(2), L.tensor([[1, 1]]), L.tensor([5]), L.tensor([2]), ),

@@ -156,7 +156,12 @@ def pow(input, exponent):
     """
     if not isinstance(input, Tensor):
         exponent = _t(exponent)
+        if exponent._raw.dtype.kind == "b" and isinstance(input, builtins.bool):
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         return dispatch(X.rpow, (exponent, _operand(exponent, input)))
+    if input._raw.dtype.kind == "b" and isinstance(exponent, builtins.bool):
+        # (PyTorch keeps bool: x ** True is x, x ** False is all True)
+        return input.clone() if exponent else _ops_ones_like(input)
     if input._raw.dtype.kind in "iu":
         _no_negative_integer_powers(exponent)
     if isinstance(exponent, Tensor):
@@ -164,6 +169,12 @@ def pow(input, exponent):
     if exponent == 2 and input._raw.dtype.kind in "fc":
         return dispatch(X.square, (input,))
     return dispatch(X.pow_scalar, (input, _operand(input, exponent)))
+
+
+def _ops_ones_like(t):
+    from .._factories import ones_like
+
+    return ones_like(t)
 
 
 def _no_negative_integer_powers(exponent) -> None:
