@@ -167,3 +167,29 @@ def test_training_reduces_loss_and_versions_bump_under_no_grad():
         losses.append(loss.item())
     assert losses[-1] < 0.2 * losses[0]
     assert model[0].weight._version == v0 + 30 and model[0].weight.requires_grad
+
+
+_COMPLEX_OPTIMIZERS = {
+    "Adam": {"lr": 0.1, "amsgrad": True}, "AdamW": {"lr": 0.1}, "RMSprop": {"lr": 0.05, "centered": True},
+    "Adagrad": {"lr": 0.1}, "Adadelta": {"lr": 1.0}, "Adamax": {"lr": 0.1}, "NAdam": {"lr": 0.1},
+    "RAdam": {"lr": 0.1}, "ASGD": {"lr": 0.1}, "Rprop": {"lr": 0.1}, "SGD": {"lr": 0.1, "momentum": 0.9},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPLEX_OPTIMIZERS))
+def test_a_complex_parameter_steps_as_pytorchs_real_view(name):
+    """PyTorch's adaptive optimizers update a complex parameter through `view_as_real`: real and imaginary parts
+    are independent reals (a squared gradient is |re|^2 and |im|^2, never a complex square)."""
+    w0 = np.array([[0.5 - 1.0j, -0.25 + 0.75j], [2.0 + 0.1j, -1.5 - 0.5j]], np.complex64)
+    x = np.array([[1.0 + 0.5j, -0.3 + 1.0j], [0.2 - 0.7j, 1.1 + 0.0j]], np.complex64)
+
+    def run(lib):
+        w = lib.tensor(w0, requires_grad=True)
+        opt = getattr(lib.optim, name)([w], **_COMPLEX_OPTIMIZERS[name])
+        for _ in range(4):
+            opt.zero_grad()
+            (lib.tensor(x) @ w).abs().pow(2).sum().backward()
+            opt.step()
+        return w.detach().numpy()
+
+    np.testing.assert_allclose(run(tp), run(torch), rtol=2e-5, atol=2e-6)

@@ -279,3 +279,22 @@ def test_on_an_accelerator_cpu_draws_are_pytorchs_and_device_draws_leave_the_str
     assert len(mine) == len(theirs)
     for i, (a, b) in enumerate(zip(mine, theirs)):
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6, err_msg=f"value {i}")
+
+
+def _packed_rnn_run(lib):
+    """A two-layer GRU with dropout between layers over a packed batch, then a draw after it: the inter-layer
+    mask covers the packed rows only, so the stream after it is PyTorch's too."""
+    from_pack = lib.nn.utils.rnn
+    lib.manual_seed(11)
+    rnn = lib.nn.GRU(3, 4, num_layers=2, dropout=0.5, bidirectional=True)
+    x = lib.randn(5, 3, 3)
+    packed = from_pack.pack_padded_sequence(x, lib.tensor([5, 2, 4]), enforce_sorted=False)
+    out, h = rnn(packed)
+    padded, _ = from_pack.pad_packed_sequence(out)
+    return [np.asarray(t.tolist(), np.float64) for t in (padded, h, lib.rand(4))]
+
+
+@cpu_draws
+def test_rnn_dropout_on_a_packed_batch_draws_pytorchs_mask():
+    for i, (a, b) in enumerate(zip(_packed_rnn_run(tp), _packed_rnn_run(torch), strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"result {i}")

@@ -28,7 +28,7 @@ from jax.custom_derivatives import SymbolicZero
 from jax.dtypes import float0
 
 __all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op", "torch_vjp", "set_matmul_precision",
-           "get_matmul_precision"]
+           "get_matmul_precision", "true_divide"]
 
 #: Every op, by name.
 TABLE: dict[str, Op] = {}
@@ -96,6 +96,36 @@ def broadcast_axes(gshape: tuple, shape: tuple) -> tuple | None:
     if lead < 0 or not all(s in (1, n) for s, n in zip(shape, gshape[lead:])):
         return None
     return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+
+
+_NARROW_FLOATS = frozenset(map(np.dtype, (jnp.float32, jnp.float16, jnp.bfloat16)))
+
+
+def true_divide(x, y):
+    """`x / y` rounded once, as PyTorch's kernels divide.
+
+    XLA's CPU compiler rewrites a division by a broadcast value, a constant or a square root into a
+    multiplication by the reciprocal, which is off by one unit in the last place for some inputs (`x / 28`,
+    `x / norm[:, None]`, `x / sqrt(v)` fused into one program). On CPU a float32, float16 or bfloat16
+    quotient is therefore formed in float64 and rounded to its dtype: the reciprocal's error in float64 is far
+    smaller than the distance of any such quotient from a rounding boundary, so the result is the correctly
+    rounded quotient whatever XLA rewrites (and the same op by op and fused)."""
+    dt = jnp.result_type(x, y)
+    if dt not in _NARROW_FLOATS or jax.default_backend() != "cpu":
+        return jnp.true_divide(x, y)
+    weak = _is_weak(x) and _is_weak(y)
+    wide = jnp.true_divide(jnp.asarray(x, jnp.float64), jnp.asarray(y, jnp.float64))
+    return jax.lax.convert_element_type(wide, dt) if not weak else _weak(wide.astype(dt))
+
+
+def _is_weak(a) -> bool:
+    return isinstance(a, (int, float)) or bool(getattr(getattr(a, "aval", None), "weak_type", False))
+
+
+def _weak(a):
+    from jax._src.lax.lax import _convert_element_type
+
+    return _convert_element_type(a, a.dtype, weak_type=True)
 
 
 def unbroadcast(g, x):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._op import op, unbroadcast
+from ._op import op, true_divide, unbroadcast
 
 # -- broadcasting arithmetic -----------------------------------------------
 add = op("add", lambda x, y, alpha=1: x + y if alpha == 1 else x + alpha * y,
@@ -17,9 +17,11 @@ rsub = op("rsub", lambda x, y: y - x,
 mul = op("mul", jnp.multiply,
          lambda g, ans, x, y: (unbroadcast(g * y, x), unbroadcast(g * x, y)), saves=("x", "y"),
          saved_for={"x": "y", "y": "x"})
-div = op("div", jnp.true_divide,
-         lambda g, ans, x, y: (unbroadcast(g / y, x), unbroadcast(-g * x / (y * y), y)), saves=("x", "y"),
-         saved_for={"x": "y"})
+# PyTorch's derivatives, operation for operation: `g / y` and `-g * ((x / y) / y)`.
+div = op("div", true_divide,
+         lambda g, ans, x, y: (unbroadcast(true_divide(g, y), x),
+                               unbroadcast(-g * true_divide(true_divide(x, y), y), y)),
+         saves=("x", "y"), saved_for={"x": "y"})
 maximum = op("maximum", jnp.maximum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x > y), saves=("x", "y"))
 minimum = op("minimum", jnp.minimum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x < y), saves=("x", "y"))
 
@@ -83,7 +85,8 @@ fmod = op("fmod", jnp.fmod)
 remainder = op("remainder", jnp.remainder)
 # PyTorch's rules: `g * x / hypot` (0/0 is NaN at the origin, as in PyTorch), and for fmax/fmin a tie or a NaN
 # on the other side sends the whole gradient to the first input.
-hypot = op("hypot", jnp.hypot, lambda g, ans, x, y: (unbroadcast(g * x / ans, x), unbroadcast(g * y / ans, y)),
+hypot = op("hypot", jnp.hypot, lambda g, ans, x, y: (unbroadcast(true_divide(g * x, ans), x),
+                                                     unbroadcast(true_divide(g * y, ans), y)),
            saves=("x", "y", "ans"))
 
 
@@ -103,7 +106,7 @@ def _div_rounded(x, y, mode):
     if jnp.issubdtype(jnp.result_type(x, y), jnp.integer):
         x, y = jnp.broadcast_arrays(x, y)
         return jax.lax.div(x, y)  # (C's division truncates; exact for every int64)
-    return jnp.trunc(x / y)
+    return jnp.trunc(true_divide(x, y))
 
 
 # `div(x, y, rounding_mode=...)`: PyTorch's derivative is zero in both inputs (its node is DivBackward2).
@@ -118,11 +121,11 @@ conj = op("conj", jnp.conj, lambda g, ans, x: (jnp.conj(g),), node="ConjBackward
 exp = op("exp", jnp.exp, lambda g, ans, x: (g * ans,), saves=("ans",))
 exp2 = op("exp2", jnp.exp2, lambda g, ans, x: (g * ans * jnp.log(2.0).astype(ans.dtype),), saves=("ans",))
 expm1 = op("expm1", jnp.expm1, lambda g, ans, x: (g * (ans + 1),), saves=("ans",))
-log = op("log", jnp.log, lambda g, ans, x: (g / x,), saves=("x",))
-log2 = op("log2", jnp.log2, lambda g, ans, x: (g / (x * jnp.log(2.0).astype(x.dtype)),), saves=("x",))
-log10 = op("log10", jnp.log10, lambda g, ans, x: (g / (x * jnp.log(10.0).astype(x.dtype)),), saves=("x",))
-log1p = op("log1p", jnp.log1p, lambda g, ans, x: (g / (1 + x),), saves=("x",), node="Log1PBackward0")
-sqrt = op("sqrt", jnp.sqrt, lambda g, ans, x: (g / (2 * ans),), saves=("ans",))
+log = op("log", jnp.log, lambda g, ans, x: (true_divide(g, x),), saves=("x",))
+log2 = op("log2", jnp.log2, lambda g, ans, x: (true_divide(g, x * jnp.log(2.0).astype(x.dtype)),), saves=("x",))
+log10 = op("log10", jnp.log10, lambda g, ans, x: (true_divide(g, x * jnp.log(10.0).astype(x.dtype)),), saves=("x",))
+log1p = op("log1p", jnp.log1p, lambda g, ans, x: (true_divide(g, 1 + x),), saves=("x",), node="Log1PBackward0")
+sqrt = op("sqrt", jnp.sqrt, lambda g, ans, x: (true_divide(g, 2 * ans),), saves=("ans",))
 rsqrt = op("rsqrt", jax.lax.rsqrt, lambda g, ans, x: (-0.5 * g * ans * ans * ans,), saves=("ans",))
 reciprocal = op("reciprocal", jnp.reciprocal, lambda g, ans, x: (-g * ans * ans,), saves=("ans",))
 square = op("square", jnp.square, lambda g, ans, x: (2 * g * x,), saves=("x",), node="PowBackward0")
@@ -144,7 +147,7 @@ def conj_phase(x):
 abs = op("abs", jnp.abs, lambda g, ans, x: (g * conj_phase(x),), saves=("x",))
 asin = op("asin", jnp.arcsin)
 acos = op("acos", jnp.arccos)
-atan = op("atan", jnp.arctan, lambda g, ans, x: (g / (1 + x * x),), saves=("x",))
+atan = op("atan", jnp.arctan, lambda g, ans, x: (true_divide(g, 1 + x * x),), saves=("x",))
 sinh = op("sinh", jnp.sinh, lambda g, ans, x: (g * jnp.cosh(x),), saves=("x",))
 cosh = op("cosh", jnp.cosh, lambda g, ans, x: (g * jnp.sinh(x),), saves=("x",))
 asinh = op("asinh", jnp.arcsinh)

@@ -9,12 +9,34 @@ other hyper-parameters are static.
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 
 from ._op import op
 
 __all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update", "adagrad_update", "adadelta_update",
            "adamax_update", "nadam_update", "radam_update", "asgd_update", "rprop_update"]
+
+
+def _as_real(update):
+    """`update` applied to a complex parameter as PyTorch's adaptive optimizers apply it: on the real view
+    (`view_as_real`: real and imaginary parts as independent reals, so squares are never complex), its state
+    likewise; the results are complex again."""
+    @functools.wraps(update)
+    def on_real_view(p, *rest, **params):
+        if not jnp.iscomplexobj(p):
+            return update(p, *rest, **params)
+        view = tuple(p.shape) + (2,)
+        outs = update(*(_real_view(a) for a in (p, *rest)), **params)
+        return tuple(jax.lax.complex(o[..., 0], o[..., 1]) if o is not None and tuple(o.shape) == view else o
+                     for o in outs)
+    return on_real_view
+
+
+def _real_view(a):
+    return jnp.stack([a.real, a.imag], -1) if jnp.iscomplexobj(a) else a
 
 
 def _sgd(p, g, buf, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
@@ -80,8 +102,8 @@ def _sgd_many(*arrays, n, momentum=0.0, dampening=0.0, weight_decay=0.0, nestero
 sgd_update = op("sgd_update", _sgd, differentiable=False)
 # One XLA call for a whole parameter group (PyTorch's "foreach" path): fewer dispatches per step.
 sgd_update_many = op("sgd_update_many", _sgd_many, differentiable=False)
-adam_update = op("adam_update", _adam, differentiable=False)
-rmsprop_update = op("rmsprop_update", _rmsprop, differentiable=False)
+adam_update = op("adam_update", _as_real(_adam), differentiable=False)
+rmsprop_update = op("rmsprop_update", _as_real(_rmsprop), differentiable=False)
 
 
 # The updates below follow PyTorch's single-tensor algorithms; `step` counts on the device and the
@@ -157,11 +179,11 @@ def _radam(p, g, m, v, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=
     return p - upd, m, v, step
 
 
-adagrad_update = op("adagrad_update", _adagrad, differentiable=False)
-adadelta_update = op("adadelta_update", _adadelta, differentiable=False)
-adamax_update = op("adamax_update", _adamax, differentiable=False)
-nadam_update = op("nadam_update", _nadam, differentiable=False)
-radam_update = op("radam_update", _radam, differentiable=False)
+adagrad_update = op("adagrad_update", _as_real(_adagrad), differentiable=False)
+adadelta_update = op("adadelta_update", _as_real(_adadelta), differentiable=False)
+adamax_update = op("adamax_update", _as_real(_adamax), differentiable=False)
+nadam_update = op("nadam_update", _as_real(_nadam), differentiable=False)
+radam_update = op("radam_update", _as_real(_radam), differentiable=False)
 
 
 def _asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
@@ -177,7 +199,7 @@ def _asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_de
     return p, ax, eta, mu, step
 
 
-asgd_update = op("asgd_update", _asgd, differentiable=False)
+asgd_update = op("asgd_update", _as_real(_asgd), differentiable=False)
 
 
 def _rprop(p, g, prev, step_size, step, lr, etaminus=0.5, etaplus=1.2, step_size_min=1e-6, step_size_max=50.0,
@@ -194,4 +216,4 @@ def _rprop(p, g, prev, step_size, step, lr, etaminus=0.5, etaplus=1.2, step_size
     return p - jnp.sign(g) * step_size, g, step_size, step + 1
 
 
-rprop_update = op("rprop_update", _rprop, differentiable=False)
+rprop_update = op("rprop_update", _as_real(_rprop), differentiable=False)

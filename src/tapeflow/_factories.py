@@ -13,7 +13,7 @@ import numpy as np
 
 import xla_ops
 
-from . import _adaptive, _dtype
+from . import _adaptive, _dtype, _mt19937
 from ._adaptive import trace_state_clean
 from ._device import device as _as_device
 from ._device import is_meta_device, to_jax_device
@@ -290,7 +290,70 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=Fals
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
     _steps(steps)
-    return _leaf(jnp.linspace(start, end, steps, dtype=_float_dtype(dtype)), device, requires_grad)
+    start, end = (_endpoint("linspace", v, which) for v, which in ((start, "start"), (end, "end")))
+    jd = _float_dtype(dtype)
+    if jd.kind == "b":
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    for v in (start, end)[:steps]:
+        _check_fits(v, jd)
+    return _leaf(jnp.asarray(_linspace_values(start, end, steps, jd)), device, requires_grad)
+
+
+def _endpoint(name: str, v, which: str):
+    if isinstance(v, Tensor):
+        if v.ndim != 0:
+            raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {which} with "
+                               f"{v.ndim} dimension(s).")
+        return v.item()
+    return v
+
+
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _check_fits(v, jd) -> None:
+    """PyTorch's refusal of a number its dtype cannot hold (a negative integer wraps into an unsigned
+    dtype; infinities and NaN fit a floating one)."""
+    if isinstance(v, complex) or jd.kind == "c" or jd.name not in _C_TYPES:
+        return
+    if jd.kind in "iu":
+        info = np.iinfo(jd)
+        low = -int(info.max) if jd.kind == "u" and isinstance(v, (int, np.integer)) else int(info.min)
+        fits = v == v and low <= v <= info.max
+    else:
+        fits = not math.isfinite(v) or abs(v) <= float(jnp.finfo(jd).max)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[jd.name]} without overflow")
+
+
+def _linspace_values(start, end, steps: int, jd) -> np.ndarray:
+    """PyTorch's CPU linspace, value for value: the first half counts up from `start`, the second half
+    down from `end`, each value one fused multiply-add in the dtype (in float64 for integer dtypes, then
+    truncated); half-precision dtypes round after every operation."""
+    if jd.kind == "c" or steps <= 1:
+        if steps == 1:
+            return np.full(1, start).astype(jd) if jd.kind in "fc" or jd.name == "bfloat16" else \
+                np.full(1, int(start) if not isinstance(start, complex) else start).astype(jd)
+        return np.asarray(jnp.linspace(start, end, steps, dtype=jd)) if steps else np.zeros(0, jd)
+    idx = np.arange(steps)
+    first = idx < steps // 2
+    counts = np.where(first, idx, steps - 1 - idx).astype(np.float64)
+    if jd in (np.float32, np.float64):
+        a, b = jd.type(start), jd.type(end)
+        step = (b - a) / jd.type(steps - 1)
+        ends, signed = np.where(first, a, b).astype(jd), np.where(first, step, -step).astype(jd)
+        return _mt19937.fma(signed, counts.astype(jd), ends).astype(jd)
+    if jd.kind in "iub":
+        a, b = (float(np.asarray(v).astype(jd)) for v in (start, end))
+        step = (b - a) / (steps - 1)
+        return np.trunc(_mt19937.fma(np.where(first, step, -step), counts, np.where(first, a, b))).astype(jd)
+    # float16 / bfloat16: every operation computes in float32 and rounds to the dtype
+    r = lambda x: np.asarray(x, np.float32).astype(jd).astype(np.float32)  # noqa: E731
+    a, b = r(start), r(end)
+    step = r(r(b - a) / r(steps - 1))
+    prod = r(step * r(counts))
+    return np.where(first, r(a + prod), r(b - prod)).astype(jd)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -579,10 +642,21 @@ def _sample(generator, shape: tuple, jd, sampler: str, device_op, device=None, *
     """An array of `shape` and dtype `jd` from PyTorch's stream's `sampler` where it serves the draw (see
     `_stream`; `device`: the factory's), else from the JAX op `device_op` and the generator's key; `params`
     go to both."""
+    if jd.kind == "c":  # PyTorch draws the real view, twice as many reals (normals with std 1/sqrt(2))
+        real = np.dtype(np.float32 if jd == np.complex64 else np.float64)
+        mt = _stream(generator, real, device)
+        if mt is not None and sampler in _COMPLEX_SCALE:
+            n, scale = 2 * math.prod(shape), _COMPLEX_SCALE[sampler]
+            pairs = (getattr(mt, sampler)(n, real) if scale is None else getattr(mt, sampler)(n, real, 0.0, scale))
+            pairs = pairs.reshape(*shape, 2)
+            return jnp.asarray(pairs[..., 0] + 1j * pairs[..., 1].astype(jd), jd)
     mt = _stream(generator, jd, device)
     if mt is not None:
         return jnp.asarray(getattr(mt, sampler)(math.prod(shape), jd, *params.values())).reshape(shape)
     return device_op(next_key(generator), shape=shape, dtype=jd, **params)
+
+
+_COMPLEX_SCALE = {"uniform": None, "normal": math.sqrt(0.5)}  # (the samplers drawn for complex dtypes)
 
 
 def uniform(low: float, high: float, size, *, generator=None, dtype=None) -> Tensor:

@@ -161,7 +161,7 @@ def fma(a, b, c) -> np.ndarray:
     error terms (Dekker's split, Knuth's two-sum)."""
     a = np.asarray(a)
     if a.dtype == np.float32:
-        return (a.astype(np.float64) * np.float64(b) + np.float64(c)).astype(np.float32)
+        return _round_to_float32(a.astype(np.float64) * np.float64(b), np.float64(c))
     b, c = np.float64(b), np.float64(c)
     p = a * b
     a_hi, a_lo = _split(a)
@@ -171,6 +171,20 @@ def fma(a, b, c) -> np.ndarray:
     back = s - p
     s_err = (p - (s - back)) + (c - back)
     return s + (s_err + p_err)
+
+
+def _round_to_float32(p, c) -> np.ndarray:
+    """`p + c` (float64 arrays holding float32-exact products and addends) rounded once to float32: the
+    float64 sum and its exact error (two-sum) settle the ties that rounding the float64 sum would break
+    twice."""
+    s = p + c
+    back = s - p
+    err = (p - (s - back)) + (c - back)
+    r = s.astype(np.float32)
+    lo = np.where(r.astype(np.float64) > s, np.nextafter(r, np.float32(-np.inf)), r)
+    hi = np.nextafter(lo, np.float32(np.inf))
+    tie = (s - lo.astype(np.float64) == hi.astype(np.float64) - s) & (err != 0)
+    return np.where(tie, np.where(err > 0, hi, lo), r)
 
 
 def _split(a):

@@ -13,7 +13,7 @@ import itertools
 import warnings
 
 from .. import _dtype, _ops
-from .._factories import arange, ones, zeros_like
+from .._factories import arange, linspace, ones, zeros_like
 from .._tensor import Tensor
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -23,9 +23,8 @@ def _base(n: int, align_corners: bool, like: Tensor) -> Tensor:
     """Normalised pixel-centre coordinates of `n` pixels in [-1, 1]."""
     if n <= 1:
         return arange(n, dtype=like.dtype) * 0.0
-    if align_corners:
-        return arange(n, dtype=like.dtype) * (2.0 / (n - 1)) - 1.0
-    return (arange(n, dtype=like.dtype) * 2.0 + 1.0) / n - 1.0
+    steps = linspace(-1, 1, n, dtype=like.dtype)  # (PyTorch's values to the last bit: a grid on pixel centres
+    return steps if align_corners else steps * (n - 1) / n  # lands on the same side of each kink)
 
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
@@ -234,7 +233,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     coords = [_source_index(grid[..., i], size, padding_mode, align_corners) for i, size in enumerate(sizes)]
     flat = input.reshape(n, c, -1)
     if mode == "nearest":
-        return _gather(flat, [_ops.round(x).detach() for x in coords], sizes)
+        # The grid's gradient is zero (PyTorch's), but it is linked: a finite coordinate times zero.
+        link = sum(_ops.where(_ops.isfinite(x), x, 0.0) for x in coords) * 0.0
+        return _gather(flat, [_ops.round(x).detach() for x in coords], sizes) + link.unsqueeze(1)
     lows = [_ops.floor(x).detach() for x in coords]
     out = 0
     for corner in itertools.product((0, 1), repeat=len(coords)):

@@ -113,7 +113,7 @@ class RNNBase(Module):
             x = input if batched else input.unsqueeze(1)
             if batched and self.batch_first:
                 x = x.transpose(0, 1)
-        x, h_n, c_n = self._layers(x, hx, batched, mask)
+        x, h_n, c_n = self._layers(x, hx, batched, mask, sizes if packed else None)
         if packed:
             out = PackedSequence(x.reshape(-1, x.shape[-1])[_factories.tensor(_layout(sizes, x.shape[1]))],
                                  input.batch_sizes, input.sorted_indices, input.unsorted_indices)
@@ -126,6 +126,15 @@ class RNNBase(Module):
             c_n = None if c_n is None else c_n.squeeze(1)
         return x, (h_n if c_n is None else (h_n, c_n))
 
+    def _dropout(self, x, sizes):
+        """Dropout between layers. A packed input's mask covers its packed rows only, in their order (as
+        PyTorch draws it: a seeded program keeps its random stream); padding rows stay out of it."""
+        if sizes is None:
+            return F.dropout(x, self.dropout, True)
+        t, b, f = x.shape
+        rows = x.reshape(t * b, f)[_factories.tensor(_layout(sizes, b))]
+        return _unpack(F.dropout(rows, self.dropout, True), sizes, t, b, 0.0)
+
     @staticmethod
     def _permute_hidden(hx, permutation):
         if hx is None or permutation is None:
@@ -134,8 +143,9 @@ class RNNBase(Module):
             return tuple(h.index_select(1, permutation) for h in hx)
         return hx.index_select(1, permutation)
 
-    def _layers(self, x, hx, batched, mask):
-        """All layers and directions over `x` `(T, B, I)`: `(output, h_n, c_n or None)`."""
+    def _layers(self, x, hx, batched, mask, sizes=None):
+        """All layers and directions over `x` `(T, B, I)`: `(output, h_n, c_n or None)`; `sizes`: the batch
+        sizes of a packed input."""
         directions = 2 if self.bidirectional else 1
         n, b = self.num_layers * directions, x.shape[1]
         out_size = self.proj_size or self.hidden_size
@@ -161,7 +171,7 @@ class RNNBase(Module):
                 cs.append(c)
             x = outs[0] if directions == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
+                x = self._dropout(x, sizes)
         return x, stack(hs), (stack(cs) if self.mode == "LSTM" else None)
 
     def extra_repr(self) -> str:
