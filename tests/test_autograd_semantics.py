@@ -946,3 +946,22 @@ def test_multi_grad_hooks_work_with_backward_inputs_on_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+@pytest.mark.parametrize("kind", ["scatter_reduce", "index_reduce"])
+def test_prod_reduction_refuses_a_double_backward_where_two_zeros_meet(kind):
+    """PyTorch's rule: the gradient of `prod` for the written values has no derivative where two zeros are
+    written to one position; a double backward through it raises (a first backward, and the gradient's value,
+    are fine), and with at most one zero per position it is the derivative (gradgradcheck)."""
+    source = "src" if kind == "scatter_reduce" else "source"
+    fn = getattr(tp, kind)
+    x = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
+    index = tp.tensor([0, 0, 1])
+    src = tp.tensor([0.0, 0.0, 3.0], dtype=tp.float64, requires_grad=True)
+    gx, gs = tp.autograd.grad(fn(x, 0, index, src, "prod").sum(), (x, src), create_graph=True)
+    assert gs.grad_fn.name() == "Error"
+    assert gs.tolist() == [0.0, 0.0, 2.0]
+    with pytest.raises(RuntimeError, match=rf"{kind}\(\): Double backward is unsupported for {source} when >1 zeros"):
+        tp.autograd.grad(gs.sum(), (x, src))
+    one_zero = tp.tensor([0.0, 1.5, 3.0], dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradgradcheck(lambda a, b: fn(a, 0, index, b, "prod"), (x, one_zero))

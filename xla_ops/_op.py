@@ -181,20 +181,26 @@ class Op:
         unread_inputs: some inputs may not be read at all (a VJP recorded as an op: `mul`'s gradient for `x`
             does not read `x`): the tape links only the inputs that `dependencies` says are read, as PyTorch's
             graph of the formula's own ops would.
+        double_backward: `double_backward(*inputs, **params) -> {input: message}` on concrete inputs: the
+            gradients (by input number) that have no derivative of their own for these values (PyTorch's
+            `scatter_reduce(prod)` with two zeros at one position); a double backward through one raises
+            `RuntimeError(message)`. Asked only when a backward records its own graph.
     """
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
         "derived", "deferrable", "linear", "snapshot",
         "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "_deps_cache", "unread_inputs",
-        "__weakref__",
+        "double_backward", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
-                 linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False):
+                 linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False,
+                 double_backward: Callable | None = None):
         self.name = name
+        self.double_backward = double_backward
         self.unread_inputs = unread_inputs
         self.deferrable = deferrable
         self.linear = linear

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from ._op import op
 from .shape import decode_index
@@ -141,7 +142,11 @@ def _products(shape, where, s):
     negatives = jnp.zeros(shape, jnp.int32).at[where].add((s < 0).astype(jnp.int32))
     zeros = jnp.zeros(shape, jnp.int32).at[where].add(zero.astype(jnp.int32))
     sign = jnp.where(negatives % 2 == 1, -1, 1).astype(s.dtype)
-    return jnp.where(zeros > 0, jnp.zeros((), s.dtype), sign * jnp.exp(logs))
+    nonzero = sign * jnp.exp(logs)
+    # A lone zero enters as itself (its value 0, its derivative the product of the others); two or more give a
+    # product whose first derivatives are all 0.
+    lone = jnp.zeros(shape, s.dtype).at[where].add(jnp.where(zero, s, jnp.zeros((), s.dtype)))
+    return jnp.where(zeros == 0, nonzero, jnp.where(zeros == 1, nonzero * lone, jnp.zeros((), s.dtype)))
 
 
 def _src_part(src, index):
@@ -169,8 +174,38 @@ def _index_reduce_vjp(g, ans, x, index, source, dim, reduce, include_self=True):
     return gx, None, gs
 
 
-scatter_reduce = op("scatter_reduce", _scatter_reduce, _scatter_reduce_vjp, saves=("x", "index", "src", "ans"))
-index_reduce = op("index_reduce", _index_reduce, _index_reduce_vjp, saves=("x", "index", "source", "ans"))
+def _zeros_meet(x, where, s) -> bool:
+    """Whether two or more zeros of `s` are written to one position (numbers on the host)."""
+    zeros = np.zeros(x.shape, np.int64)
+    np.add.at(zeros, where, np.asarray(s) == 0)
+    return bool((zeros > 1).any())
+
+
+def _refuse_prod(kind: str, source: str, where):
+    """PyTorch's refusal: the gradient of `prod` for the written values has no derivative where two zeros meet."""
+    def refusal(x, index, src, dim, reduce, include_self=True):
+        if reduce != "prod":
+            return {}
+        x, index, src = np.asarray(x), np.asarray(index), np.asarray(src)
+        if kind == "scatter_reduce":
+            src = src[tuple(slice(0, n) for n in index.shape)]
+        if not _zeros_meet(x, where(index, dim), src):
+            return {}
+        return {2: f"{kind}(): Double backward is unsupported for {source} when >1 zeros in {source} are scattered to "
+                   f"the same position in self"}
+    return refusal
+
+
+def _np_grid(index, dim):
+    return tuple(index if d == dim else np.broadcast_to(np.arange(n).reshape([-1 if i == d else 1 for i in
+                                                                             range(index.ndim)]), index.shape)
+                 for d, n in enumerate(index.shape))
+
+
+scatter_reduce = op("scatter_reduce", _scatter_reduce, _scatter_reduce_vjp, saves=("x", "index", "src", "ans"),
+                    double_backward=_refuse_prod("scatter_reduce", "src", _np_grid))
+index_reduce = op("index_reduce", _index_reduce, _index_reduce_vjp, saves=("x", "index", "source", "ans"),
+                  double_backward=_refuse_prod("index_reduce", "source", _index_where))
 
 
 # -- writes into a copy --------------------------------------------------------------------------------------

@@ -259,7 +259,10 @@ class OpNode(Node):
                 for hook in saved_output_hooks:
                     hook(self, ans)
             gop = op.grad_op(self.params, self.needs, self._metas, nout)
-            return dispatch(gop, (*grads, ans, *saved))
+            out = dispatch(gop, (*grads, ans, *saved))
+            if op.double_backward is not None:
+                out = _refuse_double_backward(op, self.params, saved, out)
+            return out
         return op.backward(self.params, self.needs, self._metas, nout)(
             *grads, ans, *[s._data if isinstance(s, Tensor) else s for s in saved])
 
@@ -285,6 +288,24 @@ class OpNode(Node):
             self._ans = None
             self._unpack = None
             self._versions = ()  # (its entries hold the saved tensors too)
+
+
+def _refuse_double_backward(op, params, saved, grads):
+    """`grads` with those that `op.double_backward` says have no derivative of their own put behind a node
+    that raises its message when a backward reaches it (PyTorch's `DelayedError`)."""
+    arrays = [s._data if isinstance(s, Tensor) else s for s in saved]
+    refused = op.double_backward(*arrays, **dict(params))
+    if not refused:
+        return grads
+    from .._dispatch import edge
+    from .function import Error
+
+    grads = list(grads) if isinstance(grads, tuple) else [grads]
+    for i, message in refused.items():
+        g = grads[i]
+        if g is not None and g.requires_grad:
+            grads[i] = Tensor._make(g._data, Error(message, (edge(g),)), 0, True)
+    return tuple(grads)
 
 
 _NODE_CLASSES: dict[str, type] = {}
