@@ -160,6 +160,9 @@ CASES = {
     "sinc": (_ew(lambda lib, F, x: lib.sinc(x)), [0.0, 1.0, -2.0]),
     "xlogy": (_ew(lambda lib, F, x: lib.xlogy(x, x)), [0.0, 1.0, 2.0]),
     "special_xlog1py": (_ew(lambda lib, F, x: lib.special.xlog1py(x, x)), [0.0, 1.0, 2.0]),
+    "xlogy_positive_y": (_ew(lambda lib, F, x: lib.xlogy(x, lib.full_like(x, 0.5))
+                             + lib.special.xlog1py(x, lib.full_like(x, 2.0))), [0.0, 1.0, -2.0]),
+    "logit_eps": (_ew(lambda lib, F, x: lib.logit(x, eps=0.25)), [0.0, 0.25, 0.5, 0.9]),
     "entr": (_ew(lambda lib, F, x: lib.special.entr(x)), [0.0, 1.0, 2.0]),
     "log1p_m1": (_ew(lambda lib, F, x: (x - 1).log1p()), [1.0, 2.0, 3.0]),
     "sqrt_zero": (_ew(lambda lib, F, x: x.sqrt()), [0.0, 1.0, 4.0]),

@@ -62,12 +62,20 @@ def _xlog1py(x, y):
     return jnp.where(jnp.isnan(y), jnp.nan, jnp.where(x == 0, 0, x * jnp.log1p(jnp.where(x == 0, 0, y))))
 
 
-# NOTE: PyTorch's rules: the first argument's gradient is xlogy(x != 0, y), so it is 0 where x == 0.
+def _log_factor(x, y, log, edge):
+    """`log(y)` (`log1p`), but 0 where `x == 0` and `y <= edge` (`log` would be -inf or NaN there): PyTorch's
+    derivative of `xlogy` (`xlog1py`) in its first argument, `xlogy(g, y)` masked there."""
+    masked = (x == 0) & (y <= edge)
+    return jnp.where(masked, 0, log(jnp.where(masked, edge + 1, y))).astype(jnp.result_type(x, y))
+
+
+# NOTE: PyTorch's rules: the first argument's gradient is g * log(y) (log1p(y)), also where x == 0, except where
+# x == 0 and log(y) is not finite (y <= 0; y <= -1), where it is 0.
 xlogy = op("xlogy", _xlogy,
-           lambda g, ans, x, y: (unbroadcast(g * _xlogy((x != 0).astype(g.dtype), y), x),
+           lambda g, ans, x, y: (unbroadcast(g * _log_factor(x, y, jnp.log, 0.0), x),
                                  unbroadcast(g * x / y, y)), saves=("x", "y"))
 xlog1py = op("xlog1py", _xlog1py,
-             lambda g, ans, x, y: (unbroadcast(g * _xlog1py((x != 0).astype(g.dtype), y), x),
+             lambda g, ans, x, y: (unbroadcast(g * _log_factor(x, y, jnp.log1p, -1.0), x),
                                    unbroadcast(g * x / (y + 1), y)), saves=("x", "y"),
              node="SpecialXlog1PyBackward0")
 

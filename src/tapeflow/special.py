@@ -36,9 +36,7 @@ def logit(input, eps=None):
         >>> tp.special.logit(tp.tensor([0.0, 0.5]), eps=1e-6)
         tensor([-13.8155,   0.0000])
     """
-    if eps is not None:
-        input = input.clamp(eps, 1 - eps)
-    return _ops.logit(input)
+    return _ops.logit(input, eps)
 
 
 def softmax(input, dim, *, dtype=None):

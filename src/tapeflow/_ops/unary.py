@@ -82,6 +82,22 @@ _FLOATING = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "r
 _KEEP = ["abs", "sign", "floor", "ceil", "trunc", "frac", "relu", "square"]
 for _name in _FLOATING + _KEEP:
     globals()[_name] = _unary(getattr(X, _name), _name in _FLOATING, _name)
+_logit = logit  # noqa: F821
+
+
+def logit(input, eps=None):
+    """`log(p / (1 - p))`, the inverse of `sigmoid`; with `eps`, `p` is first clamped to `[eps, 1 - eps]`
+    (the gradient is 0 outside that interval).
+
+    Example:
+        >>> tp.logit(tp.tensor([0.25, 0.5, 0.75]))
+        tensor([-1.0986,  0.0000,  1.0986])
+        >>> tp.logit(tp.tensor([0.0, 1.0]), eps=0.25)
+        tensor([-1.0986,  1.0986])
+    """
+    if eps is not None:
+        input = _to_float(input).clamp(eps, 1 - eps)
+    return _logit(input)
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
 absolute = abs  # noqa: F821
 fix = trunc  # noqa: F821
