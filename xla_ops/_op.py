@@ -28,7 +28,7 @@ from jax.custom_derivatives import SymbolicZero
 from jax.dtypes import float0
 
 __all__ = ["Op", "Meta", "unbroadcast", "broadcast_axes", "TABLE", "op", "torch_vjp", "set_matmul_precision",
-           "get_matmul_precision", "true_divide"]
+           "get_matmul_precision", "true_divide", "wide_unary"]
 
 #: Every op, by name.
 TABLE: dict[str, Op] = {}
@@ -116,6 +116,14 @@ def true_divide(x, y):
     weak = _is_weak(x) and _is_weak(y)
     wide = jnp.true_divide(jnp.asarray(x, jnp.float64), jnp.asarray(y, jnp.float64))
     return jax.lax.convert_element_type(wide, dt) if not weak else _weak(wide.astype(dt))
+
+
+def wide_unary(fn, x):
+    """`fn(x)` formed in float64 and rounded back for a float32 / float16 / bfloat16 `x` on CPU (for functions
+    whose float32 versions in XLA are much less accurate than PyTorch's); `fn(x)` otherwise."""
+    if x.dtype not in _NARROW_FLOATS or jax.default_backend() != "cpu":
+        return fn(x)
+    return fn(x.astype(jnp.float64)).astype(x.dtype)
 
 
 def _is_weak(a) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._op import op, true_divide, unbroadcast
+from ._op import op, true_divide, unbroadcast, wide_unary
 
 # -- broadcasting arithmetic -----------------------------------------------
 add = op("add", lambda x, y, alpha=1: x + y if alpha == 1 else x + alpha * y,
@@ -22,16 +22,15 @@ div = op("div", true_divide,
          lambda g, ans, x, y: (unbroadcast(true_divide(g, y), x),
                                unbroadcast(-g * true_divide(true_divide(x, y), y), y)),
          saves=("x", "y"), saved_for={"x": "y"})
-maximum = op("maximum", jnp.maximum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x > y), saves=("x", "y"))
-minimum = op("minimum", jnp.minimum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x < y), saves=("x", "y"))
+maximum = op("maximum", jnp.maximum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x < y, x > y), saves=("x", "y"))
+minimum = op("minimum", jnp.minimum, lambda g, ans, x, y: _minmax_vjp(g, x, y, x > y, x < y), saves=("x", "y"))
 
 
-def _minmax_vjp(g, x, y, x_wins):
-    # NOTE: ties split the gradient evenly between both inputs, as PyTorch does.
-    tie = x == y
-    gx = jnp.where(x_wins, g, jnp.where(tie, g / 2, 0))
-    gy = jnp.where(x_wins, 0, jnp.where(tie, g / 2, g))
-    return unbroadcast(gx, x), unbroadcast(gy, y)
+def _minmax_vjp(g, x, y, x_loses, y_loses):
+    # NOTE: ties split the gradient evenly between both inputs, as PyTorch does; a loser gets none, and where a
+    # NaN makes neither lose, both get all of it (PyTorch's masks).
+    share = jnp.where(x == y, g / 2, g)
+    return unbroadcast(jnp.where(x_loses, 0, share), x), unbroadcast(jnp.where(y_loses, 0, share), y)
 
 
 def _pow(x, y):
@@ -134,14 +133,24 @@ cos = op("cos", jnp.cos, lambda g, ans, x: (-g * jnp.sin(x),), saves=("x",))
 tan = op("tan", jnp.tan, lambda g, ans, x: (g * (1 + ans * ans),), saves=("ans",))
 tanh = op("tanh", jnp.tanh, lambda g, ans, x: (g * (1 - ans * ans),), saves=("ans",))
 sigmoid = op("sigmoid", jax.nn.sigmoid, lambda g, ans, x: (g * ans * (1 - ans),), saves=("ans",))
-relu = op("relu", jax.nn.relu, lambda g, ans, x: (jnp.where(ans > 0, g, 0),), saves=("ans",))
+# NOTE: PyTorch's masks say where no gradient passes (`ans <= 0`), so a NaN passes it, here and in the other
+# piecewise functions (hardtanh, softshrink, threshold, elu, ...).
+relu = op("relu", jax.nn.relu, lambda g, ans, x: (jnp.where(ans <= 0, 0, g),), saves=("ans",))
 def conj_phase(x):
     """`conj(x) / |x|` (0 at 0): the derivative of `|x|` in JAX's convention (see `_op`), written out so that
     it has a derivative of its own (`jnp.sign`'s is zero); `sign(x)` for real `x`."""
     if not jnp.iscomplexobj(x):
-        return jnp.sign(x)
+        return _sign(x)
     a = jnp.abs(x)
     return jnp.conj(x) / jnp.where(a == 0, 1, a)
+
+
+def _sign(x):
+    """`(0 < x) - (x < 0)`, PyTorch's sign: 0 at NaN (and +0 at -0)."""
+    if x.dtype == jnp.bool_:
+        return x
+    return ((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)) if jnp.issubdtype(x.dtype, jnp.signedinteger) or \
+        jnp.issubdtype(x.dtype, jnp.floating) else (x > 0).astype(x.dtype)
 
 
 abs = op("abs", jnp.abs, lambda g, ans, x: (g * conj_phase(x),), saves=("x",))
@@ -156,13 +165,42 @@ atanh = op("atanh", jnp.arctanh)
 erf = op("erf", jax.scipy.special.erf)
 erfc = op("erfc", jax.scipy.special.erfc)
 erfinv = op("erfinv", jax.scipy.special.erfinv)
-lgamma = op("lgamma", jax.scipy.special.gammaln)
-digamma = op("digamma", jax.scipy.special.digamma)
-logit = op("logit", jax.scipy.special.logit)
+# float32 lgamma is formed in float64 on CPU: XLA's float32 one is off by 5e-7 at its zeros (lgamma(1) = 0).
+def digamma_fn(x):
+    """digamma with PyTorch's values at the pole 0: -inf at +0, +inf at -0."""
+    d = jax.scipy.special.digamma(x)
+    return jnp.where(x == 0, jnp.copysign(jnp.inf, -x).astype(d.dtype), d)
+
+
+lgamma = op("lgamma", lambda x: wide_unary(jax.scipy.special.gammaln, x),
+            lambda g, ans, x: (g * digamma_fn(x),), saves=("x",))
+# NOTE: the derivative at 0 is +inf (PyTorch's trigamma there), not NaN.
+digamma = op("digamma", digamma_fn,
+             lambda g, ans, x: (g * _trigamma(x),), saves=("x",))
+
+
+def _trigamma(x):
+    # PyTorch's values where digamma has no finite derivative: inf at the pole 0, 0 at +inf, NaN at -inf.
+    t = jax.scipy.special.polygamma(1, x)
+    return jnp.where(x == 0, jnp.inf, jnp.where(x == jnp.inf, 0, jnp.where(x == -jnp.inf, jnp.nan, t))).astype(t.dtype)
+def _logit(x, eps=None):
+    return jax.scipy.special.logit(x if eps is None else jnp.clip(x, eps, 1 - eps))
+
+
+def _logit_vjp(g, ans, x, eps=None):
+    # NOTE: PyTorch's derivative: NaN outside [0, 1] (not the formula's value there); with `eps`, 0 outside
+    # [eps, 1 - eps] (a NaN input keeps a NaN gradient: the mask does not hold it).
+    if eps is None:
+        return (true_divide(g, jnp.where((x < 0) | (x > 1), jnp.nan, x * (1 - x))),)
+    outside = (x < eps) | (x > 1 - eps)
+    return (jnp.where(outside, 0, true_divide(g, jnp.where(outside, 1, x * (1 - x)))),)
+
+
+logit = op("logit", _logit, _logit_vjp, saves=("x",))
 # NOTE: the derivative of sign, floor, ceil, round and trunc is zero almost
 # everywhere; PyTorch returns zeros rather than refusing, and so do we.
 _zero_vjp = lambda g, ans, x, **kw: (jnp.zeros_like(g),)  # noqa: E731
-sign = op("sign", jnp.sign, _zero_vjp)
+sign = op("sign", lambda x: _sign(x), _zero_vjp)
 floor = op("floor", jnp.floor, _zero_vjp)
 ceil = op("ceil", jnp.ceil, _zero_vjp)
 trunc = op("trunc", jnp.trunc, _zero_vjp)
@@ -192,13 +230,21 @@ complex = op("complex", jax.lax.complex,
              lambda g, ans, x, y: (unbroadcast(jnp.real(g), x), unbroadcast(-jnp.imag(g), y)))
 polar = op("polar", lambda r, theta: jax.lax.complex(r * jnp.cos(theta), r * jnp.sin(theta)))
 # The angle of a real number is piecewise constant: PyTorch gives it no gradient, even at 0.
-angle = op("angle", jnp.angle, lambda g, ans, x: (
+def _angle(x):
+    if _is_complex(x.dtype):
+        return jnp.angle(x)
+    dt = jnp.angle(x).dtype  # (PyTorch's: pi below 0, else 0, so -0 has angle 0; NaN stays NaN)
+    x = x.astype(dt)
+    return jnp.where(jnp.isnan(x), x, jnp.where(x < 0, jnp.pi, 0).astype(dt))
+
+
+angle = op("angle", _angle, lambda g, ans, x: (
     jax.vjp(jnp.angle, x)[1](g)[0] if _is_complex(x.dtype) else jnp.zeros(x.shape, x.dtype),), saves=("x",))
 
 
 def _sgn(x):
     if not jnp.iscomplexobj(x):
-        return jnp.sign(x)
+        return _sign(x)
     a = jnp.abs(x)
     return jnp.where(a == 0, 0, x / jnp.where(a == 0, 1, a)).astype(x.dtype)
 

@@ -345,7 +345,7 @@ def _elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
 
 def _elu_vjp(g, ans, x, alpha=1.0, scale=1.0, input_scale=1.0):
     # NOTE: x = 0 takes the exponential side, as PyTorch does: elu'(0) = alpha (celu'(0) = 1).
-    return (jnp.where(x > 0, g * scale, g * scale * alpha * input_scale * jnp.exp(jnp.minimum(x, 0) * input_scale)),)
+    return (jnp.where(x <= 0, g * scale * alpha * input_scale * jnp.exp(jnp.minimum(x, 0) * input_scale), g * scale),)
 
 
 elu = op("elu", _elu, _elu_vjp, saves=("x",), node="EluBackward0")
@@ -353,16 +353,22 @@ celu = op("celu", lambda x, alpha=1.0: _elu(x, alpha, 1.0, 1.0 / alpha),
           lambda g, ans, x, alpha=1.0: _elu_vjp(g, ans, x, alpha, 1.0, 1.0 / alpha), saves=("x",), node="CeluBackward0")
 
 
-# NOTE: at their bounds these pass no gradient (PyTorch's rule; clamp passes it): the mask is strict.
+# NOTE: at their bounds these pass no gradient (PyTorch's rule; clamp passes it), and a NaN passes it (PyTorch's
+# mask names where none passes).
+def _outside(x, lo, hi):
+    return (x <= lo) | (x >= hi)
+
+
 def _inside(x, lo, hi):
     return (x > lo) & (x < hi)
 
 
 hardtanh = op("hardtanh", lambda x, min_val=-1.0, max_val=1.0: jnp.clip(x, min_val, max_val),
-              lambda g, ans, x, min_val=-1.0, max_val=1.0: (jnp.where(_inside(x, min_val, max_val), g, 0),),
+              lambda g, ans, x, min_val=-1.0, max_val=1.0: (jnp.where(_outside(x, min_val, max_val), 0, g),),
               saves=("x",), node="HardtanhBackward0")
 hardsigmoid = op("hardsigmoid", lambda x: jnp.clip(x + 3, 0, 6) / 6,
-                 lambda g, ans, x: (jnp.where(_inside(x, -3, 3), g / 6, 0),), saves=("x",), node="HardsigmoidBackward0")
+                 lambda g, ans, x: (jnp.where(_inside(x, -3, 3), g / 6, 0),), saves=("x",),
+                 node="HardsigmoidBackward0")
 # NOTE: hardswish'(-3) = 0 and hardswish'(3) = 1: each end belongs to the outer piece, as in PyTorch.
 hardswish = op("hardswish", lambda x: x * jnp.clip(x + 3, 0, 6) / 6,
                lambda g, ans, x: (jnp.where(x <= -3, 0, jnp.where(x < 3, g * (x / 3 + 0.5), g)),),
@@ -370,13 +376,13 @@ hardswish = op("hardswish", lambda x: x * jnp.clip(x + 3, 0, 6) / 6,
 # NOTE: the middle is x * 0, which keeps the sign of zero, as PyTorch's kernel does (softshrink(-0.5) is -0.0).
 softshrink = op("softshrink",
                 lambda x, lambd=0.5: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd, x * 0)),
-                lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) > lambd, g, 0),), saves=("x",),
+                lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) <= lambd, 0, g),), saves=("x",),
                 node="SoftshrinkBackward0")
-hardshrink = op("hardshrink", lambda x, lambd=0.5: jnp.where(jnp.abs(x) > lambd, x, 0),
-                lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) > lambd, g, 0),), saves=("x",),
+hardshrink = op("hardshrink", lambda x, lambd=0.5: jnp.where(jnp.abs(x) <= lambd, 0, x),
+                lambda g, ans, x, lambd=0.5: (jnp.where(jnp.abs(x) <= lambd, 0, g),), saves=("x",),
                 node="HardshrinkBackward0")
-threshold = op("threshold", lambda x, threshold, value: jnp.where(x > threshold, x, value).astype(x.dtype),
-               lambda g, ans, x, threshold, value: (jnp.where(x > threshold, g, 0),), saves=("x",),
+threshold = op("threshold", lambda x, threshold, value: jnp.where(x <= threshold, value, x).astype(x.dtype),
+               lambda g, ans, x, threshold, value: (jnp.where(x <= threshold, 0, g),), saves=("x",),
                node="ThresholdBackward0")
 leaky_relu = op("leaky_relu", lambda x, negative_slope=0.01: jnp.where(x > 0, x, x * negative_slope),
                 node="LeakyReluBackward0")

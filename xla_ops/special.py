@@ -12,7 +12,8 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
 
-from ._op import op, unbroadcast
+from ._op import op, unbroadcast, wide_unary
+from .elementwise import digamma_fn
 
 __all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "xlog1py", "entr", "deg2rad",
            "rad2deg", "signbit", "isneginf", "isposinf", "i0", "i0e", "i1", "i1e", "gcd", "lcm", "polygamma",
@@ -40,10 +41,11 @@ logaddexp2 = op("logaddexp2", jnp.logaddexp2,
 
 def _sinc_vjp(g, ans, x):
     # NOTE: PyTorch's rule, written out: (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0.
+    # (also 0 where pi x^2 underflows, e.g. x = 1e-30 in float32, where the formula is 0 / 0)
     px = math.pi * x
-    safe = jnp.where(x == 0, 1, x)
-    d = (px * jnp.cos(px) - jnp.sin(px)) / (math.pi * safe * safe)
-    return (g * _zero_at(x == 0, d),)
+    den = math.pi * x * x
+    d = (px * jnp.cos(px) - jnp.sin(px)) / jnp.where(den == 0, 1, den)
+    return (g * _zero_at(den == 0, d),)
 
 
 sinc = op("sinc", jnp.sinc, _sinc_vjp, saves=("x",))
@@ -123,13 +125,16 @@ polygamma = op("polygamma", lambda x, n: jsp.polygamma(n, x),
                lambda g, ans, x, n: (g * jsp.polygamma(n + 1, x),), saves=("x",))
 
 
+def _mvlgamma_args(x, p):
+    # x + (-(p-1)/2, ..., -1/2, 0) in PyTorch's order (so -0 stays +0 in the last one: digamma(+0) = -inf)
+    return x[..., None] + (jnp.arange(p, dtype=x.dtype) - (p - 1)) / 2
+
+
 def _mvlgamma(x, p):
-    shifts = jnp.arange(p, dtype=x.dtype) / 2
-    return jnp.sum(jsp.gammaln(x[..., None] - shifts), axis=-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return jnp.sum(jsp.gammaln(_mvlgamma_args(x, p)), axis=-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
-mvlgamma = op("mvlgamma", _mvlgamma,
-              lambda g, ans, x, p: (g * jnp.sum(jsp.digamma(x[..., None] - jnp.arange(p, dtype=x.dtype) / 2), -1),),
+mvlgamma = op("mvlgamma", _mvlgamma, lambda g, ans, x, p: (g * jnp.sum(digamma_fn(_mvlgamma_args(x, p)), -1),),
               saves=("x",))
 
 
@@ -171,7 +176,8 @@ ndtr = op("ndtr", jsp.ndtr, lambda g, ans, x: (g * jnp.exp(-0.5 * x * x) / math.
           node="SpecialNdtrBackward0")
 ndtri = op("ndtri", jsp.ndtri, lambda g, ans, x: (g * math.sqrt(2 * math.pi) * jnp.exp(0.5 * ans * ans),),
            saves=("ans",), node="SpecialNdtriBackward0")
-log_ndtr = op("log_ndtr", jsp.log_ndtr,
+# (float32 formed in float64 on CPU: XLA's float32 log_ndtr is off by ~20 units in the last place near x = 3)
+log_ndtr = op("log_ndtr", lambda x: wide_unary(jsp.log_ndtr, x),
               lambda g, ans, x: (g * jnp.exp(-0.5 * x * x - ans) / math.sqrt(2 * math.pi),), saves=("x", "ans"),
               node="SpecialLogNdtrBackward0")
 zeta = op("zeta", jsp.zeta, differentiable=False)

@@ -95,9 +95,9 @@ def logit(input, eps=None):
         >>> tp.logit(tp.tensor([0.0, 1.0]), eps=0.25)
         tensor([-1.0986,  1.0986])
     """
-    if eps is not None:
-        input = _to_float(input).clamp(eps, 1 - eps)
-    return _logit(input)
+    if eps is None:
+        return _logit(input)
+    return dispatch(X.logit, (_to_float(input),), (("eps", float(eps)),))
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh  # noqa: F821
 absolute = abs  # noqa: F821
 fix = trunc  # noqa: F821
