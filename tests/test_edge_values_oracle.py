@@ -82,3 +82,39 @@ def test_binary_edges_equal_pytorchs(name):
     theirs = _value_and_grad(torch, BINARY[name](torch), a, b)
     for what, m, t in zip(("values", "gradient of the first", "gradient of the second"), mine, theirs):
         _same(m, t, f"{name}: {what}")
+
+
+NAN, INF = float("nan"), float("inf")
+ROWS = {"nan": [[1.0, NAN, 3.0, 0.5], [2.0, 2.0, -1.0, 4.0]], "inf": [[1.0, INF, 3.0, -INF], [-INF, -INF, -INF, -INF]],
+        "ties": [[3.0, 1.0, 3.0, 0.0], [0.0, 0.0, 0.0, 0.0]], "signed zeros": [[-0.0, 0.0, -0.0, 1.0], [0.0, -0.0, -1.0, -0.0]]}
+# Reductions, scans and sorts along rows holding NaN, infinities, ties and zeros of both signs. (Not compared:
+# the order `topk` and `kthvalue` give ties, which is that of PyTorch's selection algorithm, and the
+# derivatives of `prod` / `cumprod` at an infinite or NaN factor, where PyTorch's `result / input` is NaN.)
+REDUCTIONS = {
+    "max": lambda x: x.max(), "max(dim)": lambda x: x.max(1).values, "argmax": lambda x: x.argmax(1),
+    "amax": lambda x: x.amax(1), "sum": lambda x: x.sum(1), "mean": lambda x: x.mean(1),
+    "cumsum": lambda x: x.cumsum(1), "cummax": lambda x: x.cummax(1).values, "logsumexp": lambda x: x.logsumexp(1),
+    "logcumsumexp": lambda x: x.logcumsumexp(1), "softmax": lambda x: x.softmax(1),
+    "log_softmax": lambda x: x.log_softmax(1), "sort": lambda x: x.sort(1).values, "median": lambda x: x.median(1).values,
+    "nanmedian": lambda x: x.nanmedian(1).values, "nansum": lambda x: x.nansum(1), "nanmean": lambda x: x.nanmean(1),
+    "std": lambda x: x.std(1), "norm": lambda x: x.norm(dim=1), "norm(inf)": lambda x: x.norm(INF, dim=1),
+    "norm(1)": lambda x: x.norm(1, dim=1), "maximum": lambda x: x[0].maximum(x[1]), "clamp": lambda x: x.clamp(-1, 2),
+    "quantile": lambda x: x.quantile(0.5, dim=1),
+}
+
+
+@pytest.mark.parametrize("row", sorted(ROWS))
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions_at_edges_equal_pytorchs(name, row):
+    def run(lib):
+        x = lib.tensor(ROWS[row], dtype=lib.float64, requires_grad=True)
+        y = REDUCTIONS[name](x)
+        if not y.requires_grad:
+            return [y.double().numpy(), None]
+        w = lib.linspace(0.5, 1.5, y.numel(), dtype=lib.float64).reshape(y.shape)
+        return [y.detach().numpy(), lib.autograd.grad((y * w).sum(), x)[0].numpy()]
+
+    (mine, mine_grad), (theirs, theirs_grad) = run(tp), run(torch)
+    _same(mine, theirs, f"{name} of the {row} rows: values")
+    if theirs_grad is not None:
+        _same(mine_grad, theirs_grad, f"{name} of the {row} rows: gradient")

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
 from ._op import op
-from .elementwise import conj_phase
+from .elementwise import _sign, conj_phase
 
 
 def _expand(g, shape, dim, keepdim):
@@ -184,12 +186,13 @@ def _norm_vjp(g, ans, x, p=2.0, dim=None, keepdim=False):
         # NOTE: the subgradient 0 at x == 0, as in PyTorch (JAX would give NaN).
         return (jnp.where(ans == 0, 0, g * x / jnp.where(ans == 0, 1, ans)),)
     if p == 1:
-        return (g * jnp.sign(x),)
+        return (g * _sign(x),)  # (sign(nan) = 0, as PyTorch's)
     if p == 0:
         return (jnp.zeros_like(x),)
     if p in (float("inf"), float("-inf")):
-        mask = (jnp.abs(x) == ans).astype(x.dtype)
-        return (g * jnp.sign(x) * mask / jnp.sum(mask, axis=dim, keepdims=True),)
+        mask = (jnp.abs(x) == ans).astype(x.dtype)  # (none where the norm is NaN: a zero gradient, as PyTorch's)
+        count = jnp.sum(mask, axis=dim, keepdims=True)
+        return (g * _sign(x) * mask / jnp.where(count == 0, 1, count),)
     safe = jnp.where(ans == 0, 1, ans)
     return (jnp.where(ans == 0, 0, g * jnp.sign(x) * jnp.abs(x) ** (p - 1) / safe ** (p - 1)),)
 
@@ -219,7 +222,27 @@ cummax = op("cummax", lambda x, dim: _cum_extreme(x, dim, True), _cum_extreme_vj
             node="CummaxBackward0")
 cummin = op("cummin", lambda x, dim: _cum_extreme(x, dim, False), _cum_extreme_vjp, saves=("ans",),
             node="CumminBackward0")
-logcumsumexp = op("logcumsumexp", lambda x, dim: jax.lax.cumlogsumexp(x, axis=dim))
+def _logcumsumexp_vjp(g, ans, x, dim):
+    """`grad_i = sum_{j >= i} g_j exp(x_i - ans_j)`, linear in `g` and stable: `exp(x_i - ans_i) * S_i` with
+    `S_i = g_i + exp(ans_i - ans_{i+1}) S_{i+1}` (factors at most 1), a reversed scan of affine maps. Right
+    where `x` holds infinities (JAX's derivative of the scan is not): PyTorch's values there."""
+    nxt = jnp.concatenate([jax.lax.slice_in_dim(ans, 1, None, axis=dim),
+                           jax.lax.slice_in_dim(ans, -1, None, axis=dim)], axis=dim)
+    decay = jnp.where(ans == nxt, 1, jnp.exp(ans - jnp.where(ans == nxt, 0, nxt))).astype(g.dtype)
+
+    def compose(earlier, later):  # S -> b + a S, applied after `earlier`
+        return earlier[0] * later[0], later[1] + later[0] * earlier[1]
+
+    flip = functools.partial(jnp.flip, axis=dim)
+    # (the map at a position multiplies the next position's sum: shift the decays by one in the flipped order)
+    shifted = jnp.concatenate([jnp.zeros_like(jax.lax.slice_in_dim(decay, 0, 1, axis=dim)),
+                               jax.lax.slice_in_dim(flip(decay), 1, None, axis=dim)], axis=dim)
+    _, sums = jax.lax.associative_scan(compose, (shifted, flip(g)), axis=dim)
+    return (jnp.exp(x - ans) * flip(sums),)
+
+
+logcumsumexp = op("logcumsumexp", lambda x, dim: jax.lax.cumlogsumexp(x, axis=dim), _logcumsumexp_vjp,
+                  saves=("x", "ans"))
 
 # -- softmax family --------------------------------------------------------------------
 softmax = op("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim),
