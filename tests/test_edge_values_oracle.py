@@ -118,3 +118,40 @@ def test_reductions_at_edges_equal_pytorchs(name, row):
     _same(mine, theirs, f"{name} of the {row} rows: values")
     if theirs_grad is not None:
         _same(mine_grad, theirs_grad, f"{name} of the {row} rows: gradient")
+
+
+LOGITS = [[2.0, -1.0, 0.5], [INF, 0.0, 1.0], [-INF, -INF, 3.0], [0.0, 0.0, 0.0]]
+CLASSES = [0, 1, 2, 0]
+# Losses where masked (-inf) logits, infinite inputs, NaN targets and zero targets meet: PyTorch's numbers.
+LOSSES = {
+    "cross_entropy": (lambda lib, F, x: F.cross_entropy(x, lib.tensor(CLASSES), reduction="none"), [LOGITS]),
+    "cross_entropy(weight)": (lambda lib, F, x: F.cross_entropy(
+        x, lib.tensor(CLASSES), weight=lib.tensor([1.0, 0.0, 2.0], dtype=lib.float64), reduction="none"), [LOGITS]),
+    "cross_entropy(ignore_index)": (lambda lib, F, x: F.cross_entropy(x, lib.tensor([0, -100, 2, -100])), [LOGITS]),
+    "cross_entropy(label_smoothing)": (lambda lib, F, x: F.cross_entropy(
+        x[[0, 3]], lib.tensor([0, 2]), label_smoothing=0.2, reduction="none"), [LOGITS]),
+    "nll_loss": (lambda lib, F, x: F.nll_loss(x, lib.tensor(CLASSES), reduction="none"), [LOGITS]),
+    "bce_with_logits": (lambda lib, F, x: F.binary_cross_entropy_with_logits(
+        x, lib.tensor([0.0, 1.0, 1.0, 0.5], dtype=lib.float64), reduction="none"), [[INF, -INF, 0.0, 100.0]]),
+    "bce_with_logits(pos_weight)": (lambda lib, F, x: F.binary_cross_entropy_with_logits(
+        x, lib.tensor([0.0, 1.0, 1.0, 0.5], dtype=lib.float64), pos_weight=lib.tensor([2.0], dtype=lib.float64),
+        reduction="none"), [[3.0, -2.0, 0.0, 100.0]]),
+    "l1_loss": (lambda lib, F, x, y: F.l1_loss(x, y, reduction="none"), [[1.0, 2.0, 0.0], [1.0, 0.5, NAN]]),
+    "mse_loss": (lambda lib, F, x, y: F.mse_loss(x, y, reduction="none"), [[1.0, INF, 0.0], [1.0, INF, NAN]]),
+    "kl_div": (lambda lib, F, x, y: F.kl_div(x, y, reduction="none"), [[-1.0, -INF, 0.0], [0.0, 0.0, 1.0]]),
+    "kl_div(log_target)": (lambda lib, F, x, y: F.kl_div(x, y, reduction="none", log_target=True),
+                           [[-1.0, -INF, 0.0], [-INF, 0.0, 1.0]]),
+    "poisson_nll_loss": (lambda lib, F, x, y: F.poisson_nll_loss(x, y, log_input=False, full=True, reduction="none"),
+                         [[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]),
+    "soft_margin_loss": (lambda lib, F, x: F.soft_margin_loss(
+        x, lib.tensor([1.0, -1.0, 1.0], dtype=lib.float64), reduction="none"), [[100.0, -100.0, 0.0]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_losses_at_edges_equal_pytorchs(name):
+    f, columns = LOSSES[name]
+    mine = _value_and_grad(tp, lambda *xs: f(tp, TF, *xs), *columns)
+    theirs = _value_and_grad(torch, lambda *xs: f(torch, F, *xs), *columns)
+    for what, m, t in zip(("values", "gradient of the input", "gradient of the target"), mine, theirs):
+        _same(m, t, f"{name}: {what}")

@@ -16,7 +16,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import special as _special
 from ._op import op, unbroadcast
+from .elementwise import _sign
 
 __all__ = [
     "linear", "linear_nobias", "conv", "conv_transpose", "max_pool", "max_pool_with_indices", "max_unpool",
@@ -428,7 +430,12 @@ def _class_weights(x, target, weight, ignore_index, label_smoothing, probs):
 def _cross_entropy(x, target, weight, ignore_index=-100, reduction="mean", label_smoothing=0.0, probs=False):
     cax = 1 if x.ndim > 1 else 0
     q, denom = _class_weights(x, target, weight, ignore_index, label_smoothing, probs)
-    loss = -jnp.sum(q * jax.nn.log_softmax(x, axis=cax), axis=cax)
+    terms = q * jax.nn.log_softmax(x, axis=cax)
+    if not probs and not label_smoothing:  # (PyTorch gathers the target's term: the others add nothing, even at -inf)
+        c = x.shape[cax]
+        target_class = jnp.moveaxis(jax.nn.one_hot(target, c, dtype=jnp.bool_), -1, cax)
+        terms = jnp.where(target_class, terms, 0)
+    loss = -jnp.sum(terms, axis=cax)
     if reduction == "mean":
         return jnp.sum(loss) / denom
     return jnp.sum(loss) if reduction == "sum" else loss
@@ -472,8 +479,9 @@ nll_loss = op("nll_loss", _nll_loss, node="NllLossBackward0")
 
 # -- regression and binary losses --------------------------------------------------------------------------
 def _abs0(d):
-    # NOTE: |d| written as d * sign(d), whose derivative at 0 is sign(0) = 0, PyTorch's (JAX's abs gives 1).
-    return d * jnp.sign(d)
+    # NOTE: |d| written as d * sign(d), whose derivative at 0 is sign(0) = 0, PyTorch's (JAX's abs gives 1); at
+    # NaN it is 0 too (PyTorch's sign(nan)).
+    return d * _sign(d)
 
 
 def _smooth_l1(x, y, reduction="mean", beta=1.0):
@@ -497,10 +505,11 @@ def _bce(x, y, weight, reduction="mean"):
 
 
 def _bce_logits(x, y, weight, pos_weight, reduction="mean"):
+    # PyTorch's formula, operation for operation: (1 - y) x - (1 + (pos_weight - 1) y) log_sigmoid(x)
     log_sig = jax.nn.log_sigmoid(x)
-    log_one_minus = jax.nn.log_sigmoid(-x)
-    pw = 1.0 if pos_weight is None else pos_weight
-    loss = -(pw * y * log_sig + (1 - y) * log_one_minus)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight - 1) * y + 1)
+    loss = (1 - y) * x - log_sig
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -509,8 +518,8 @@ def _bce_logits(x, y, weight, pos_weight, reduction="mean"):
 def _kl_div(x, target, reduction="mean", log_target=False):
     if log_target:
         loss = jnp.exp(target) * (target - x)
-    else:
-        loss = jnp.where(target > 0, target * (jnp.log(jnp.where(target > 0, target, 1)) - x), 0)
+    else:  # PyTorch's: xlogy(target, target) - target * x (NaN where target = 0 meets x = -inf, as there)
+        loss = _special.xlogy.rule()(target, target) - target * x  # (xlogy's own derivative: NaN at target 0)
     if reduction == "batchmean":
         return jnp.sum(loss) / x.shape[0] if x.ndim else jnp.sum(loss)
     return _reduce(loss, reduction)
