@@ -99,3 +99,17 @@ def test_antialias_is_pytorchs(mode, align_corners, kw):
 def test_antialias_needs_bilinear_or_bicubic_on_4d():
     with pytest.raises(ValueError, match="Anti-alias option is restricted to bilinear, bicubic"):
         tp.nn.functional.interpolate(tp.ones(1, 1, 4), scale_factor=0.5, mode="linear", antialias=True)
+
+
+@pytest.mark.parametrize("mode,dims", [("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 2),
+                                       ("linear", 1), ("bilinear", 2), ("trilinear", 3), ("bicubic", 2)])
+def test_a_scale_factor_that_leaves_or_doubles_a_size_resamples_as_pytorch(mode, dims):
+    """PyTorch's kernels copy an axis whose size does not change (linear modes whatever the scale factor, and
+    2-d nearest), and 2-d nearest halves the index where the size doubles; elsewhere the scale factor given
+    places the samples (1-d and 3-d nearest, nearest-exact, bicubic)."""
+    x = np.arange(4.0 ** dims).reshape((1, 1) + (4,) * dims)
+    for factor in (1.2, 2.1, 0.9, 2.0):
+        scale = (factor,) + (1.3,) * (dims - 1)
+        mine = tp.nn.functional.interpolate(tp.tensor(x), scale_factor=scale, mode=mode)
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=scale, mode=mode)
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12, err_msg=f"{scale}")

@@ -21,6 +21,7 @@ __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "
            "instance_norm"]
 
 _LINEAR = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_COPY_UNCHANGED = ("linear", "bilinear", "trilinear")  # modes whose kernels copy an axis of unchanged size
 
 
 def _source(out: int, inp: int, scale: float | None, align_corners: bool, cubic: bool) -> np.ndarray:
@@ -151,7 +152,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     taps = _aa_taps if antialias else _taps
     out = input
     for k in range(spatial):
-        out = _along(out, 2 + k, taps(sizes[k], input.shape[2 + k], scales[k], mode, bool(align_corners)))
+        n_in, scale = input.shape[2 + k], scales[k]
+        if sizes[k] == n_in and (mode in _COPY_UNCHANGED or (mode == "nearest" and spatial == 2)) and not antialias:
+            continue  # PyTorch's kernels copy an axis whose size does not change, whatever the scale factor
+        if mode == "nearest" and spatial == 2 and sizes[k] == 2 * n_in:
+            scale = None  # (and its 2-d nearest kernel halves the index when the size doubles)
+        out = _along(out, 2 + k, taps(sizes[k], n_in, scale, mode, bool(align_corners)))
     return out
 
 
