@@ -155,3 +155,13 @@ def test_losses_at_edges_equal_pytorchs(name):
     theirs = _value_and_grad(torch, lambda *xs: f(torch, F, *xs), *columns)
     for what, m, t in zip(("values", "gradient of the input", "gradient of the target"), mine, theirs):
         _same(m, t, f"{name}: {what}")
+
+
+def test_a_complex_zero_base_to_a_tensor_power_is_pytorchs():
+    base = [0j, 0j, 0j, 0j, 0j, 1 + 1j, -0.0 + 0j]
+    exponent = [2 + 1j, 0j, -1 + 0j, 1j, 0.5 + 0j, 0j, 2 + 0j]
+    mine = (tp.tensor(base) ** tp.tensor(exponent)).numpy()
+    theirs = (torch.tensor(base) ** torch.tensor(exponent)).numpy()
+    np.testing.assert_allclose(mine, theirs, rtol=1e-6, equal_nan=True)
+    real_base = (tp.tensor([0.0, 2.0]) ** tp.tensor([1 + 1j, 0j])).numpy()
+    np.testing.assert_allclose(real_base, (torch.tensor([0.0, 2.0]) ** torch.tensor([1 + 1j, 0j])).numpy())

@@ -63,7 +63,19 @@ def _pow_vjp(g, ans, x, y):
     return unbroadcast(gx, x), unbroadcast(gy, y)
 
 
-pow = op("pow", _pow, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
+def _pow_tensors(x, y):
+    """`x ** y` of two tensors. A complex zero base gives what PyTorch's `exp(y log x)` gives: 0 for an exponent
+    with a positive real part, inf + nan j for a negative one, NaN for an imaginary one (0 ** 0 too)."""
+    out = _pow(x, y)
+    if not jnp.iscomplexobj(out):
+        return out
+    r = jnp.real(y)
+    at_zero = jnp.where(r > 0, 0, jnp.where(r < 0, jax.lax.complex(jnp.inf, jnp.nan),
+                                            jax.lax.complex(jnp.nan, jnp.nan))).astype(out.dtype)
+    return jnp.where(x == 0, at_zero, out)
+
+
+pow = op("pow", _pow_tensors, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
 pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(_pow_base_grad(g, x, y), x), None),
                 saves=("x", "y"), node="PowBackward0")
 # NOTE: d/dx y**x = y**x log y, defined as 0 where y == 0 and x >= 0 (PyTorch's rule, as for `pow`).
