@@ -81,3 +81,20 @@ def test_contiguous_copies_only_a_non_contiguous_layout():
     with pytest.raises(RuntimeError, match="view size is not compatible with input tensor's size and stride"):
         t.view(-1)
     assert t.reshape(-1).tolist() == c.view(-1).tolist()
+
+
+@pytest.mark.parametrize("name", ["t_", "transpose_", "swapdims_", "as_strided_"])
+def test_a_tensor_rearranged_in_place_has_pytorchs_strides(name):
+    """After an in-place view op a tensor that views nothing has the strides of its rearranged storage, so it
+    is not contiguous, `view` refuses what PyTorch refuses, and its own views start from that layout."""
+    ops = {"t_": lambda v: v.t_(), "transpose_": lambda v: v.transpose_(0, 1),
+           "swapdims_": lambda v: v.swapdims_(0, 1), "as_strided_": lambda v: v.as_strided_((4, 3), (1, 4))}
+
+    def run(lib):
+        v = ops[name](lib.arange(12.0).reshape(3, 4).clone())
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            v.view(-1)
+        w = v[1:, ::2]
+        return v.stride(), v.is_contiguous(), w.stride(), w.storage_offset(), v.contiguous().view(-1).tolist()
+
+    assert run(tp) == run(torch)

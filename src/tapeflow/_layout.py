@@ -27,10 +27,9 @@ def layout(t) -> tuple | None:
     step of its view chain has no PyTorch stride rule here."""
     chain = t._view if t._base is not None else ()
     if not chain:
-        shape = tuple(t._raw.shape)
-        return shape, contiguous_strides(shape), 0
-    shape = list(t._base._raw.shape)
-    strides, off = list(contiguous_strides(shape)), 0
+        return own_layout(t)
+    shape, strides, off = own_layout(t._base)
+    shape, strides = list(shape), list(strides)
     for name, params, out in chain:
         step = _STEPS.get(name)
         if step is None:
@@ -40,6 +39,17 @@ def layout(t) -> tuple | None:
             return None
         shape, strides, off = res
     return tuple(shape), tuple(strides), off
+
+
+def own_layout(t) -> tuple:
+    """The layout of a tensor that views no other: row-major, unless an in-place view op (`t_`,
+    `transpose_`, `as_strided_`) rearranged it, as PyTorch's strides then show (`_own_layout`, kept while the
+    shape is the one that op gave)."""
+    shape = tuple(t._raw.shape)
+    own = t.__dict__.get("_own_layout")
+    if own is not None and own[0] == shape:
+        return own
+    return shape, contiguous_strides(shape), 0
 
 
 def view_strides(shape, strides, new_shape) -> tuple | None:

@@ -76,7 +76,8 @@ def _view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise RuntimeError("view(dtype) is not supported; use .to(dtype) for a converted copy")
     out = _ops.reshape(self, *shape)
-    if self._view and self._base is not None:  # (a view's layout may not allow it, as in PyTorch)
+    if (self._view and self._base is not None) or "_own_layout" in self.__dict__:  # (a view's layout may not
+        # allow it, as in PyTorch; nor may a tensor rearranged in place by `t_`, `transpose_`, `as_strided_`)
         lay = _layout.layout(self)
         if lay is not None and _layout.view_strides(lay[0], lay[1], tuple(out._raw.shape)) is None:
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "

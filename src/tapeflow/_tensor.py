@@ -482,6 +482,7 @@ class Tensor:
         if self._base is None and self._storage is not None and self._storage.views is not None:
             _leave_storage(self)  # (its views keep the old data, as in PyTorch: `.data =` swaps the storage)
         self._data = value._data
+        self.__dict__.pop("_own_layout", None)  # (and takes the new data's layout)
 
     @data.deleter
     def data(self) -> None:

@@ -524,6 +524,11 @@ def _become(self, view_fn):
             new = view_fn(self)
     else:
         new = view_fn(self)
+    if self._base is None and new._base is self:  # a root takes the strides of its rearranged storage
+        from .._layout import layout
+
+        own = layout(new)
+        self.__dict__["_own_layout"] = own
     self._data, self.grad_fn, self._output_nr = new._data, new.grad_fn, new._output_nr
     if self._base is not None and new._base is self._base:
         multi = _multi_step(self)
