@@ -98,3 +98,27 @@ def test_a_tensor_rearranged_in_place_has_pytorchs_strides(name):
         return v.stride(), v.is_contiguous(), w.stride(), w.storage_offset(), v.contiguous().view(-1).tolist()
 
     assert run(tp) == run(torch)
+
+
+def test_reshape_copies_a_layout_no_view_can_give_so_writes_stay_apart():
+    """`reshape` of a transposed tensor is a copy in PyTorch: an in-place write into the result neither
+    reaches the source nor bumps its version (a saved tensor stays valid for backward)."""
+    def run(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4).requires_grad_()
+        a = x.exp()  # (exp saves its result)
+        b = a.transpose(1, 2).reshape(2, 12)
+        b += 1.0
+        b.sum().backward()
+        c = lib.zeros(3, 4).t()
+        flat = c.reshape(-1)
+        flat[0] = 7.0
+        d = lib.zeros(3, 4)
+        kept = d.reshape(4, 3)  # (a contiguous tensor: a view, writes do reach it)
+        kept[0, 0] = 5.0
+        return x.grad.sum().item(), c.sum().item(), d[0, 0].item(), b._base is None, kept._base is d
+
+    mine, theirs = run(tp), run(torch)
+    assert mine[1:] == theirs[1:]
+    assert abs(mine[0] - theirs[0]) < 1e-3 * abs(theirs[0])
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        tp.zeros(3, 4).t().view_as(tp.zeros(12))

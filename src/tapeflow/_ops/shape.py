@@ -10,7 +10,7 @@ import numpy as np
 
 import xla_ops as X
 
-from .. import _dtype
+from .. import _dtype, _layout
 from .._dispatch import dispatch, view
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _dims, _t
@@ -50,18 +50,24 @@ def reshape(input, *shape):
                 [3, 4, 5]])
     """
     s = _infer_shape(shape, input._raw.size)
+    if (input._view and input._base is not None) or "_own_layout" in input.__dict__:
+        lay = _layout.layout(input)
+        if lay is not None and _layout.view_strides(lay[0], lay[1], s) is None:
+            # PyTorch copies a layout that no view can give the new shape (a transposed tensor flattened): the
+            # result shares nothing, so writing into it neither reaches `input` nor bumps its version.
+            return dispatch(X.reshape, (input.clone(),), (("shape", s),))
     return view(input, X.reshape, (("shape", s),))
 
 
 def view_as(input, other):
-    """`input` viewed with the shape of `other`.
+    """`input` viewed with the shape of `other` (`input.view(other.shape)`).
 
     Example:
         >>> tp.view_as(tp.arange(4), tp.zeros(2, 2))
         tensor([[0, 1],
                 [2, 3]])
     """
-    return reshape(input, tuple(other.shape))
+    return input.view(tuple(other.shape))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
