@@ -332,7 +332,9 @@ unary("erfc", np.vectorize(math.erfc, otypes=[np.float64]))
 unary("erfinv", _np_erfinv, UNIT, rtol=1e-5)
 unary("lgamma", np.vectorize(math.lgamma, otypes=[np.float64]), POS)
 unary("digamma", sp.digamma, POS)
-unary("logit", sp.logit, PROB)
+spec("logit", [C(F((3, 4))), C(F(())), C(F((0, 3))), C(F((3, 4)), eps=0.05)],
+     lambda x, eps=None: sp.logit(x if eps is None else np.clip(x, eps, 1 - eps)), dom=PROB,
+     tf=lambda x: tp.logit(x))  # (eps below the domain's 0.1: the clamp's kinks stay out of the finite differences)
 unary("sign", np.sign, NOKINK)
 unary("floor", np.floor, OFFGRID)
 unary("ceil", np.ceil, OFFGRID)
