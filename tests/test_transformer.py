@@ -233,3 +233,31 @@ def test_eval_encoder_zeroes_padding_like_pytorchs_nested_path():
     assert float(outs[0][1, 3:].abs().sum()) == 0.0
     with pytest.warns(UserWarning, match="self.use_nested_tensor is False because encoder_layer.norm_first"):
         tp.nn.TransformerEncoder(tp.nn.TransformerEncoderLayer(8, 2, 16, norm_first=True), 1)
+
+
+def test_mismatched_mask_types_warn_once_as_pytorch():
+    """A boolean padding mask with a float attention mask: PyTorch's deprecation warning, once per call, named
+    after the outermost module's arguments; same-typed masks do not warn; the output is that of float masks."""
+    import warnings
+
+    tp.manual_seed(0)
+    enc = tp.nn.TransformerEncoder(tp.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), 2,
+                                   enable_nested_tensor=False)
+    x = tp.randn(2, 3, 8)
+    pad = tp.tensor([[False, False, True]] * 2)
+    cases = [(enc, lambda m, am, kpm: m(x, mask=am, src_key_padding_mask=kpm), "src_key_padding_mask and mask"),
+             (enc.layers[0], lambda m, am, kpm: m(x, src_mask=am, src_key_padding_mask=kpm),
+              "src_key_padding_mask and src_mask"),
+             (enc.layers[0].self_attn, lambda m, am, kpm: m(x, x, x, attn_mask=am, key_padding_mask=kpm)[0],
+              "key_padding_mask and attn_mask")]
+    for module, call, names in cases:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            out = call(module, tp.zeros(3, 3), pad)
+        assert [str(w.message) for w in seen] == [
+            f"Support for mismatched {names} is deprecated. Use same type for both instead."]
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            same = call(module, tp.zeros(3, 3), tp.zeros(2, 3).masked_fill(pad, float("-inf")))
+        assert not seen
+        tp.testing.assert_close(out, same)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -99,6 +100,16 @@ def float_mask(mask, name: str, dtype):
     if not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask.to(dtype)
+
+
+def mismatched_masks(mask, name: str, other, other_name: str, dtype) -> tuple:
+    """`(mask, other)` of a module's call, warning as PyTorch does when one is boolean and the other float
+    (both are then given as float masks, so that the layers inside do not warn again)."""
+    if mask is None or other is None or mask.dtype == other.dtype:
+        return mask, other
+    warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
+                  "instead.", UserWarning, stacklevel=3)
+    return module_mask(mask, name, dtype), module_mask(other, other_name, dtype)
 
 
 def module_mask(mask, name: str, dtype):

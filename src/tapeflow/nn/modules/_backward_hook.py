@@ -5,6 +5,8 @@ node's pre-hook sees `grad_input` (the full backward hooks run there)."""
 
 from __future__ import annotations
 
+import warnings
+
 import xla_ops
 
 from ..._dispatch import dispatch
@@ -82,8 +84,11 @@ class BackwardHook:
                                    f"but expected {len(grad_output)}")
             grad_output, replaced = res, True
         self.grad_output = grad_output
-        if not self.input_positions:
-            # No input needs a gradient: the hooks run now, with grad_input all None.
+        if not self.input_positions and self.hooks:
+            # No input needs a gradient: the hooks run now, with grad_input all None (PyTorch warns of it).
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
+                          "since no inputs require gradients. See the documentation of "
+                          "Module.register_full_backward_hook for more details.", UserWarning, stacklevel=2)
             self._run((None,) * self.n_inputs)
         if not replaced:
             return None

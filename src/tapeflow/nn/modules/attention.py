@@ -8,7 +8,7 @@ from ... import _ops
 from ..._factories import empty, zeros
 from .. import functional as F
 from .. import init
-from .._functional_attention import attend, causal_mask, module_mask
+from .._functional_attention import attend, causal_mask, mismatched_masks, module_mask
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module
@@ -129,6 +129,8 @@ class MultiheadAttention(Module):
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
                                "module method `generate_square_subsequent_mask` to create this mask.")
         self._check_shapes(query, key, value)
+        key_padding_mask, attn_mask = mismatched_masks(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask",
+                                                       query.dtype)
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

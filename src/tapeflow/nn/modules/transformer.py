@@ -11,7 +11,7 @@ from ... import _dtype
 from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from .. import init
-from .._functional_attention import causal_mask
+from .._functional_attention import causal_mask, mismatched_masks
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -78,6 +78,8 @@ class TransformerEncoderLayer(Module):
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         """`src`: `(S, N, E)` (`(N, S, E)` with batch_first, or unbatched `(S, E)`); masks as in
         `MultiheadAttention` (`src_mask` `(S, S)`, `src_key_padding_mask` `(N, S)`, True = not attended)."""
+        src_key_padding_mask, src_mask = mismatched_masks(src_key_padding_mask, "src_key_padding_mask", src_mask,
+                                                          "src_mask", src.dtype)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -201,6 +203,8 @@ class TransformerEncoder(Module):
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal: bool | None = None):
         """`src` `(S, N, E)` (batch first as the layers); `mask` `(S, S)`; `src_key_padding_mask` `(N, S)`."""
+        src_key_padding_mask, mask = mismatched_masks(src_key_padding_mask, "src_key_padding_mask", mask, "mask",
+                                                      src.dtype)
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=bool(is_causal))
