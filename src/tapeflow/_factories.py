@@ -546,7 +546,7 @@ def host_draws(specs: tuple) -> list:
     return out
 
 
-_STREAM_DTYPES = frozenset(("float32", "float64", "int64", "int32", "int16", "int8", "uint8"))
+_STREAM_DTYPES = frozenset(("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8"))
 
 
 default_generator = Generator()

@@ -14,6 +14,10 @@ the generator's JAX key is decided in `_factories._stream`.
 - normal, fewer than 16 elements: Box-Muller on two float64 uniforms per pair, the sine half kept for the
   next draw (also across calls, until the generator is reseeded).
 - integers in [low, high): `draw % (high - low) + low`, with 64-bit draws when the range needs them.
+- float16/bfloat16: a uniform is a float32 one rounded (one that rounds up to `high` becomes `low`); normals
+  are computed in float32 and rounded, except that the redrawn last block takes the stream's next 16
+  uniforms after the whole blocks (the leftover ones, then 16 - n % 16 new ones); samplers built on float64
+  draws round through float32, as PyTorch converts a double to a half type.
 - exponential: `-log1p(-u) / lambda` from a float64 uniform; Bernoulli(p): a float64 uniform below p (a
   float32 one for a tensor of probabilities); permutations: Fisher-Yates, element i swapped with one drawn
   from [i, n).
@@ -27,6 +31,7 @@ import numpy as np
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}  # mantissa bits a uniform keeps
+_HALF = frozenset(("float16", "bfloat16"))
 
 
 class MT19937:
@@ -68,43 +73,58 @@ class MT19937:
     # -- samplers ---------------------------------------------------------------------------------------------
     def uniform(self, n: int, dtype: np.dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         dtype = np.dtype(dtype)
+        if dtype.name in _HALF:
+            return self._uniform_half(n, dtype, low, high)
         digits = _DIGITS[dtype.name]
-        acc = np.float64 if digits == 53 else np.float32  # (half precision computes in float32)
+        acc = np.float64 if digits == 53 else np.float32
         bits = self.random64(n) if digits == 53 else self.random32(n)
         x = (bits & np.uint64((1 << digits) - 1)).astype(acc) * acc(2.0**-digits)
         lo = acc(dtype.type(low))
         return fma(x, acc(dtype.type(high)) - lo, lo).astype(dtype)
 
+    def _uniform_half(self, n: int, dtype: np.dtype, low: float, high: float) -> np.ndarray:
+        """float16/bfloat16 uniforms: a float32 one, cast; one that rounds up to `high` becomes `low`."""
+        lo, hi = np.float32(low), np.float32(high)
+        x = self.uniform(n, np.dtype(np.float32))
+        out = fma(x, hi - lo, lo).astype(dtype)
+        return np.where(out >= dtype.type(high), dtype.type(low), out)
+
     def normal(self, n: int, dtype: np.dtype, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
         dtype = np.dtype(dtype)
         if n < 16:
-            return fma(np.array([self._one_normal() for _ in range(n)], np.float64), std, mean).astype(dtype)
-        acc = np.float64 if dtype == np.float64 else np.float32
-        data = self.uniform(n, dtype).astype(acc)
+            return _cast(fma(np.array([self._one_normal() for _ in range(n)], np.float64), std, mean), dtype)
+        acc = np.float64 if dtype == np.float64 else np.float32  # (float16/bfloat16: float32 throughout)
+        uniforms = np.dtype(np.float32) if dtype.name in _HALF else dtype
         mean, std = acc(mean), acc(std)
+        data = self.uniform(n, uniforms).astype(acc)
         whole = n - n % 16
         data[:whole] = _box_muller_16(data[:whole].reshape(-1, 16), mean, std, acc).reshape(-1)
-        if n % 16:
-            data[n - 16:] = _box_muller_16(self.uniform(16, dtype).astype(acc).reshape(1, 16), mean, std, acc)[0]
+        if n % 16:  # the last 16 again: from 16 new uniforms (float16/bfloat16: the stream's next 16 from `whole`)
+            if dtype.name in _HALF:
+                last = np.concatenate([data[whole:], self.uniform(16 - n % 16, uniforms).astype(acc)])
+            else:
+                last = self.uniform(16, uniforms).astype(acc)
+            data[n - 16:] = _box_muller_16(last.reshape(1, 16), mean, std, acc)[0]
         return data.astype(dtype)
 
     def exponential(self, n: int, dtype: np.dtype, lambd: float = 1.0) -> np.ndarray:
         """`-log(1 - u) / lambd` from float64 uniforms, in float64, then cast."""
-        return (-1.0 / lambd * np.log1p(-self.uniform(n, np.dtype(np.float64)))).astype(dtype)
+        return _cast(-1.0 / lambd * np.log1p(-self.uniform(n, np.dtype(np.float64))), np.dtype(dtype))
 
     def cauchy(self, n: int, dtype: np.dtype, median: float = 0.0, sigma: float = 1.0) -> np.ndarray:
         """`median + sigma * tan(pi * (u - 1/2))` from float64 uniforms, then cast."""
         u = self.uniform(n, np.dtype(np.float64))
-        return (median + sigma * np.tan(math.pi * (u - 0.5))).astype(dtype)
+        return _cast(median + sigma * np.tan(math.pi * (u - 0.5)), np.dtype(dtype))
 
     def log_normal(self, n: int, dtype: np.dtype, mean: float = 1.0, std: float = 2.0) -> np.ndarray:
         """`exp` of normals drawn one by one (Box-Muller pairs, whatever the size), then cast."""
-        return np.exp(fma(np.array([self._one_normal() for _ in range(n)], np.float64), std, mean)).astype(dtype)
+        return _cast(np.exp(fma(np.array([self._one_normal() for _ in range(n)], np.float64), std, mean)),
+                     np.dtype(dtype))
 
     def geometric(self, n: int, dtype: np.dtype, p: float) -> np.ndarray:
         """`ceil(log(u) / log1p(-p))` from float64 uniforms: trials up to the first success."""
         u = self.uniform(n, np.dtype(np.float64))
-        return np.ceil(np.log(u) / math.log1p(-p)).astype(dtype)
+        return _cast(np.ceil(np.log(u) / math.log1p(-p)), np.dtype(dtype))
 
     def _one_normal(self) -> float:
         if self.next_double_normal is not None:
@@ -137,7 +157,7 @@ class MT19937:
             return (self.random32(n) & np.uint64(1)).astype(dtype)
         wide = dtype.name in ("int64", "float64")
         draws = self.random64(n) if wide else self.random32(n)
-        top = (1 << _DIGITS[dtype.name]) + 1 if dtype.kind == "f" else int(np.iinfo(dtype).max) + 1
+        top = (1 << _DIGITS[dtype.name]) + 1 if dtype.name in _DIGITS else int(np.iinfo(dtype).max) + 1
         return (draws % np.uint64(top)).astype(dtype)
 
     def integers(self, n: int, low: int, high: int, dtype: np.dtype) -> np.ndarray:
@@ -153,6 +173,13 @@ def _box_muller_16(blocks: np.ndarray, mean, std, acc) -> np.ndarray:
     radius = np.sqrt(acc(-2) * np.log(u1))
     theta = (2.0 * math.pi * u2.astype(np.float64)).astype(acc)  # (the angle is formed in double)
     return np.concatenate([fma(radius * np.cos(theta), std, mean), fma(radius * np.sin(theta), std, mean)], axis=1)
+
+
+def _cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Float64 draws in `dtype`; float16/bfloat16 through float32, as PyTorch converts a double to them."""
+    if dtype.name in _HALF:
+        return x.astype(np.float32).astype(dtype)
+    return x.astype(dtype)
 
 
 def fma(a, b, c) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 import xla_ops as X
 
 from . import _dtype
-from ._factories import DrawTape, _stream, bernoulli_mask, drawn_for, next_key, rand
+from ._factories import _STREAM_DTYPES, DrawTape, _stream, bernoulli_mask, drawn_for, next_key, rand
 from ._methods import _random_
 from ._ops._checks import outside
 from ._tensor import Tensor
@@ -127,7 +127,7 @@ def _from_stream(self, generator, sampler: str, *params):
     """`self`'s shape and dtype filled by the PyTorch stream's `sampler`; None where the stream does not
     serve this draw (traced code, accelerators, other dtypes)."""
     mt = _stream(generator, np.dtype(np.float64))
-    if mt is None or isinstance(mt, DrawTape) or self._raw.dtype.name not in ("float32", "float64", "int64", "int32"):
+    if mt is None or isinstance(mt, DrawTape) or self._raw.dtype.name not in _STREAM_DTYPES:
         return None
     draws = getattr(mt, sampler)(self.numel(), self._raw.dtype, *params)
     return Tensor._wrap(jnp.asarray(draws).reshape(tuple(self.shape)))
