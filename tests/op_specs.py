@@ -728,6 +728,37 @@ spec("dot", [C(F((4,)), F((4,))), C(F((0,)), F((0,)))], np.dot, tf=lambda x, y: 
 spec("matmul", [C(F((2, 1, 3, 4)), F((3, 4, 2))), C(F((4,)), F((2, 4, 3))), C(F((2, 3, 4)), F((4,))),
                 C(F((3, 4)), F((2, 4, 2)))], np.matmul, tf=lambda x, y: x @ y)
 spec("outer", [C(F((3,)), F((4,))), C(F((0,)), F((2,)))], np.outer, tf=lambda x, y: tp.outer(x, y))
+
+
+def _added(product):
+    """NumPy's `beta * input + alpha * product(a, b)` (the input unread when `beta` is 0)."""
+    def ref(input, a, b, beta=1, alpha=1):
+        prod = alpha * product(a, b)
+        return np.broadcast_to(prod, np.broadcast_shapes(np.shape(input), prod.shape)) if beta == 0 else (
+            beta * input + prod)
+    return ref
+
+
+spec("addmm", [C(F((2, 3)), F((2, 4)), F((4, 3))), C(F((3,)), F((2, 4)), F((4, 3)), beta=0.5, alpha=2.0),
+               C(F((2, 3)), F((2, 4)), F((4, 3)), beta=0), C(F(()), F((0, 2)), F((2, 3)))],
+     _added(np.matmul), tf=lambda i, a, b: tp.addmm(i, a, b), node="AddmmBackward0")
+spec("baddbmm", [C(F((2, 3, 2)), F((2, 3, 4)), F((2, 4, 2))),
+                 C(F((1, 2)), F((2, 3, 4)), F((2, 4, 2)), beta=-1.0, alpha=0.5)],
+     _added(np.matmul), tf=lambda i, a, b: tp.baddbmm(i, a, b), node="BaddbmmBackward0")
+spec("addbmm", [C(F((3, 2)), F((2, 3, 4)), F((2, 4, 2))), C(F((2,)), F((3, 3, 4)), F((3, 4, 2)), beta=0.5, alpha=2.0),
+                C(F((3, 2)), F((1, 3, 4)), F((1, 4, 2))), C(F((3, 2)), F((0, 3, 4)), F((0, 4, 2)), beta=2.0)],
+     _added(lambda a, b: np.matmul(a, b).sum(0)), tf=lambda i, a, b: tp.addbmm(i, a, b), node="AddbmmBackward0")
+spec("addmv", [C(F((3,)), F((3, 4)), F((4,))), C(F(()), F((3, 4)), F((4,)), beta=2.0, alpha=-1.0)],
+     _added(np.matmul), tf=lambda i, a, b: tp.addmv(i, a, b), node="AddmvBackward0")
+spec("addr", [C(F((3, 4)), F((3,)), F((4,))), C(F((4,)), F((3,)), F((4,)), beta=0.5, alpha=2.0)],
+     _added(np.outer), tf=lambda i, a, b: tp.addr(i, a, b), node="AddrBackward0")
+spec("addcmul", [C(F((3, 4)), F((3, 4)), F((3, 4))), C(F((3, 1)), F((4,)), F(()), value=0.5),
+                 C(F(()), F((2,)), F((2,)), value=-2.0)],
+     lambda x, t1, t2, value=1: x + value * t1 * t2, tf=lambda x, t1, t2: tp.addcmul(x, t1, t2))
+spec("addcdiv", [C(F((3, 4)), F((3, 4)), F((3, 4), away(-2, 2, 0.0))),
+                 C(F((3, 1)), F((4,)), F((), away(-2, 2, 0.0)), value=0.5),
+                 C(F(()), F((2,)), F((2,), away(-2, 2, 0.0)), value=-2.0)],
+     lambda x, t1, t2, value=1: x + value * t1 / t2, tf=lambda x, t1, t2: tp.addcdiv(x, t1, t2))
 spec("einsum", [C(F((3, 4)), F((4, 2)), equation="ij,jk->ik"), C(F((2, 3)), equation="ij->j"),
                 C(F((2, 3, 4)), F((2, 4)), equation="bij,bj->bi"), C(F((3, 3)), equation="ii->")],
      lambda *xs, equation: np.einsum(equation, *xs), tf=lambda x, y: tp.einsum("ij,jk->ik", x, y))

@@ -67,6 +67,8 @@ def _outcomes(L, name):
                 with L.autocast("cpu", dtype=L.bfloat16):
                     out.append(str(_calls(L)[name](x).dtype).split(".")[-1])
         except Exception as e:  # noqa: BLE001 - the class is what is compared
+            if "could not create a primitive" in str(e):  # (PyTorch's oneDNN lacks a kernel for this CPU)
+                pytest.skip(f"PyTorch has no oneDNN kernel for {name} on this CPU: {e}")
             out.append(type(e).__name__)
     return out
 

@@ -17,6 +17,7 @@ dtype.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,54 @@ def set_matmul_precision(precision: str) -> None:
 def get_matmul_precision() -> str:
     """The precision set by `set_matmul_precision` (`"highest"` until then)."""
     return _matmul[0]
+
+
+_HALF = frozenset(map(np.dtype, (jnp.float16, jnp.bfloat16)))
+
+
+def _is_half(a) -> bool:
+    return type(a) is not Meta and getattr(a, "dtype", None) in _HALF
+
+
+def _up(a):
+    """A float16/bfloat16 array in float32 (exactly); anything else as it is."""
+    return a.astype(jnp.float32) if _is_half(a) else a
+
+
+def _half_inputs(args) -> bool:
+    return jax.default_backend() == "cpu" and any(_is_half(a) for a in jax.tree.leaves(args))
+
+
+def _opmath(fwd: Callable) -> Callable:
+    """`fwd` computed in float32 and rounded once to its result dtypes when an input is float16/bfloat16, on
+    CPU: PyTorch's CPU kernels compute half-precision ops in float (their "opmath" type) and round the result,
+    where XLA's CPU compiler rounds some intermediate results to the half type and not others (so `x * 0.1`,
+    `sigmoid(x)` or `addmm` came out one unit in the last place apart, and a cumulative sum drifted)."""
+    @functools.wraps(fwd)
+    def run(*args, **kw):
+        if not _half_inputs(args):
+            return fwd(*args, **kw)
+        with warnings.catch_warnings():  # (a number that overflows the half type: the float32 result says so)
+            warnings.simplefilter("ignore")
+            shapes = jax.eval_shape(functools.partial(fwd, **kw), *args)
+        out = fwd(*jax.tree.map(_up, args), **kw)
+        return jax.tree.map(lambda o, s: o.astype(s.dtype), out, shapes)
+
+    return run
+
+
+def _opmath_vjp(vjp: Callable) -> Callable:
+    """`vjp` (see `Op`) computed in float32 when a cotangent, the output or an input is float16/bfloat16 (on
+    CPU, as `_opmath`); each gradient is rounded once to its input's dtype."""
+    @functools.wraps(vjp)
+    def run(g, ans, *inputs, **kw):
+        if not _half_inputs((g, ans, inputs)):
+            return vjp(g, ans, *inputs, **kw)
+        grads = vjp(*jax.tree.map(_up, (g, ans, *inputs)), **kw)
+        return tuple(gr if gr is None or getattr(x, "dtype", None) not in _HALF else gr.astype(x.dtype)
+                     for gr, x in zip(grads, inputs))
+
+    return run
 
 
 def _precise(fn: Callable) -> Callable:
@@ -193,6 +242,9 @@ class Op:
             gradients (by input number) that have no derivative of their own for these values (PyTorch's
             `scatter_reduce(prod)` with two zeros at one position); a double backward through one raises
             `RuntimeError(message)`. Asked only when a backward records its own graph.
+        opmath: on CPU, float16/bfloat16 inputs are computed in float32 and each result rounded once (see
+            `_opmath`); `False` for ops whose values depend on the half type itself (its largest value, its
+            next representable number) and for optimizer updates, which PyTorch rounds after every step.
     """
 
     __slots__ = (
@@ -206,16 +258,16 @@ class Op:
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
                  linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False,
-                 double_backward: Callable | None = None):
+                 double_backward: Callable | None = None, opmath: bool = True):
         self.name = name
         self.double_backward = double_backward
         self.unread_inputs = unread_inputs
         self.deferrable = deferrable
         self.linear = linear
-        self.fwd = _precise(fwd)
+        self.fwd = _precise(_opmath(fwd) if opmath else fwd)
         self.nin = nin if nin is not None else _count_inputs(fwd)
         self.derived = vjp is None and differentiable
-        self.vjp = vjp if vjp is None else _precise(vjp)
+        self.vjp = vjp if vjp is None else _precise(_opmath_vjp(vjp) if opmath else vjp)
         names = _arg_names(vjp)[2:] if vjp is not None else []
         if self.derived:
             self.saves = frozenset(range(self.nin)) if self.nin >= 0 else None

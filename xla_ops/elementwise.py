@@ -220,7 +220,7 @@ round = op("round", lambda x, decimals=0: jnp.round(x, decimals), _zero_vjp)
 frac = op("frac", lambda x: x - jnp.trunc(x), lambda g, ans, x: (g,))
 # PyTorch's rule, a product with the mask (so that a non-finite tangent stays NaN in forward mode, as in PyTorch).
 nan_to_num = op("nan_to_num", lambda x, nan=0.0, posinf=None, neginf=None: jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
-                lambda g, ans, x, **kw: (g * jnp.isfinite(x).astype(g.dtype),), saves=("x",))
+                lambda g, ans, x, **kw: (g * jnp.isfinite(x).astype(g.dtype),), saves=("x",), opmath=False)
 
 # -- complex numbers -----------------------------------------------------------
 # VJPs in JAX's convention, the transpose of each map read as a real-linear one (`imag`'s is `-1j * g`); the
@@ -312,6 +312,20 @@ lerp = op("lerp", lambda x, y, w: x + w * (y - x), node="LerpBackward1")
 lerp_scalar = op("lerp_scalar", lambda x, y, weight: x + weight * (y - x),
                  lambda g, ans, x, y, weight: (unbroadcast(g * (1 - weight), x), unbroadcast(g * weight, y)),
                  node="LerpBackward0")
+
+
+def _addcdiv_vjp(g, ans, x, t1, t2, value=1):
+    return (unbroadcast(g, x), unbroadcast(g * true_divide(value, t2), t1),
+            unbroadcast(-g * true_divide(value * t1, t2 * t2), t2))
+
+
+# `input + value * t1 * t2` and `input + value * t1 / t2`, in the order PyTorch's kernels compute them.
+addcmul = op("addcmul", lambda x, t1, t2, value=1: x + value * t1 * t2,
+             lambda g, ans, x, t1, t2, value=1: (unbroadcast(g, x), unbroadcast(g * (t2 * value), t1),
+                                                 unbroadcast(g * (t1 * value), t2)),
+             saves=("t1", "t2"), saved_for={"t1": "t2", "t2": "t1"})
+addcdiv = op("addcdiv", lambda x, t1, t2, value=1: x + true_divide(value * t1, t2), _addcdiv_vjp,
+             saves=("t1", "t2"))
 
 # -- casts and copies --------------------------------------------------------
 to_dtype = op("to_dtype", lambda x, dtype: x.astype(dtype), lambda g, ans, x, dtype: (unbroadcast(g, x),),

@@ -26,6 +26,61 @@ dot = op("dot", jnp.dot, lambda g, ans, x, y: (g * y, g * x), saves=("x", "y"))
 matmul = op("matmul", jnp.matmul, node="MatmulBackward0")
 outer = op("outer", jnp.outer, lambda g, ans, x, y: (g @ y, g.T @ x), saves=("x", "y"))
 einsum = op("einsum", lambda *xs, equation: jnp.einsum(equation, *xs), node="EinsumBackward0", linear=True)
+
+
+# -- products added to a tensor: one op each (PyTorch's one kernel, one rounding, one graph node) ----------
+def _scaled(x, s):
+    """`x * s`, or `x` itself when `s` is 1 (PyTorch's `maybe_multiply`)."""
+    return x if s == 1 else x * s
+
+
+def _plus_scaled(input, product, beta):
+    """`beta * input + product`; with `beta == 0` the input is not read (its NaN and inf do not propagate)."""
+    if beta == 0:
+        return jnp.broadcast_to(product, jnp.broadcast_shapes(jnp.shape(input), product.shape))
+    return _scaled(input, beta) + product
+
+
+def _addmm(input, a, b, beta=1, alpha=1):
+    return _plus_scaled(input, _scaled(jnp.matmul(a, b), alpha), beta)
+
+
+def _addmm_vjp(g, ans, input, a, b, beta=1, alpha=1):
+    return (unbroadcast(_scaled(g, beta), input), _scaled(g @ _mT(b), alpha), _scaled(_mT(a) @ g, alpha))
+
+
+_PRODUCT = dict(saves=("a", "b"), saved_for={"a": "b", "b": "a"})
+addmm = op("addmm", _addmm, _addmm_vjp, node="AddmmBackward0", **_PRODUCT)
+baddbmm = op("baddbmm", _addmm, _addmm_vjp, node="BaddbmmBackward0", **_PRODUCT)
+
+
+def _addbmm(input, a, b, beta=1, alpha=1):
+    """`beta * input + alpha * sum_i a[i] @ b[i]`, accumulated one batch at a time (PyTorch adds each
+    product to the result in turn)."""
+    if a.shape[0] == 0:
+        shape, dtype = (a.shape[1], b.shape[2]), jnp.result_type(input, a, b)
+        return jnp.zeros(shape, dtype) if beta == 0 else jnp.broadcast_to(_scaled(input, beta), shape).astype(dtype)
+    first = _plus_scaled(input, _scaled(a[0] @ b[0], alpha), beta)
+    if a.shape[0] == 1:
+        return first
+    step = lambda acc, ab: (acc + _scaled(ab[0] @ ab[1], alpha), None)  # noqa: E731
+    return jax.lax.scan(step, first, (a[1:], b[1:]))[0]
+
+
+def _addbmm_vjp(g, ans, input, a, b, beta=1, alpha=1):
+    return (unbroadcast(_scaled(g, beta), input), _scaled(jnp.matmul(g, _mT(b)), alpha),
+            _scaled(jnp.matmul(_mT(a), g), alpha))
+
+
+addbmm = op("addbmm", _addbmm, _addbmm_vjp, node="AddbmmBackward0", **_PRODUCT)
+addmv = op("addmv", lambda input, a, b, beta=1, alpha=1: _plus_scaled(input, _scaled(a @ b, alpha), beta),
+           lambda g, ans, input, a, b, beta=1, alpha=1: (unbroadcast(_scaled(g, beta), input),
+                                                         _scaled(jnp.outer(g, b), alpha), _scaled(a.T @ g, alpha)),
+           node="AddmvBackward0", **_PRODUCT)
+addr = op("addr", lambda input, a, b, beta=1, alpha=1: _plus_scaled(input, _scaled(jnp.outer(a, b), alpha), beta),
+          lambda g, ans, input, a, b, beta=1, alpha=1: (unbroadcast(_scaled(g, beta), input), _scaled(g @ b, alpha),
+                                                        _scaled(g.T @ a, alpha)),
+          node="AddrBackward0", **_PRODUCT)
 linalg_inv = op("linalg_inv", jnp.linalg.inv, lambda g, ans, x: (-_mT(ans) @ g @ _mT(ans),), saves=("ans",),
                 node="LinalgInvExBackward0")
 linalg_det = op("linalg_det", jnp.linalg.det, node="LinalgDetBackward0")

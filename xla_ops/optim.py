@@ -99,11 +99,11 @@ def _sgd_many(*arrays, n, momentum=0.0, dampening=0.0, weight_decay=0.0, nestero
     return tuple(o[0] for o in outs) + tuple(o[1] for o in outs)
 
 
-sgd_update = op("sgd_update", _sgd, differentiable=False)
+sgd_update = op("sgd_update", _sgd, differentiable=False, opmath=False)
 # One XLA call for a whole parameter group (PyTorch's "foreach" path): fewer dispatches per step.
-sgd_update_many = op("sgd_update_many", _sgd_many, differentiable=False)
-adam_update = op("adam_update", _as_real(_adam), differentiable=False)
-rmsprop_update = op("rmsprop_update", _as_real(_rmsprop), differentiable=False)
+sgd_update_many = op("sgd_update_many", _sgd_many, differentiable=False, opmath=False)
+adam_update = op("adam_update", _as_real(_adam), differentiable=False, opmath=False)
+rmsprop_update = op("rmsprop_update", _as_real(_rmsprop), differentiable=False, opmath=False)
 
 
 # The updates below follow PyTorch's single-tensor algorithms; `step` counts on the device and the
@@ -179,11 +179,11 @@ def _radam(p, g, m, v, step, lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=
     return p - upd, m, v, step
 
 
-adagrad_update = op("adagrad_update", _as_real(_adagrad), differentiable=False)
-adadelta_update = op("adadelta_update", _as_real(_adadelta), differentiable=False)
-adamax_update = op("adamax_update", _as_real(_adamax), differentiable=False)
-nadam_update = op("nadam_update", _as_real(_nadam), differentiable=False)
-radam_update = op("radam_update", _as_real(_radam), differentiable=False)
+adagrad_update = op("adagrad_update", _as_real(_adagrad), differentiable=False, opmath=False)
+adadelta_update = op("adadelta_update", _as_real(_adadelta), differentiable=False, opmath=False)
+adamax_update = op("adamax_update", _as_real(_adamax), differentiable=False, opmath=False)
+nadam_update = op("nadam_update", _as_real(_nadam), differentiable=False, opmath=False)
+radam_update = op("radam_update", _as_real(_radam), differentiable=False, opmath=False)
 
 
 def _asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
@@ -199,7 +199,7 @@ def _asgd(p, g, ax, eta, mu, step, lr, lambd=1e-4, alpha=0.75, t0=1e6, weight_de
     return p, ax, eta, mu, step
 
 
-asgd_update = op("asgd_update", _as_real(_asgd), differentiable=False)
+asgd_update = op("asgd_update", _as_real(_asgd), differentiable=False, opmath=False)
 
 
 def _rprop(p, g, prev, step_size, step, lr, etaminus=0.5, etaplus=1.2, step_size_min=1e-6, step_size_max=50.0,
@@ -216,4 +216,4 @@ def _rprop(p, g, prev, step_size, step, lr, etaminus=0.5, etaplus=1.2, step_size
     return p - jnp.sign(g) * step_size, g, step_size, step + 1
 
 
-rprop_update = op("rprop_update", _as_real(_rprop), differentiable=False)
+rprop_update = op("rprop_update", _as_real(_rprop), differentiable=False, opmath=False)

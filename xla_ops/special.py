@@ -161,7 +161,8 @@ def _nextafter(x, y):
 
 
 nextafter = op("nextafter", _nextafter, lambda g, ans, x, y: (unbroadcast(jnp.where(x != y, g, 0), x),
-                                                              unbroadcast(jnp.zeros_like(g), y)), saves=("x", "y"))
+                                                              unbroadcast(jnp.zeros_like(g), y)), saves=("x", "y"),
+              opmath=False)
 
 
 def _frexp(x):

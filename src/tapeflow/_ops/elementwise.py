@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 
 import jax.numpy as jnp
+import numpy as np
 
 import xla_ops as X
 
@@ -33,7 +34,10 @@ def add(input, other, *, alpha=1):
         >>> tp.add(tp.tensor([1., 2.]), tp.tensor([10., 20.]), alpha=2)
         tensor([21., 42.])
     """
-    return dispatch(X.add, _pair(_t(input), other), (("alpha", alpha),) if alpha != 1 else ())
+    if alpha == 1:
+        return dispatch(X.add, _pair(_t(input), other))
+    pair = _pair(_t(input), other)
+    return dispatch(X.add, pair, (("alpha", _alpha(alpha, pair)),))
 
 
 def sub(input, other, *, alpha=1):
@@ -45,7 +49,19 @@ def sub(input, other, *, alpha=1):
     """
     input = _t(input)
     _no_bool_sub(input, other)
-    return dispatch(X.sub, _pair(input, other), (("alpha", alpha),) if alpha != 1 else ())
+    if alpha == 1:
+        return dispatch(X.sub, _pair(input, other))
+    pair = _pair(input, other)
+    return dispatch(X.sub, pair, (("alpha", _alpha(alpha, pair)),))
+
+
+def _alpha(alpha, pair):
+    """`alpha` as PyTorch's add/sub kernels take it: in the result's dtype when that is float16 or bfloat16
+    (`add(x, y, alpha=0.3)` in bfloat16 scales by 0.30078125)."""
+    dt = result_dtype(*pair)
+    if dt.name in ("float16", "bfloat16") and isinstance(alpha, builtins.float):
+        return builtins.float(np.asarray(alpha).astype(dt))
+    return alpha
 
 
 subtract = sub
@@ -382,7 +398,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
         >>> tp.addcmul(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([3., 4.]), value=0.5)
         tensor([2.5000, 5.0000])
     """
-    return input + value * tensor1 * tensor2
+    return _addc("addcmul", X.addcmul, input, tensor1, tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
@@ -392,7 +408,41 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
         >>> tp.addcdiv(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([4., 4.]), value=2)
         tensor([1.5000, 2.0000])
     """
-    return input + value * tensor1 / tensor2
+    for name, t in (("tensor1", tensor1), ("tensor2", tensor2)):
+        tensor_arg("addcdiv", name, t, 2 if name == "tensor1" else 3)
+    if tensor1._raw.dtype.kind in "biu" and tensor2._raw.dtype.kind in "biu":
+        raise RuntimeError(_INTEGER_ADDCDIV)
+    return _addc("addcdiv", X.addcdiv, input, tensor1, tensor2, value)
+
+
+_INTEGER_ADDCDIV = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+    "tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * "
+    "tensor1 / tensor2), for all dtypes.")
+
+
+def _addc(kind, op, input, tensor1, tensor2, value):
+    """`addcmul`/`addcdiv` as one op (PyTorch's one kernel and graph node): the three tensors in their result
+    dtype, `value` taken in it (truncated for integers; a complex one refused for real tensors)."""
+    tensor_arg(kind, "input", _t(input), 1)
+    for name, pos, t in (("tensor1", 2, tensor1), ("tensor2", 3, tensor2)):
+        tensor_arg(kind, name, t, pos)
+    dt = result_dtype(input, tensor1, tensor2)
+    if dt == np.bool_:
+        raise NotImplementedError(f'"{kind}_cpu_out" not implemented for \'Bool\'')
+    if isinstance(value, complex) and dt.kind != "c":
+        raise RuntimeError(f"value cannot be converted to type {_VALUE_TYPES.get(dt.name, _dtype.CPP_NAMES.get(dt.name))}"
+                           " without overflow")
+    if dt.kind in "iu":
+        value = builtins.int(value)
+    input, tensor1, tensor2 = (t if t._raw.dtype == dt else t.to(_dtype.from_jax_dtype(dt))
+                               for t in (input, tensor1, tensor2))
+    return dispatch(op, (input, tensor1, tensor2), (("value", value),) if value != 1 else ())
+
+
+_VALUE_TYPES = {"int64": "int64_t", "int32": "int32_t", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
 
 
 # -- clamping and selection --------------------------------------------------------------------

@@ -11,6 +11,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ..amp import full_precision, lower_precision, promote
+from ._args import result_dtype
 from ._checks import tensor_arg
 
 __all__ = [
@@ -226,9 +227,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         tensor([[3.5000, 3.5000],
                 [3.5000, 3.5000]])
     """
-    if isinstance(input, Tensor):
-        _same_dtypes("addmm", input, mat1, mat2)
-    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    return _added_product("addmm", X.addmm, input, mat1, mat2, (mat1.shape[0], mat2.shape[1]), beta, alpha)
 
 
 @lower_precision
@@ -239,24 +244,9 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         >>> tp.baddbmm(tp.zeros(1, 2, 2), tp.ones(1, 2, 3), tp.ones(1, 3, 2)).shape
         tapeflow.Size([1, 2, 2])
     """
-    if isinstance(input, Tensor):
-        _same_dtypes("baddbmm", input, batch1, batch2)
-    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
-
-
-def _scaled_sum(input, product, beta, alpha):
-    """`beta * input + alpha * product`; with `beta == 0` the input is ignored, NaN and inf included (PyTorch)."""
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        return product.expand(_broadcast_shape(input.shape, product.shape)).clone()
-    return product + (input if beta == 1 else input * beta)
-
-
-def _broadcast_shape(a, b):
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    return tuple(max(x, y) for x, y in zip(a, b))
+    _check_batches(batch1, batch2)
+    target = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+    return _added_product("baddbmm", X.baddbmm, input, batch1, batch2, target, beta, alpha)
 
 
 @lower_precision(devices=("cuda",))
@@ -269,9 +259,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     """
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
-    if isinstance(input, Tensor):
-        _same_dtypes("addmv", input, mat, vec)
-    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+    if mat.shape[1] != vec.shape[0] or (input.ndim == 1 and input.shape[0] not in (1, mat.shape[0])):
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    return _added_product("addmv", X.addmv, input, mat, vec, (mat.shape[0],), beta, alpha)
 
 
 @lower_precision(devices=("cuda",))
@@ -283,9 +274,17 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         tensor([[3., 4.],
                 [6., 8.]])
     """
-    if vec1.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D")
-    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+    dt = result_dtype(input, vec1, vec2)
+    if dt.kind in "biu":
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, (float, complex)):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point "
+                                   "number.")
+    input, vec1, vec2 = (t if t._raw.dtype == dt else t.to(_dtype.from_jax_dtype(dt)) for t in (input, vec1, vec2))
+    return _added_product("addr", X.addr, input, vec1, vec2, (vec1.shape[0], vec2.shape[0]), beta, alpha)
 
 
 @lower_precision
@@ -297,11 +296,54 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         tensor([[12., 12.],
                 [12., 12.]])
     """
-    if batch1.ndim != 3 or batch2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if isinstance(input, Tensor):
-        _same_dtypes("addbmm", input, batch1, batch2)
-    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
+    _check_batches(batch1, batch2)
+    target = (batch1.shape[1], batch2.shape[2])
+    return _added_product("addbmm", X.addbmm, input, batch1, batch2, target, beta, alpha)
+
+
+def _check_batches(batch1, batch2) -> None:
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    _check_inner(batch1._raw.shape, batch2._raw.shape)
+
+
+# PyTorch's kernel names in its refusal of Bool (addr takes Bool: `or` for `+`, `and` for `*`).
+_BOOL_KERNELS = {"addmm": "addmm_impl_cpu_", "addbmm": "addmm_impl_cpu_", "addmv": "addmv_impl_cpu",
+                 "baddbmm": "baddbmm"}
+
+
+def _added_product(kind, op, input, a, b, target: tuple, beta, alpha):
+    """`beta * input + alpha * product(a, b)` as the one op `op` (PyTorch's single kernel and graph node), after
+    PyTorch's checks: one dtype for all three, `input` expandable to the product's shape `target`; `beta` and
+    `alpha` taken in the result's dtype (truncated for integers)."""
+    if isinstance(input, Tensor) and kind != "addr":
+        _same_dtypes(kind, input, a, b)
+    tensor_arg(kind, "input", input)
+    _check_expandable(input, target)
+    dt = a._raw.dtype
+    if dt == np.bool_:
+        if kind in _BOOL_KERNELS:
+            raise NotImplementedError(f'"{_BOOL_KERNELS[kind]}" not implemented for \'Bool\'')
+        beta, alpha = bool(beta), bool(alpha)
+    elif dt.kind in "iu":
+        beta, alpha = int(beta.real if isinstance(beta, complex) else beta), int(
+            alpha.real if isinstance(alpha, complex) else alpha)
+    return dispatch(op, (input, a, b), (("beta", beta), ("alpha", alpha)))
+
+
+def _check_expandable(input, target: tuple) -> None:
+    """PyTorch's `expand` of the added tensor to the product's shape: its messages."""
+    have = tuple(input.shape)
+    if len(have) > len(target):
+        raise RuntimeError(f"expand({input.type()}{{{list(have)}}}, size={list(target)}): the number of sizes "
+                           f"provided ({len(target)}) must be greater or equal to the number of dimensions in the "
+                           f"tensor ({len(have)})")
+    for i in range(1, len(have) + 1):
+        if have[-i] not in (1, target[-i]):
+            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                               f"({have[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                               f"{list(target)}.  Tensor sizes: {list(have)}")
 
 
 def tensordot(a, b, dims=2):
