@@ -511,3 +511,29 @@ def test_forward_context_that_swallows_the_error_is_refused():
         ctx_fn = lambda: (contextlib.suppress(KeyError), contextlib.nullcontext())  # noqa: E731
         with pytest.raises(RuntimeError, match="the forward context provided by context_fn suppressed an exception"):
             ck.checkpoint(boom, lib.ones(1, requires_grad=True), use_reentrant=False, context_fn=ctx_fn)
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_recomputation_runs_under_the_forwards_autocast_state(reentrant):
+    """The recomputation takes the autocast state of the forward, whatever the backward runs under (a block
+    checkpointed under bfloat16 autocast recomputes in bfloat16: no metadata mismatch; one checkpointed
+    outside autocast recomputes in float32 even when backward runs inside one), as PyTorch's checkpoint does."""
+    from tapeflow.utils.checkpoint import checkpoint
+
+    x = tp.tensor(np.random.default_rng(0).standard_normal((3, 3)).astype(np.float32), requires_grad=True)
+
+    def block(t):
+        return tp.mm(tp.mm(t, t), t)
+
+    def grad(checkpointed, forward_autocast, backward_autocast):
+        x.grad = None
+        run = (lambda t: checkpoint(block, t, use_reentrant=reentrant)) if checkpointed else block
+        with tp.autocast("cpu", dtype=tp.bfloat16, enabled=forward_autocast):
+            out = run(x).sum()
+        with tp.autocast("cpu", dtype=tp.bfloat16, enabled=backward_autocast):
+            out.backward()
+        return x.grad.clone()
+
+    for forward_autocast, backward_autocast in ((True, False), (False, True), (True, True)):
+        tp.testing.assert_close(grad(True, forward_autocast, backward_autocast),
+                                grad(False, forward_autocast, backward_autocast), rtol=0, atol=0)

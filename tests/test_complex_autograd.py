@@ -350,3 +350,17 @@ def test_complex_linear_layer_is_pytorchs():
 
     for mine, theirs in zip(run(tp), run(torch)):
         np.testing.assert_allclose(mine, theirs, rtol=1e-10)
+
+
+def test_pow_of_a_real_base_with_a_complex_exponent_differentiates_through_the_complex_log():
+    """`pow(x, y)` with a negative real base and a complex exponent: the exponent's gradient uses the base's
+    complex logarithm (log(-1) = i pi), as PyTorch's, not NaN; a zero base with a real, non-negative complex
+    exponent gets PyTorch's zero."""
+    x = tp.tensor([-1.0, -1.0, 0.0, 2.0], dtype=tp.float64)
+    y = tp.tensor([0.5 + 0.25j, -1.0 + 0j, 2.0 + 0j, 1.0 + 1j], dtype=tp.complex128, requires_grad=True)
+    out = tp.pow(x, y)
+    g, = tp.autograd.grad(out.real.sum(), y)
+    log_x = np.log(np.array([-1.0, -1.0, 1.0, 2.0], np.complex128))
+    want = np.conj(np.asarray(out.detach().tolist()) * log_x)  # PyTorch's conjugate convention
+    want[2] = 0
+    np.testing.assert_allclose(np.asarray(g.tolist()), want, rtol=1e-12, atol=1e-12)

@@ -227,3 +227,18 @@ def test_custom_function_tangents():
         assert fwAD.unpack_dual(Cube.apply(d)).tangent.item() == 12.0
         with pytest.raises(NotImplementedError, match="must implement the jvp function"):
             NoJvp.apply(d)
+
+
+def test_igamma_has_no_forward_derivative():
+    """PyTorch gives igamma/igammac no forward derivative: a tangent reaching them raises NotImplementedError
+    (a tangent that silently left out the first argument's derivative would be wrong)."""
+    import tapeflow.autograd.forward_ad as fwAD
+
+    x = tp.tensor([1.5, 2.0, 3.0], dtype=tp.float64)
+    for fn in (tp.igamma, tp.igammac):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, tp.ones(3, dtype=tp.float64))
+            for args in ((d, d), (x, d), (d, x)):
+                with pytest.raises(NotImplementedError, match="Trying to use forward AD with igamma"):
+                    fn(*args)
+            assert fwAD.unpack_dual(fn(x, x)).tangent is None

@@ -57,9 +57,13 @@ def _log_base(x):
 
 def _pow_vjp(g, ans, x, y):
     gx = _pow_base_grad(g, x, y)
-    # NOTE: d/dy x**y = x**y log x; PyTorch defines it as 0 where x == 0 and y >= 0 (and -inf for y < 0).
-    # (The factor is masked, not the product, so that forward mode, this map transposed, gets the same zero.)
-    gy = g * jnp.where((x == 0) & (y >= 0), 0, ans * _log_base(x))
+    # NOTE: d/dy x**y = x**y log x, the logarithm of the base in the result's dtype (a negative real base with a
+    # complex exponent has a complex logarithm); PyTorch defines it as 0 where x == 0 and y >= 0 (a complex y:
+    # real and >= 0), -inf for y < 0. (The factor is masked, not the product, so that forward mode, this map
+    # transposed, gets the same zero.)
+    base = x.astype(ans.dtype) if jnp.iscomplexobj(ans) and not jnp.iscomplexobj(x) else x
+    nonneg = ((jnp.imag(y) == 0) & (jnp.real(y) >= 0)) if jnp.iscomplexobj(y) else y >= 0
+    gy = g * jnp.where((x == 0) & nonneg, 0, ans * _log_base(base))
     return unbroadcast(gx, x), unbroadcast(gy, y)
 
 

@@ -22,6 +22,8 @@ from collections import namedtuple
 import jax
 import jax.numpy as jnp
 
+import xla_ops as X
+
 from .. import _dispatch
 from .._state import state
 from .._tensor import Tensor, _is_float_array
@@ -266,6 +268,9 @@ def _propagate(op, args, params, proceed):
                     record = True
     if not idx:
         return out
+    if op in _NO_FORWARD_DERIVATIVE:
+        raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not support it because it has "
+                                  "not been implemented yet.")
     if record and state.grad_enabled:
         tan_args = tuple(t if isinstance(t, Tensor) else Tensor._wrap(t) for t in tans)
         out_tans = _dispatch.dispatch(op.jvp_op(params, tuple(idx)), (*args, *tan_args), (), True)
@@ -280,6 +285,11 @@ def _propagate(op, args, params, proceed):
     else:
         _attach(table, out, out_tans)
     return out
+
+
+# Ops PyTorch gives no forward derivative (igamma's in its first argument has no closed form): a tangent
+# reaching one raises, as in PyTorch, instead of a tangent that leaves that argument out.
+_NO_FORWARD_DERIVATIVE = frozenset((X.igamma, X.igammac))
 
 
 def _attach(table, o, t) -> None:

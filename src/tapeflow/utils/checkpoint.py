@@ -177,6 +177,7 @@ class CheckpointFunction(Function):
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
         ctx.rng_state = get_rng_state() if preserve_rng_state else None
+        ctx.autocast = state.autocast
         ctx.tensor_index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*(args[i] for i in ctx.tensor_index))
         ctx.args = [None if isinstance(a, Tensor) else a for a in args]
@@ -191,7 +192,7 @@ class CheckpointFunction(Function):
         args = list(ctx.args)
         for i, t in zip(ctx.tensor_index, ctx.saved_tensors):
             args[i] = t.detach().requires_grad_(t.requires_grad)
-        with _replayed_rng(ctx.rng_state), enable_grad():
+        with _replayed_rng(ctx.rng_state), enable_grad(), _autocast_as(ctx.autocast):
             outputs = ctx.run_function(*args)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads)
@@ -200,6 +201,18 @@ class CheckpointFunction(Function):
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
         backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None, *(a._grad if isinstance(a, Tensor) else None for a in args))
+
+
+def _autocast_as(saved):
+    """The autocast state of the forward (`state.autocast` then: `(device type, dtype)` or None) for its
+    recomputation, which a backward may run under another one (as PyTorch's checkpoint restores it)."""
+    from ..amp import autocast
+
+    if saved is not None:
+        return autocast(saved[0], dtype=saved[1])
+    if state.autocast is not None:
+        return autocast(state.autocast[0], enabled=False)
+    return contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -639,9 +652,10 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     if not is_grad_enabled():
         return function(*args, **kwargs)
     rng_state = get_rng_state() if preserve else None
+    autocast_state = state.autocast
 
     def recompute_fn(*inputs):
-        with _replayed_rng(rng_state), recompute_context:
+        with _replayed_rng(rng_state), _autocast_as(autocast_state), recompute_context:
             function(*inputs, **kwargs)
 
     stop = _flags.early_stop if _flags.early_stop is not None else early_stop
