@@ -185,3 +185,16 @@ def test_pow_of_zero_base_has_pytorchs_gradient():
     x = tp.tensor(0.0, requires_grad=True)
     tp.pow(0, x).backward()
     assert x.grad.item() == 0.0
+
+
+def test_views_made_in_inference_mode_require_grad_as_pytorchs():
+    """In inference mode a view of a tensor that requires grad requires grad too (a leaf whose gradient goes
+    nowhere), except a view of an inference tensor, which is an inference tensor without grad (PyTorch)."""
+    s = tp.ones(2, 3, requires_grad=True)
+    with tp.inference_mode():
+        c = tp.ones(2, 3, requires_grad=True)
+        assert [v.requires_grad for v in (c.view(-1), c[0], c.t())] == [False, False, False]
+        assert [v.requires_grad for v in (s.view(-1), s[0])] == [True, True]
+        assert c.view(-1).is_inference() and not s.view(-1).is_inference()
+    with tp.no_grad():
+        assert not c.view(-1).requires_grad and s.view(-1).requires_grad

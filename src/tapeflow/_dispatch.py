@@ -461,9 +461,10 @@ def view(x: Tensor, op: xla_ops.Op, params: tuple = ()):
         res = tuple(_alias(x, o, (op.name, params, i)) for i, o in enumerate(out))
     else:
         res = _alias(x, out, (op.name, params, None))
-    if x._requires_grad and not state.grad_enabled:
+    if x._requires_grad and not state.grad_enabled and not x._inference:
         # As PyTorch's, a view of a tensor requiring grad made under no_grad / inference mode requires grad
-        # too: a leaf whose gradient goes nowhere (ops on it record the edge (None, 0)).
+        # too: a leaf whose gradient goes nowhere (ops on it record the edge (None, 0)); not a view of an
+        # inference tensor.
         for v in res if type(res) is tuple else (res,):
             if v._raw.dtype.kind in _FLOAT_KINDS:
                 v._requires_grad = True
