@@ -168,3 +168,18 @@ def tensor_arg(fn: str, name: str, value, position: int = 2) -> None:
     method (`x.maximum(2)`) PyTorch counts positions from 1 (see `_methods._counted_from_self`)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def check_expandable(t: Tensor, target: tuple) -> None:
+    """PyTorch's errors for `t.expand(target)` where `t` does not expand to `target` (the added tensor of
+    `addmm`, the value written into a basic-indexed region)."""
+    have = tuple(t.shape)
+    if len(have) > len(target):
+        raise RuntimeError(f"expand({t.type()}{{{list(have)}}}, size={list(target)}): the number of sizes provided "
+                           f"({len(target)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({len(have)})")
+    for i in range(1, len(have) + 1):
+        if have[-i] not in (1, target[-i]):
+            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                               f"({have[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                               f"{list(target)}.  Tensor sizes: {list(have)}")

@@ -15,7 +15,7 @@ from .._dispatch import dispatch, inplace, view
 from .._tensor import Tensor, as_tensor
 from ..amp import promote
 from ._args import _dim, _operand
-from ._checks import check_indices, check_int_indices
+from ._checks import check_expandable, check_indices, check_int_indices
 
 __all__ = [
     "argwhere", "cdist", "cross", "detach", "gather", "index_add", "index_put", "index_select",
@@ -260,15 +260,7 @@ def _check_put_shape(input, spec, arrays, values) -> None:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(have)} cannot be broadcast to indexing "
                                f"result of shape {list(target)}")
         return
-    if len(have) > len(target):
-        raise RuntimeError(f"expand({values.type()}{{{list(have)}}}, size={list(target)}): the number of sizes "
-                           f"provided ({len(target)}) must be greater or equal to the number of dimensions in the "
-                           f"tensor ({len(have)})")
-    for i in range(1, len(have) + 1):
-        if have[-i] not in (1, target[-i]):
-            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "
-                               f"({have[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
-                               f"{list(target)}.  Tensor sizes: {list(have)}")
+    check_expandable(values, target)
 
 
 def _sequence_as_tuple(index) -> bool:

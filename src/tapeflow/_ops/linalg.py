@@ -12,7 +12,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor
 from ..amp import full_precision, lower_precision, promote
 from ._args import result_dtype
-from ._checks import tensor_arg
+from ._checks import check_expandable, tensor_arg
 
 __all__ = [
     "addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "matrix_exp",
@@ -320,7 +320,7 @@ def _added_product(kind, op, input, a, b, target: tuple, beta, alpha):
     if isinstance(input, Tensor) and kind != "addr":
         _same_dtypes(kind, input, a, b)
     tensor_arg(kind, "input", input)
-    _check_expandable(input, target)
+    check_expandable(input, target)
     dt = a._raw.dtype
     if dt == np.bool_:
         if kind in _BOOL_KERNELS:
@@ -330,20 +330,6 @@ def _added_product(kind, op, input, a, b, target: tuple, beta, alpha):
         beta, alpha = int(beta.real if isinstance(beta, complex) else beta), int(
             alpha.real if isinstance(alpha, complex) else alpha)
     return dispatch(op, (input, a, b), (("beta", beta), ("alpha", alpha)))
-
-
-def _check_expandable(input, target: tuple) -> None:
-    """PyTorch's `expand` of the added tensor to the product's shape: its messages."""
-    have = tuple(input.shape)
-    if len(have) > len(target):
-        raise RuntimeError(f"expand({input.type()}{{{list(have)}}}, size={list(target)}): the number of sizes "
-                           f"provided ({len(target)}) must be greater or equal to the number of dimensions in the "
-                           f"tensor ({len(have)})")
-    for i in range(1, len(have) + 1):
-        if have[-i] not in (1, target[-i]):
-            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "
-                               f"({have[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
-                               f"{list(target)}.  Tensor sizes: {list(have)}")
 
 
 def tensordot(a, b, dims=2):
