@@ -408,10 +408,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
         >>> tp.addcdiv(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([4., 4.]), value=2)
         tensor([1.5000, 2.0000])
     """
-    for name, t in (("tensor1", tensor1), ("tensor2", tensor2)):
-        tensor_arg("addcdiv", name, t, 2 if name == "tensor1" else 3)
-    if tensor1._raw.dtype.kind in "biu" and tensor2._raw.dtype.kind in "biu":
-        raise RuntimeError(_INTEGER_ADDCDIV)
     return _addc("addcdiv", X.addcdiv, input, tensor1, tensor2, value)
 
 
@@ -426,9 +422,10 @@ _INTEGER_ADDCDIV = (
 def _addc(kind, op, input, tensor1, tensor2, value):
     """`addcmul`/`addcdiv` as one op (PyTorch's one kernel and graph node): the three tensors in their result
     dtype, `value` taken in it (truncated for integers; a complex one refused for real tensors)."""
-    tensor_arg(kind, "input", _t(input), 1)
-    for name, pos, t in (("tensor1", 2, tensor1), ("tensor2", 3, tensor2)):
+    for name, pos, t in (("input", 1, input), ("tensor1", 2, tensor1), ("tensor2", 3, tensor2)):
         tensor_arg(kind, name, t, pos)
+    if kind == "addcdiv" and tensor1._raw.dtype.kind in "biu" and tensor2._raw.dtype.kind in "biu":
+        raise RuntimeError(_INTEGER_ADDCDIV)
     dt = result_dtype(input, tensor1, tensor2)
     if dt == np.bool_:
         raise NotImplementedError(f'"{kind}_cpu_out" not implemented for \'Bool\'')

@@ -327,8 +327,7 @@ def _added_product(kind, op, input, a, b, target: tuple, beta, alpha):
             raise NotImplementedError(f'"{_BOOL_KERNELS[kind]}" not implemented for \'Bool\'')
         beta, alpha = bool(beta), bool(alpha)
     elif dt.kind in "iu":
-        beta, alpha = int(beta.real if isinstance(beta, complex) else beta), int(
-            alpha.real if isinstance(alpha, complex) else alpha)
+        beta, alpha = int(beta), int(alpha)
     return dispatch(op, (input, a, b), (("beta", beta), ("alpha", alpha)))
 
 
