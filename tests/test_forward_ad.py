@@ -140,7 +140,7 @@ def test_unpack_outside_and_without_tangent():
     assert fwAD.unpack_dual(y).tangent is None  # level exited: tangents dropped
 
 
-def test_inplace_moves_tangent_and_alias_writes_are_detected():
+def test_inplace_moves_tangent_and_views_follow_their_base():
     with fwAD.dual_level():
         d = fwAD.make_dual(t([1.0, 2.0]), t([1.0, 1.0]))
         z = d * 1.0
@@ -151,11 +151,46 @@ def test_inplace_moves_tangent_and_alias_writes_are_detected():
         w = t([5.0, 5.0])
         w.add_(d)
         assert tp.equal(fwAD.unpack_dual(w).tangent, t([1.0, 1.0]))
-        base = d * 1.0
+        base = d * 2.0
         view = base[:1]
-        base.add_(1.0)  # the view's values change through its base
-        with pytest.raises(RuntimeError, match="stale"):
-            fwAD.unpack_dual(view)
+        base.mul_(3.0)  # the view's values and tangent change through its base
+        assert tp.equal(fwAD.unpack_dual(view).tangent, t([6.0]))
+
+
+def test_inplace_on_views_writes_the_base_tangent():
+    # PyTorch: a view's tangent is the same view of its base's tangent.
+    base = tp.zeros(2, 2)
+    view = base.t()  # made before the level, from a tensor without a tangent
+    with fwAD.dual_level():
+        tan = t([[1.0, 2.0], [3.0, 4.0]])
+        view.add_(fwAD.make_dual(tp.ones(2, 2), tan))
+        assert tp.equal(fwAD.unpack_dual(base).tangent, tan.t())
+        view[0].mul_(10.0)  # a view of the view: the base's tangent follows
+        assert tp.equal(fwAD.unpack_dual(base).tangent, t([[10.0, 3.0], [20.0, 4.0]]))
+        assert tp.equal(fwAD.unpack_dual(view).tangent, t([[10.0, 20.0], [3.0, 4.0]]))
+        # Written from values without a tangent: that region's tangent is zero, the rest is kept.
+        base[1] = 5.0
+        assert tp.equal(fwAD.unpack_dual(view).tangent, t([[10.0, 0.0], [3.0, 0.0]]))
+
+
+def test_make_dual_and_unpack_dual_give_no_forward_views():
+    foo, bar = t([1.0, 2.0]), t([1.0, 1.0])
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        dual.narrow(0, 0, 1).mul_(2)
+        assert tp.equal(fwAD.unpack_dual(dual).tangent, t([2.0, 1.0]))
+        assert fwAD.unpack_dual(foo).tangent is None  # its values changed, it has no tangent
+        assert tp.equal(foo, t([2.0, 2.0]))
+        dual *= 2  # the user's tangent is written in place, as PyTorch's in-place ops do
+        assert tp.equal(bar, t([4.0, 2.0])) and fwAD.unpack_dual(dual).tangent is bar
+        primal, tangent = fwAD.unpack_dual(dual)
+        primal *= 2  # the primal view: the dual's tangent stays
+        assert tp.equal(fwAD.unpack_dual(dual).tangent, t([4.0, 2.0]))
+        tangent *= 0.5  # the tangent given out is the dual's
+        assert tp.equal(fwAD.unpack_dual(dual).tangent, t([2.0, 1.0]))
+        other = tp.zeros(2)
+        other.detach().add_(dual)  # `detach` gives no forward view either
+        assert fwAD.unpack_dual(other).tangent is None and tp.equal(other, t([8.0, 8.0]))
 
 
 def test_errors():

@@ -468,6 +468,9 @@ def view(x: Tensor, op: xla_ops.Op, params: tuple = ()):
         for v in res if type(res) is tuple else (res,):
             if v._raw.dtype.kind in _FLOAT_KINDS:
                 v._requires_grad = True
+    if state.view_listeners:
+        for f in state.view_listeners:
+            f(x, res)
     return res
 
 

@@ -25,10 +25,12 @@ class _ThreadState(threading.local):
         self.graph_task = None
         # Extension points, per thread like grad mode (a trace on one thread never sees another's ops):
         # `f(op, args, params, proceed)` around every dispatch (profiler, forward AD, state discovery);
-        # `f(x, result)` after an in-place write made `x` hold `result`; `f(node, grads, create_graph,
-        # proceed)` around every backward node (profiler). Empty in the common case.
+        # `f(x, result)` after an in-place write made `x` hold `result`; `f(x, views)` after a view op made
+        # `views` (a tensor or a tuple) of `x`; `f(node, grads, create_graph, proceed)` around every backward
+        # node (profiler). Empty in the common case.
         self.interceptors = []
         self.inplace_listeners = []
+        self.view_listeners = []
         self.node_interceptors = []
         # The autocast region in effect: (device type, dtype), or None (see `amp`).
         self.autocast = None

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 import xla_ops as X
+from xla_ops.shape import view_apply, view_scatter
 
 from .. import _dispatch
 from .._state import state
@@ -45,6 +46,10 @@ class _TangentTable:
     def __init__(self):
         self._d: dict = {}
         self._saved: dict = {}  # id(node) -> (node ref, (array, tangent)) for nodes that save their output
+        # id(view) -> (view ref, parent, steps) for the views made in this level: `parent` is the tensor it was
+        # made from (None for the views `make_dual` and `unpack_dual` give, which are no forward views) and
+        # `steps` the view chain from it
+        self._links: dict = {}
 
     def get(self, t):
         e = self._d.get(id(t))
@@ -62,6 +67,14 @@ class _TangentTable:
             # The node keeps this output for its backward, maybe longer than the Tensor lives.
             saved, nkey = self._saved, id(node)
             saved[nkey] = (weakref.ref(node, lambda _, nkey=nkey: saved.pop(nkey, None)), value)
+
+    def link(self, view, parent, steps: tuple) -> None:
+        key, links = id(view), self._links
+        links[key] = (weakref.ref(view, lambda _, key=key: links.pop(key, None)), parent, steps)
+
+    def link_of(self, t):
+        e = self._links.get(id(t))
+        return None if e is None or e[0]() is not t else e
 
     def of_saved_output(self, node):
         e = self._saved.get(id(node))
@@ -94,6 +107,7 @@ def enter_dual_level() -> int:
     _tables[level] = _TangentTable()
     state.interceptors.append(_propagate)
     state.inplace_listeners.append(_on_inplace)
+    state.view_listeners.append(_on_view)
     graph.saved_output_hooks.append(_adopt)
     return level
 
@@ -111,6 +125,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     _tables.pop(level, None)
     state.interceptors.remove(_propagate)
     state.inplace_listeners.remove(_on_inplace)
+    state.view_listeners.remove(_on_view)
     graph.saved_output_hooks.remove(_adopt)
 
 
@@ -183,7 +198,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            "unpack_dual(tangent).primal to use its values.")
     if tangent._data.dtype != tensor._data.dtype:  # (JAX's forward mode needs one dtype for both)
         tangent = tangent.to(tensor.dtype)
+    elif tangent._base is not None and not tangent._requires_grad:
+        tangent = tangent.clone()  # (a view is copied, as PyTorch does: in-place ops on `dual` write the tangent)
     dual = tensor.view_as(tensor)
+    table.link(dual, None, ())  # its tangent is no view of `tensor`'s (PyTorch's non-differentiable view)
     # A tangent that requires grad stays a Tensor, so tangents computed from it are recorded on the tape.
     table[dual] = (dual._data, tangent)  # the user's tangent itself: `unpack_dual` gives that object back
     return dual
@@ -226,7 +244,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     tan = _tangent_of(tensor, table)
     if tan is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_primal_view(tensor), tan if isinstance(tan, Tensor) else Tensor._wrap(tan))
+    if not isinstance(tan, Tensor):  # (kept: in-place ops on the tangent given out reach the dual, and back)
+        tan = Tensor._wrap(tan)
+        table[tensor] = (tensor._data, tan)
+    primal = _primal_view(tensor)
+    table.link(primal, None, ())
+    return UnpackedDualTensor(primal, tan)
 
 
 def _primal_view(tensor: Tensor) -> Tensor:
@@ -303,16 +326,97 @@ def _attach(table, o, t) -> None:
         table[o] = (o._data, t)
 
 
+# -- views and in-place writes ------------------------------------------------------------------
+# As in PyTorch, the tangent of a view is the same view of its base's tangent, so an in-place write into a view
+# writes the base's tangent, and every other view of that base sees it. The base here is the view's forward root:
+# the storage's root, or the nearest `make_dual`/`unpack_dual`/`detach` alias it was viewed from (their
+# tangents are no views of their source's: a write through them leaves the source's tangent alone).
+def _on_view(x: Tensor, views) -> None:
+    table = _table(None)
+    if table is None:
+        return
+    n = len(x._view) if x._base is not None and x._view else 0
+    for v in views if type(views) is tuple else (views,):
+        if v._base is not None and v._view:
+            table.link(v, x, v._view[n:])
+
+
+def _forward_root(t: Tensor, table) -> tuple:
+    """`(root, chain)`: the tensor whose tangent `t`'s is a view of, and the view chain from it to `t`."""
+    steps = ()
+    while True:
+        e = table.link_of(t)
+        if e is None:  # (made before this level: a view of the storage's root)
+            if t._base is not None and t._view:
+                return t._base, t._view + steps
+            return t, steps
+        if e[1] is None:
+            return t, steps
+        t, steps = e[1], e[2] + steps
+
+
+def _chain_op(op, chain: tuple, *tangents):
+    """`op` (`view_apply` or `view_scatter`) along `chain` on tangents (arrays, or Tensors on the tape)."""
+    params = (("chain", chain),)
+    if state.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad for t in tangents):
+        return _dispatch.dispatch(op, tuple(t if isinstance(t, Tensor) else Tensor._wrap(t) for t in tangents),
+                                  params)
+    return op.compiled(params)(*(t._data if isinstance(t, Tensor) else t for t in tangents))
+
+
 def _on_inplace(x: Tensor, result: Tensor, old: tuple) -> None:
     table = _table(None)
     if table is None:
         return
+    root, chain = _forward_root(x, table)
+    entry = table.get(root)  # (its values are the ones before the write)
+    root_tan = entry[1] if entry is not None else None
     entry = table.get(result)
-    if entry is not None and tuple(entry[1].shape) == tuple(x._data.shape):
-        table[x] = (x._data, entry[1])
-    elif x in table:
-        # Written from values without a tangent: the tangent of the new values is zero.
-        table[x] = (x._data, jnp.zeros(x._data.shape, x._data.dtype))
+    new_tan = entry[1] if entry is not None and tuple(entry[1].shape) == tuple(x._data.shape) else None
+    storage_root = x._base if x._base is not None else x
+    views = x._storage.views
+    aliases = [storage_root, *(w for w in views if w is not storage_root)] if views is not None else [storage_root]
+    if root_tan is None and new_tan is None:
+        for w in aliases:  # (no tangent written: the aliases that have one keep it)
+            e = table.get(w)
+            if e is not None:
+                table[w] = (w._data, e[1])
+        return
+    if new_tan is None:  # written from values without a tangent: theirs is zero
+        new_tan = jnp.zeros(x._data.shape, x._data.dtype)
+    if chain:
+        if root_tan is None:
+            root_tan = jnp.zeros(root._data.shape, root._data.dtype)
+        new_tan = _chain_op(view_scatter, chain, root_tan, new_tan)
+    _set_tangent(table, root, table.get(root), new_tan)
+    root_tan = table.get(root)[1]
+    for w in aliases:
+        if w is root:
+            continue
+        r, c = _forward_root(w, table)
+        if r is root:
+            table[w] = (w._data, _chain_op(view_apply, c, root_tan) if c else root_tan)
+        else:
+            e = table.get(w)
+            if e is not None:
+                table[w] = (w._data, e[1])
+
+
+def _set_tangent(table, t: Tensor, entry, tan) -> None:
+    """`t`'s tangent becomes `tan`: written in place into the tangent Tensor it had (the user's, or one
+    `unpack_dual` gave out), as PyTorch's in-place ops write their tangents, unless the tape records either."""
+    old = entry[1] if entry is not None else None
+    if isinstance(old, Tensor) and not old._requires_grad and not (isinstance(tan, Tensor) and tan._requires_grad) \
+            and tuple(old.shape) == tuple(tan.shape):
+        paused, enabled = _pause(), state.grad_enabled
+        state.grad_enabled = False
+        try:
+            _dispatch.inplace(old, Tensor._wrap(tan._data if isinstance(tan, Tensor) else tan))
+        finally:
+            state.grad_enabled = enabled
+            _resume(paused)
+        tan = old
+    table[t] = (t._data, tan)
 
 
 # -- custom Functions ---------------------------------------------------------------------
@@ -327,14 +431,15 @@ def _input_tangents(args: tuple) -> tuple | None:
 
 def _pause() -> tuple:
     """Stop propagating tangents (while a custom Function's forward and jvp run); give the result to `_resume`."""
-    saved = (list(state.interceptors), list(state.inplace_listeners))
+    saved = (list(state.interceptors), list(state.inplace_listeners), list(state.view_listeners))
     state.interceptors.remove(_propagate)
     state.inplace_listeners.remove(_on_inplace)
+    state.view_listeners.remove(_on_view)
     return saved
 
 
 def _resume(saved: tuple) -> None:
-    state.interceptors[:], state.inplace_listeners[:] = saved
+    state.interceptors[:], state.inplace_listeners[:], state.view_listeners[:] = saved
 
 
 def _function_tangents(cls, ctx, args: tuple, tangents: tuple, output, result, dirty: dict, nondiff: set) -> None:
