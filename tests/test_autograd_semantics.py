@@ -861,7 +861,71 @@ def inplace_view_ops_on_views(m):
     return out
 
 
-SCENARIOS = [inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
+def legacy_backward_hooks(m):
+    """Hooks set through the `_backward_hooks` dict: kept as given, run on leaves only (as PyTorch)."""
+    from collections import OrderedDict
+
+    z = m.ones(3, requires_grad=True)
+    x = m.ones(3)
+    a = x * 2
+    hooks = OrderedDict()
+    a._backward_hooks = hooks
+    hooks["never"] = lambda g: 1 / 0  # `a` has no gradient: never called
+    x._backward_hooks = OrderedDict(never=lambda g: 1 / 0)
+    (a + z).sum().backward()
+    w = z * 2
+    w._backward_hooks = OrderedDict(double=lambda g: g * 2)  # a tensor with a history: not run
+    w.sum().backward()
+    out = [a._backward_hooks is hooks, _vals(z.grad)]
+    z._backward_hooks = OrderedDict()
+    z._backward_hooks["x10"] = lambda g: g * 10
+    z.grad = None
+    (z * 3).sum().backward()
+    return out + [_vals(z.grad), list(z._backward_hooks)]
+
+
+def nodes_reached_without_a_gradient(m):
+    """A node that gets no gradient (a custom Function returned None for it) still runs, as in PyTorch: tensor,
+    leaf and node hooks see None, a custom Function's backward sees zeros (so its inputs get zero gradients,
+    not None); a built-in node gives no gradient."""
+    seen = []
+
+    class DropsSecond(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    class Doubles(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(("Doubles.backward", _vals(g)))
+            return g * 2
+
+    w = m.ones(2, requires_grad=True)
+    leaf = m.ones(2, requires_grad=True)
+    leaf.register_hook(lambda g: seen.append(("leaf hook", g)))
+    y = leaf.clone()
+    y.register_hook(lambda g: seen.append(("tensor hook", g)))
+    DropsSecond.apply(w, y).sum().backward()
+    x = m.ones(2, requires_grad=True)
+    DropsSecond.apply(w, Doubles.apply(x)).sum().backward()
+    n = x * 3
+    n.grad_fn.register_prehook(lambda go: seen.append(("prehook", go)))
+    n.grad_fn.register_hook(lambda gi, go: seen.append(("posthook", gi, go)))
+    DropsSecond.apply(w, n).sum().backward()
+    return seen + [leaf.grad, _vals(x.grad), _vals(w.grad)]
+
+
+SCENARIOS = [nodes_reached_without_a_gradient, legacy_backward_hooks,
+             inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
              detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,
              views_made_without_grad, sequence_numbers, hooks_and_targets, grad_and_data_assignment, function_options, engine_odds,

@@ -364,3 +364,10 @@ def test_pow_of_a_real_base_with_a_complex_exponent_differentiates_through_the_c
     want = np.conj(np.asarray(out.detach().tolist()) * log_x)  # PyTorch's conjugate convention
     want[2] = 0
     np.testing.assert_allclose(np.asarray(g.tolist()), want, rtol=1e-12, atol=1e-12)
+    # A number as the base (`-1 ** y`, PyTorch's PowBackward2) follows the same rule.
+    out = tp.pow(-1, y)
+    assert out.grad_fn.name() == "PowBackward2"
+    g, = tp.autograd.grad(out.real.sum(), y)
+    want = np.conj(np.asarray(out.detach().tolist()) * np.log(np.complex128(-1)))
+    np.testing.assert_allclose(np.asarray(g.tolist()), want, rtol=1e-12, atol=1e-12)
+    assert tp.autograd.gradcheck(lambda e: tp.pow(-2.5, e), (y.detach().requires_grad_(),))

@@ -395,3 +395,22 @@ def test_complex_mismatches_are_reported_as_pytorch_does():
         with pytest.raises(GradcheckError, match="^Jacobian computed with forward mode mismatch for output 0 with "
                            "respect to input 1"):
             tp.autograd.gradcheck(bad_tangent, (x, y), check_forward_ad=True, fast_mode=fast_mode)
+
+
+def test_undefined_gradient_check_reaches_tensor_hooks():
+    """PyTorch's undefined-gradient check seeds every output with an undefined gradient: a hook that cannot take
+    None fails it (with PyTorch's warning and message), whatever node made the output."""
+    def fn(x):
+        def hook(g):
+            if g is None:
+                raise RuntimeError("x is undefined")
+        y = x.clone()
+        y.register_hook(hook)
+        return y
+
+    x = tp.ones(1, dtype=tp.float64, requires_grad=True)
+    for fast in (True, False):
+        with pytest.warns(UserWarning, match="Backwards compatibility: New undefined gradient"):
+            with pytest.raises(RuntimeError, match="Expected backward function to handle undefined output grads"):
+                tp.autograd.gradcheck(fn, (x,), fast_mode=fast)
+        assert tp.autograd.gradcheck(fn, (x,), check_undefined_grad=False, fast_mode=fast)

@@ -55,16 +55,18 @@ def _log_base(x):
     return jnp.where(x == 0, -jnp.inf, jnp.log(jnp.where(x == 0, 1, x)))
 
 
-def _pow_vjp(g, ans, x, y):
-    gx = _pow_base_grad(g, x, y)
+def _pow_exponent_grad(g, ans, x, y):
     # NOTE: d/dy x**y = x**y log x, the logarithm of the base in the result's dtype (a negative real base with a
     # complex exponent has a complex logarithm); PyTorch defines it as 0 where x == 0 and y >= 0 (a complex y:
     # real and >= 0), -inf for y < 0. (The factor is masked, not the product, so that forward mode, this map
     # transposed, gets the same zero.)
     base = x.astype(ans.dtype) if jnp.iscomplexobj(ans) and not jnp.iscomplexobj(x) else x
     nonneg = ((jnp.imag(y) == 0) & (jnp.real(y) >= 0)) if jnp.iscomplexobj(y) else y >= 0
-    gy = g * jnp.where((x == 0) & nonneg, 0, ans * _log_base(base))
-    return unbroadcast(gx, x), unbroadcast(gy, y)
+    return g * jnp.where((x == 0) & nonneg, 0, ans * _log_base(base))
+
+
+def _pow_vjp(g, ans, x, y):
+    return unbroadcast(_pow_base_grad(g, x, y), x), unbroadcast(_pow_exponent_grad(g, ans, x, y), y)
 
 
 def _pow_tensors(x, y):
@@ -82,9 +84,9 @@ def _pow_tensors(x, y):
 pow = op("pow", _pow_tensors, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
 pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(_pow_base_grad(g, x, y), x), None),
                 saves=("x", "y"), node="PowBackward0")
-# NOTE: d/dx y**x = y**x log y, defined as 0 where y == 0 and x >= 0 (PyTorch's rule, as for `pow`).
+# NOTE: a number to the power of a tensor: d/dx y**x = y**x log y, with `pow`'s rules for the exponent.
 rpow = op("rpow", lambda x, y: jnp.power(y, x),
-          lambda g, ans, x, y: (unbroadcast(g * jnp.where((y == 0) & (x >= 0), 0, ans * _log_base(y)), x), None),
+          lambda g, ans, x, y: (unbroadcast(_pow_exponent_grad(g, ans, y, x), x), None),
           saves=("x", "y", "ans"), node="PowBackward2")
 
 

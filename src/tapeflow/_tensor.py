@@ -293,8 +293,14 @@ class Tensor:
 
     @property
     def _backward_hooks(self):
-        """The gradient hooks registered on this tensor (`register_hook`), or None."""
-        return self._hooks or None
+        """The gradient hooks registered on this leaf (`register_hook`), or None."""
+        return self._hooks
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks) -> None:
+        # PyTorch's legacy way to set a leaf's hooks: a dict (name -> hook) kept as given, so that entries added
+        # later run too (as in PyTorch, hooks set this way on a tensor with a history never run).
+        self._hooks = hooks
 
     @_backward_hooks.deleter
     def _backward_hooks(self) -> None:

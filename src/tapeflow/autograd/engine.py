@@ -27,6 +27,11 @@ __all__ = ["run_backward", "accumulate"]
 
 def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> None:
     """Add `g` into `var.grad`: in place, or out of place (recorded) under `create_graph`."""
+    if g is None:  # reached without a gradient: the leaf's hooks see None (PyTorch); nothing accumulates
+        if var._hooks and run_hooks:
+            for fn in list(var._hooks.values()):
+                fn(None)
+        return
     if var._hooks and run_hooks:
         g = _run_tensor_hooks(var._hooks, g, create_graph)
     if var._grad_dtype is not FOLLOW_DTYPE:
@@ -230,11 +235,11 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    if nxt in buffers:
+                    if nxt in buffers or (_runs_without_grad(nxt) and _ungraded(nxt, buffers, needed)):
                         heapq.heappush(ready, (-nxt._seq, counter, nxt))
                         counter += 1
                     else:
-                        _skip(nxt, deps, buffers, ready)
+                        _skip(nxt, deps, buffers, ready, needed)
         state.grad_enabled = prev_mode
         i = 0
         while i < len(task.on_exit):  # (a callback may queue another)
@@ -257,7 +262,23 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     return None
 
 
-def _skip(node, deps, buffers, ready):
+def _runs_without_grad(node) -> bool:
+    """Whether `node`, reached with no gradient at all, still runs (as in PyTorch: its hooks see None, a
+    custom Function's backward sees zeros), rather than being skipped with everything only it leads to."""
+    return node._runs_ungraded or node._tensor_hooks is not None or node._pre_hooks is not None \
+        or node._post_hooks is not None or node._retained is not None \
+        or (type(node) is AccumulateGrad and bool(node.variable._hooks))
+
+
+def _ungraded(node, buffers, needed) -> bool:
+    """Queue `node` with no gradient (None for each output), when the pass needs it."""
+    if needed is not None and node not in needed:
+        return False
+    buffers[node] = [None] * max(len(node._out_meta), 1)
+    return True
+
+
+def _skip(node, deps, buffers, ready, needed=None):
     """A node that received no gradient at all: pass `None` on without running it."""
     stack = [node]
     while stack:
@@ -267,7 +288,7 @@ def _skip(node, deps, buffers, ready):
                 continue
             deps[nxt] -= 1
             if deps[nxt] == 0:
-                if nxt in buffers:
+                if nxt in buffers or (_runs_without_grad(nxt) and _ungraded(nxt, buffers, needed)):
                     heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
                 else:
                     stack.append(nxt)
@@ -292,7 +313,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 continue
             if nr < len(grads) and grads[nr] is not None:
                 grads[nr] = _run_tensor_hooks(hooks, grads[nr], create_graph)
-            elif len(node._out_meta) > 1:  # an output of a multi-output node that got no gradient: hooks see None
+            else:  # an output that got no gradient: its hooks see None (PyTorch's undefined gradient)
                 for fn in list(hooks.values()):
                     new = fn(None)
                     if new is not None:
@@ -336,6 +357,26 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         leaf_hooked = True
     if node._pre_hooks:
         grads = [_unwrap(g, create_graph) for g in _run_pre_hooks(node, grads)]
+    # A leaf whose .grad is None takes the incoming gradient as its .grad (PyTorch steals the buffer): its
+    # AccumulateGrad's post-hooks then see that very tensor, with what post-accumulate hooks did to it.
+    stolen = node._post_hooks is not None and type(node) is AccumulateGrad and node.variable._grad is None
+    if not node._runs_ungraded and type(node) is not AccumulateGrad and all(g is None for g in grads):
+        grad_inputs = (None,) * (len(node._next) // 2)  # a built-in node without any gradient gives none
+    else:
+        grad_inputs = _compute(node, grads, create_graph, capture, leaf_hooked)
+    # 5. node post-hooks.
+    if node._post_hooks:
+        gi = tuple(_as_tensor(g) for g in grad_inputs)
+        go = (node.variable._grad,) if stolen and node.variable._grad is not None else tuple(map(_as_tensor, grads))
+        for fn in list(node._post_hooks.values()):
+            new = fn(gi, go)
+            if new is not None:
+                gi = tuple(new)
+        grad_inputs = tuple(_unwrap(g, create_graph) for g in gi)
+    return grad_inputs
+
+
+def _compute(node, grads, create_graph, capture, leaf_hooked):
     # 4. materialise missing gradients of multi-output nodes as zeros; inputs read only by outputs that got
     # no gradient get none (PyTorch's graph does not link them; see `_dispatch._partial_reads`).
     unreached = ()
@@ -348,9 +389,6 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                 shape, dtype = node._out_meta[i]
                 z = jnp.zeros(shape, dtype)
                 grads[i] = Tensor._wrap(z) if create_graph else z
-    # A leaf whose .grad is None takes the incoming gradient as its .grad (PyTorch steals the buffer): its
-    # AccumulateGrad's post-hooks then see that very tensor, with what post-accumulate hooks did to it.
-    stolen = node._post_hooks is not None and type(node) is AccumulateGrad and node.variable._grad is None
     if leaf_hooked:
         accumulate(node.variable, grads[0], create_graph, run_hooks=False)
         grad_inputs = ()
@@ -363,15 +401,6 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         grad_inputs = ()
     if unreached:
         grad_inputs = [None if j in unreached else g for j, g in enumerate(grad_inputs)]
-    # 5. node post-hooks.
-    if node._post_hooks:
-        gi = tuple(_as_tensor(g) for g in grad_inputs)
-        go = (node.variable._grad,) if stolen and node.variable._grad is not None else tuple(map(_as_tensor, grads))
-        for fn in list(node._post_hooks.values()):
-            new = fn(gi, go)
-            if new is not None:
-                gi = tuple(new)
-        grad_inputs = tuple(_unwrap(g, create_graph) for g in gi)
     return grad_inputs
 
 

@@ -107,6 +107,7 @@ class BackwardCFunction(Node, FunctionCtx):
     non_differentiable = ()
     _in_jvp = False  # `saved_tensors` gives `saved_for_forward` while the user's jvp runs
     _cleared = False  # saved tensors handed out once under `clear_saved_tensors_on_access`
+    _runs_ungraded = True  # (PyTorch calls backward with zeros for outputs that got no gradient)
 
     def __init__(self):
         Node.__init__(self)

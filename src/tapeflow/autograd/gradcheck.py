@@ -341,7 +341,6 @@ def _check_undefined_grad(func, inputs, diff, outs):
     zeros: the engine never hands `None` to built-in nodes."""
     from .._dispatch import accumulator
     from .engine import run_backward
-    from .function import BackwardCFunction
 
     differentiable = [j for j, o in enumerate(outs) if o.requires_grad]
     cases = [None] + (differentiable if len(differentiable) > 1 else [])
@@ -353,7 +352,7 @@ def _check_undefined_grad(func, inputs, diff, outs):
                 continue
             node = o.grad_fn
             edges.append((node, o._output_nr) if node is not None else (accumulator(o), 0))
-            leave = (undef is None or undef == j) and isinstance(node, BackwardCFunction)
+            leave = undef is None or undef == j
             seeds.append(None if leave else jnp.zeros_like(o._data))
         which = "every output gradient undefined" if undef is None else \
             f"the gradient of output {undef} undefined and the others zero"

@@ -93,6 +93,7 @@ class Node:
     _aval = None  # shape/dtype of the single forward output (multi-output nodes use _out_meta)
     _unpack = None  # saved tensors packed by saved-tensor hooks (see `_saved_hooks`)
     _reads = None  # per output, the inputs it reads, where some input is not read by all (`_partial_reads`)
+    _runs_ungraded = False  # a node that runs even when it gets no gradient (a custom Function's backward)
 
     def __init__(self, next_functions=()):
         self._next = flat_edges(next_functions)
