@@ -414,3 +414,52 @@ def test_undefined_gradient_check_reaches_tensor_hooks():
             with pytest.raises(RuntimeError, match="Expected backward function to handle undefined output grads"):
                 tp.autograd.gradcheck(fn, (x,), fast_mode=fast)
         assert tp.autograd.gradcheck(fn, (x,), check_undefined_grad=False, fast_mode=fast)
+
+
+def test_forward_mode_checks_see_detached_inputs_and_undefined_tangents():
+    """As PyTorch's gradcheck: the forward-mode check passes inputs that do not require grad, and with
+    `check_undefined_grad` it also runs each input once with a zero tangent and once with none."""
+    import tapeflow.autograd.forward_ad as fwAD
+    calls = []
+
+    class Clone(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            if fwAD._current_level >= 0:
+                assert not x.requires_grad and not y.requires_grad
+            return x.clone(), y.clone()
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            calls.append(1)
+            return x_t, y_t
+
+    x = tp.rand(1, dtype=tp.float64, requires_grad=True)
+    y = tp.rand(1, dtype=tp.float64, requires_grad=True)
+    opts = dict(check_forward_ad=True, check_backward_ad=False, check_batched_grad=False)
+    assert tp.autograd.gradcheck(Clone.apply, (x, y), check_undefined_grad=False, **opts)
+    assert len(calls) == 2  # one per input
+    calls.clear()
+    assert tp.autograd.gradcheck(Clone.apply, (x, y), check_undefined_grad=True, **opts)
+    assert len(calls) == 6  # + a zero tangent and no tangent, per input
+    calls.clear()
+    assert tp.autograd.gradcheck(Clone.apply, (x, y.detach()), check_undefined_grad=True,
+                                 check_batched_forward_grad=True, **opts)
+    assert len(calls) == 5  # 1 + 1 (the other input carries no tangent) + a batch of 2: vmapped once, then looped
+
+    class MissingIsNotZero(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.set_materialize_grads(False)
+            ctx.save_for_forward(x, y)
+            return x * y
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            x, y = ctx.saved_tensors
+            out = x_t * y if x_t is not None else 0.0
+            return out + (y_t * x if y_t is not None else 1.0)  # wrong only where y has no tangent at all
+
+    with pytest.raises(GradcheckError, match="undefined tangent value"):
+        tp.autograd.gradcheck(MissingIsNotZero.apply, (x, y), **opts)
+    assert tp.autograd.gradcheck(MissingIsNotZero.apply, (x, y), check_undefined_grad=False, **opts)

@@ -29,7 +29,7 @@ from .._tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
 
-_BATCH = 3  # cotangents / tangents per batched check
+_BATCH = 2  # cotangents / tangents per batched check (PyTorch's)
 
 
 class GradcheckError(RuntimeError):
@@ -153,10 +153,11 @@ def _forward_tangents(func, inputs, k, directions, batched=None):
 
     def one(tangent):
         with forward_ad.dual_level():
-            # every input that requires grad is dual (zero tangents but input k's), as in PyTorch's gradcheck
-            args = [forward_ad.make_dual(a, Tensor._wrap(jnp.zeros_like(a._data)))
+            # every input that requires grad is dual (zero tangents but input k's), and, as in PyTorch's
+            # gradcheck, detached: `func` sees no input requiring grad here
+            args = [forward_ad.make_dual(a.detach(), Tensor._wrap(jnp.zeros_like(a._data)))
                     if i != k and isinstance(a, Tensor) and a.requires_grad else a for i, a in enumerate(inputs)]
-            args[k] = forward_ad.make_dual(inputs[k], Tensor._wrap(tangent))
+            args[k] = forward_ad.make_dual(inputs[k].detach(), Tensor._wrap(tangent))
             outs = _tensor_outputs(func, args)
             tans = [forward_ad.unpack_dual(o).tangent for o in outs]
             return tuple(jnp.zeros(o.shape, o._data.dtype) if t is None else t._data for o, t in zip(outs, tans))
@@ -336,9 +337,8 @@ def _check_undefined_grad(func, inputs, diff, outs):
     """Backward with undefined output gradients: first all of them, then (several outputs) one at a time
     with the others zero. Every input gradient must come back None or zero.
 
-    An output made by a custom Function gets `None` as its seed, which is what the engine gives a Function
-    whose output received no gradient (zeros, unless `ctx.set_materialize_grads(False)`). Other outputs get
-    zeros: the engine never hands `None` to built-in nodes."""
+    An undefined gradient is `None`, as PyTorch's: the output's hooks see None, a custom Function's backward
+    sees zeros (None after `ctx.set_materialize_grads(False)`) and a built-in node gives no gradient."""
     from .._dispatch import accumulator
     from .engine import run_backward
 
@@ -376,6 +376,33 @@ def _check_undefined_grad(func, inputs, diff, outs):
                     f"{which}: when every output gradient is undefined or "
                     "zero, each input gradient must be None or zero. Check that the backward multiplies by its "
                     "output gradients and handles None. Pass check_undefined_grad=False to skip this check.")
+
+
+def _check_undefined_forward(func, inputs, diff):
+    """PyTorch's undefined-tangent check for forward mode: with the other inputs carrying random tangents, an
+    input given a zero tangent and one given none at all must give the same output tangents."""
+    from . import forward_ad
+
+    key = jax.random.PRNGKey(4)
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        for k in diff:
+            key, sub = jax.random.split(key)
+            x = inputs[k]
+            duals[k] = forward_ad.make_dual(x.detach(), Tensor._wrap(jax.random.uniform(sub, x.shape, x._data.dtype)))
+        for k in diff:
+            x = inputs[k]
+            args = list(duals)
+            args[k] = forward_ad.make_dual(x.detach(), Tensor._wrap(jnp.zeros_like(x._data)))
+            zero = [forward_ad.unpack_dual(o).tangent for o in _tensor_outputs(func, args)]
+            args[k] = x.detach()
+            none = [forward_ad.unpack_dual(o).tangent for o in _tensor_outputs(func, args)]
+            for j, (a, b) in enumerate(zip(zero, none)):
+                if a is not None and b is not None and not np.allclose(np.asarray(a._data), np.asarray(b._data)):
+                    raise GradcheckError(
+                        f"Mismatch in tangent values for output with index: {j} when input: {k} has an undefined "
+                        f"tangent value. Got: {a} but expected: {b}. A zero tangent and no tangent must give "
+                        "the same output tangents (check the jvp's handling of None or zero tangents).")
 
 
 def _compare_batched(what, j, k, got, expected):
@@ -558,6 +585,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             _check_undefined_grad(func, inputs, diff, outs)
         if check_batched_grad:
             _check_batched_grad(inputs, diff, outs)
+        if check_forward_ad and check_undefined_grad:
+            _check_undefined_forward(func, inputs, diff)
         if check_batched_forward_grad:
             _check_batched_forward_grad(func, inputs, diff)
     except GradcheckError:
@@ -609,10 +638,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
     n_in = len(inputs)
 
     def new_func(*args):
-        ins, gos = args[:n_in], args[n_in:]
+        # (gradcheck's forward-mode check passes detached inputs: the ones to differentiate are marked again)
+        ins = tuple(x.requires_grad_() if k in diff else x for k, x in enumerate(args[:n_in]))
+        gos = args[n_in:]
         o = _tensor_outputs(func, ins)
         pairs = [(t, g) for t, g in zip(o, gos) if t.requires_grad]
-        wrt = [ins[k] for k in _diff_inputs(ins)]
+        wrt = [ins[k] for k in diff]
         gs = grad([t for t, _ in pairs], wrt, [g for _, g in pairs], create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
