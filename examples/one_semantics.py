@@ -5,7 +5,8 @@ tied max, a detached factor, a no_grad block and a gradient hook) is
 differentiated on the tape, with tapeflow.func, with the functional API, with
 jax.grad / jax.jit of tp.interop.to_jax, inside tp.compile, and to second
 order. Every path gives the tape's gradient, which is
-PyTorch's: the op table's derivative rules are the ones JAX uses too.
+PyTorch's: the op table's derivative rules are the ones JAX uses too. Random
+ops under tp.func.vmap follow PyTorch's `randomness` modes.
 
 Run: python examples/one_semantics.py
 """
@@ -68,6 +69,18 @@ def main():
     print("Hessian diagonal (double backward = functional.hessian = jax.jacrev(jax.jacrev)):",
           np.round(np.diag(hess), 4))
     print("every path agrees with the tape")
+
+    # Random ops under tp.func.vmap follow PyTorch's `randomness`: refused by default, one draw for the
+    # batch with "same", one per element with "different" (here: a dropout mask per example).
+    batch = tp.ones(4, 6)
+    try:
+        tp.func.vmap(lambda r: F.dropout(r, 0.5))(batch)
+    except RuntimeError as e:
+        print("vmap, default randomness:", str(e).split(".")[0])
+    per_example = tp.func.vmap(lambda r: F.dropout(r, 0.5), randomness="different")(batch)
+    shared = tp.func.vmap(lambda r: F.dropout(r, 0.5), randomness="same")(batch)
+    assert bool((shared == shared[0]).all())
+    print("distinct dropout masks with 'different':", len({tuple(m.tolist()) for m in per_example}), "of 4")
 
 
 if __name__ == "__main__":

@@ -317,6 +317,36 @@ def test_random_draws_and_state_writes_follow_eager_code_call_for_call():
     assert _compiled(f) and not isinstance(count._data, jax.core.Tracer)
 
 
+def test_random_ops_under_vmap_follow_its_randomness():
+    """PyTorch's three modes: "error" (the default) refuses a draw, "same" draws once for the batch, "different"
+    draws for each element; on every call (a cached program draws anew), nested, through dropout and jacfwd."""
+    x = tp.ones(4, 3)
+    refuse = F.vmap(lambda r: r + tp.randn(3))
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            refuse(x)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        F.jacfwd(lambda v: v * tp.rand(3))(tp.ones(3))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        F.hessian(lambda v: (v * v * tp.rand(3)).sum())(tp.ones(3))
+    assert F.jacfwd(lambda v: v * tp.rand(3), randomness="same")(tp.ones(3)).shape == (3, 3)
+    same = F.vmap(lambda r: r * tp.rand(3), randomness="same")
+    different = F.vmap(lambda r: r * tp.rand(3), randomness="different")
+    firsts = []
+    for _ in range(3):
+        s, d = same(x), different(x)
+        assert bool((s == s[0]).all())
+        assert len({tuple(row.tolist()) for row in d}) == 4
+        firsts.append(tuple(d[0].tolist()))
+    assert len(set(firsts)) == 3  # fresh draws on every call
+    masks = F.vmap(lambda r: tp.nn.functional.dropout(r, 0.5), randomness="different")(tp.ones(4, 64))
+    assert len({tuple(row.tolist()) for row in masks}) == 4
+    nested = F.vmap(F.vmap(lambda r: r + tp.randn(()), randomness="same"), randomness="different")(tp.zeros(3, 2))
+    assert [len(set(row.tolist())) for row in nested] == [1, 1, 1] and len(set(nested[:, 0].tolist())) == 3
+    with pytest.raises(RuntimeError, match="randomness error mode"):  # an inner vmap in error mode refuses
+        F.vmap(F.vmap(lambda r: r + tp.randn(())), randomness="different")(tp.zeros(3, 2))
+
+
 def test_vjp_jvp_cached():
     def f(x):
         return x.sin() * 2

@@ -19,6 +19,7 @@ from ._device import device as _as_device
 from ._device import is_meta_device, to_jax_device
 from ._meta import meta_of
 from ._mt19937 import DEFAULT_SEED, MT19937
+from ._state import state
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
@@ -439,6 +440,8 @@ def _stream(generator, dtype, device=None):
     inside a staged trace or an uncached transform, the default generator's draws come from that stream
     too, through a `DrawTape`; None otherwise (the JAX key is used)."""
     gen = generator or default_generator
+    if state.vmap_randomness and _vmapped_draw():
+        return None
     if dtype.name not in _STREAM_DTYPES or not _host_draw(device):
         return None
     tape = draw_tape[0]
@@ -622,7 +625,30 @@ def next_key(generator: Generator | None = None):
         >>> next_key().shape
         (2,)
     """
+    if state.vmap_randomness and _vmapped_draw():
+        key = (generator or default_generator).next_key()
+        for mode, axis in state.vmap_randomness:
+            if mode == "different":  # a key of its own for each element of the batch
+                key = jax.random.fold_in(key, jax.lax.axis_index(axis))
+        return key
     return (generator or default_generator).next_key()
+
+
+VMAP_RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the "
+                         "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                         "of vmap")
+
+
+def _vmapped_draw() -> bool:
+    """A draw inside `func.vmap`: refused in its (default) "error" mode, as PyTorch's; True when some vmap
+    asks for different draws per element (they then come from the JAX key, split along the batch)."""
+    different = False
+    for mode, _ in state.vmap_randomness:
+        if mode == "different":
+            different = True
+        elif mode != "same":  # "error", or the refusal's own message
+            raise RuntimeError(VMAP_RANDOMNESS_ERROR if mode == "error" else mode)
+    return different
 
 
 def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:

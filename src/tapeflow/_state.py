@@ -34,6 +34,8 @@ class _ThreadState(threading.local):
         self.node_interceptors = []
         # The autocast region in effect: (device type, dtype), or None (see `amp`).
         self.autocast = None
+        # The `func.vmap` calls being traced, innermost last: (randomness, axis name) each (see `next_key`).
+        self.vmap_randomness = ()
 
 
 state = _ThreadState()

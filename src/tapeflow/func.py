@@ -38,6 +38,7 @@ from ._staging import pure as _pure
 from ._staging import to_arrays as _to_arrays
 from ._staging import to_tensors as _to_tensors
 from ._staging.implicit import FAILED, MISS, Implicit, uncached
+from ._state import state
 from ._tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
@@ -316,12 +317,20 @@ def _refuse_complex(name: str, tree, what: str) -> None:
                                f"input idx: {i}")
 
 
-def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callable:
+def _jac(transform, name: str, func: Callable, argnums, has_aux: bool, randomness: str | None = None) -> Callable:
     def impl(*args, **kwargs):
         nums = _argnums_tuple(argnums, len(args), name)
         jnums = nums[0] if isinstance(argnums, int) else nums
         def checked(*a, **kw):
-            out = func(*a, **kw)
+            if randomness == "error":  # (PyTorch's jacfwd runs `func` under vmap: a draw is refused)
+                outer = state.vmap_randomness
+                state.vmap_randomness = (*outer, ("error", None))
+                try:
+                    out = func(*a, **kw)
+                finally:
+                    state.vmap_randomness = outer
+            else:
+                out = func(*a, **kw)
             _refuse_complex(name, out[0] if has_aux else out, "outputs")
             return out
 
@@ -333,7 +342,9 @@ def _jac(transform, name: str, func: Callable, argnums, has_aux: bool) -> Callab
             return _to_tensors(res[0]), _to_tensors(res[1])
         return _to_tensors(res)
 
-    return _transformed(func, (name, _argnums_key(argnums), has_aux), impl)
+    step = (name, _argnums_key(argnums), has_aux) if randomness is None else \
+        (name, _argnums_key(argnums), has_aux, randomness)
+    return _transformed(func, step, impl)
 
 
 def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
@@ -366,7 +377,8 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
         func: a function of Tensors.
         argnums: which positional argument(s) to differentiate.
         has_aux: `func` returns `(output, aux)`.
-        randomness: accepted for compatibility with `torch.func.jacfwd`.
+        randomness: `"error"` (the default) refuses a random op inside `func`, as
+            PyTorch's; `"same"` and `"different"` draw once for all the columns.
 
     Returns:
         A function returning the Jacobian, shaped `output.shape + input.shape`.
@@ -378,7 +390,7 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
                 [0., 4.]])
     """
     _check_randomness(randomness)
-    return _jac(jax.jacfwd, "jacfwd", func, argnums, has_aux)
+    return _jac(jax.jacfwd, "jacfwd", func, argnums, has_aux, randomness)
 
 
 def hessian(func: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
@@ -415,8 +427,10 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         in_dims: the batch dimension of each input (an int, `None` for unbatched,
             or a structure matching the arguments).
         out_dims: where the batch dimension goes in each output.
-        randomness: `"error"`, `"different"` or `"same"` (accepted; random ops
-            inside draw from tapeflow's generator).
+        randomness: what a random op inside does, as in PyTorch: `"error"` (the
+            default) raises; `"same"` draws once for the whole batch; `"different"`
+            draws independently for each element (from the generator's JAX key,
+            split along the batch).
         chunk_size: accepted for compatibility (the whole batch runs at once).
 
     Returns:
@@ -432,9 +446,19 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
 
     def impl(*args, **kwargs):
         f = _pure(func, kwargs)
-        return _to_tensors(jax.vmap(f, in_axes=in_axes, out_axes=out_dims)(*_to_arrays(args)))
+        axis = object()  # (names this vmap's batch axis for the draws made inside: see `next_key`)
 
-    return _transformed(func, ("vmap", _freeze(in_dims), _freeze(out_dims)), impl)
+        def body(*a):
+            outer = state.vmap_randomness
+            state.vmap_randomness = (*outer, (randomness, axis))
+            try:
+                return f(*a)
+            finally:
+                state.vmap_randomness = outer
+
+        return _to_tensors(jax.vmap(body, in_axes=in_axes, out_axes=out_dims, axis_name=axis)(*_to_arrays(args)))
+
+    return _transformed(func, ("vmap", _freeze(in_dims), _freeze(out_dims), randomness), impl)
 
 
 def _freeze(dims):
@@ -453,8 +477,8 @@ _STEPS = {
     "grad": grad,
     "grad_and_value": grad_and_value,
     "jacrev": lambda f, argnums, has_aux: jacrev(f, argnums, has_aux=has_aux),
-    "jacfwd": jacfwd,
-    "vmap": lambda f, in_dims, out_dims: vmap(f, _thaw(in_dims), _thaw(out_dims)),
+    "jacfwd": lambda f, argnums, has_aux, randomness: jacfwd(f, argnums, has_aux, randomness=randomness),
+    "vmap": lambda f, in_dims, out_dims, randomness: vmap(f, _thaw(in_dims), _thaw(out_dims), randomness),
 }
 
 

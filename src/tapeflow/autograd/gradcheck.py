@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._dtype import from_jax_dtype
+from .._state import state
 from .._tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian", "get_analytical_jacobian"]
@@ -163,12 +164,20 @@ def _forward_tangents(func, inputs, k, directions, batched=None):
             return tuple(jnp.zeros(o.shape, o._data.dtype) if t is None else t._data for o, t in zip(outs, tans))
 
     if batched is not False:
+        outer = state.vmap_randomness
+        state.vmap_randomness = (*outer, (_VMAP_RANDOM, None))  # (PyTorch's batched check refuses draws)
         try:
             return jax.vmap(one)(directions)
         except Exception:
             if batched:
                 raise
+        finally:
+            state.vmap_randomness = outer
     return _stack_rows([one(d) for d in directions])
+
+
+_VMAP_RANDOM = ("vmap: We do not yet support calling random operations inside of vmap. Please perform random "
+                "operations outside of vmap as a workaround")
 
 
 def _vjp_rows(outs, inputs, diff, j):
