@@ -924,7 +924,46 @@ def nodes_reached_without_a_gradient(m):
     return seen + [leaf.grad, _vals(x.grad), _vals(w.grad)]
 
 
-SCENARIOS = [nodes_reached_without_a_gradient, legacy_backward_hooks,
+def no_grad_views_after_inplace_writes(m):
+    """A view made under no_grad or in inference mode of a tensor requiring grad gets no history once its data
+    changed in place (through its base, itself or another view; in any grad mode): PyTorch refuses it (on reading
+    its grad_fn; here when a backward reaches it) and prints `grad_fn=<Invalid>`."""
+    out = []
+    for mode in ("no_grad", "inference_mode"):
+        for where in ("base", "view", "base under no_grad"):
+            s = m.ones(3, requires_grad=True)
+            b = s.clone()
+            with getattr(m, mode)():
+                v = b[:2]
+            if where == "base":
+                b.add_(1)
+            elif where == "view":
+                with getattr(m, mode)():
+                    v.mul_(2)
+            else:
+                with m.no_grad():
+                    b.add_(1)
+            out.append(repr(v).split("grad_fn=")[-1])
+            try:
+                (v * 2).sum().backward()
+                out.append(("ran", _vals(s.grad)))
+            except RuntimeError as e:
+                out.append(str(e)[:60])
+            out.append(_vals(v.detach()))
+    x = m.zeros(2)
+    with m.no_grad():
+        v = x.view(2)  # (its base required no grad then)
+    x.add_(m.ones(2, requires_grad=True))
+    out.append(repr(v).split("grad_fn=")[-1])
+    untouched = m.ones(2, requires_grad=True).clone()
+    with m.no_grad():
+        w = untouched[:1]
+    (w * 2).sum()  # nothing was written: a view made in no_grad is usable
+    out.append(w.requires_grad)
+    return out
+
+
+SCENARIOS = [no_grad_views_after_inplace_writes, nodes_reached_without_a_gradient, legacy_backward_hooks,
              inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
              detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,

@@ -25,7 +25,7 @@ from ._meta import MetaArray, meta_results
 from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array, _Storage
 from .autograd import _saved_hooks
-from .autograd.graph import AccumulateGrad, _sequence, node_class
+from .autograd.graph import AccumulateGrad, Invalid, _sequence, node_class
 
 __all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inference_write"]
 
@@ -697,9 +697,15 @@ def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
         return
     rehistory = state.grad_enabled and base.grad_fn is not None
     for w in list(st.views):
+        invalid = type(w.grad_fn) is Invalid
+        if not invalid and (w._no_grad_view or w._untracked_no_grad_view) and w._base is base \
+                and base._requires_grad:
+            # Made under no_grad / in inference mode: PyTorch gives it no history once its data changed.
+            w.grad_fn, w._output_nr, w._requires_grad = Invalid(w._no_grad_view == "inference"), 0, True
+            invalid = True
         if w is writer:
             continue
-        if rehistory and w._view and w._base is base:
+        if rehistory and w._view and w._base is base and not invalid:
             # A view reads the base's new history (PyTorch regenerates its grad_fn the same way), and so requires
             # grad from now on if it did not. (A view of a detached alias of the base, `detach()` of a view, only
             # reads the new values.)

@@ -334,6 +334,34 @@ class _NotImplementedBackward(Node):
         raise self.error(f"derivative for {self.op_name} is not implemented")  # (PyTorch's NotImplemented node)
 
 
+class Invalid(Node):
+    """The history of a view made under no_grad or in inference mode once its data changed in place (through
+    it, its base or another view) while its base requires grad: PyTorch refuses to give such a view a history
+    (its `grad_fn` shows as `<Invalid>`); a backward that reaches it raises PyTorch's error."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, inference: bool):
+        super().__init__()
+        if inference:
+            self.message = (
+                "A view was created in inference mode and its base or another view of its base has been modified "
+                "inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                "You can clarify your code by moving both the view and the inplace either both inside the "
+                "inference_mode block (if you don't want the inplace to be tracked) or both outside (if you want "
+                "the inplace to be tracked).")
+        else:
+            self.message = (
+                "A view was created in no_grad mode and its base or another view of its base has been modified "
+                "inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace either both inside "
+                "the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the "
+                "inplace to be tracked).")
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(self.message)
+
+
 def not_implemented_node(name: str, op_name: str, inputs, error=NotImplementedError) -> Node:
     """A node named `name` (`Unique2Backward0`, `NotImplemented`) over the edges of `inputs` whose backward raises
     `error` saying that the derivative of `op_name` is not implemented."""
