@@ -139,9 +139,11 @@ def SYMSPREAD(rng, s):
 # -- argument descriptions ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class F:
-    """A float64 array argument drawn from `dom` (the spec's domain when None)."""
+    """A float64 array argument drawn from `dom` (the spec's domain when None); `const`: not differentiated
+    (an input PyTorch has no derivative for, whose gradient the op refuses)."""
     shape: tuple
     dom: Callable | None = None
+    const: bool = False
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,10 @@ spec("polygamma", [C(F((3, 4), POS), n=1), C(F((5,), GT1), n=2), C(F(()), n=0)],
 spec("mvlgamma", [C(F((3, 4), GT1), p=3), C(F((5,), POS), p=1)],
      lambda x, p: sp.multigammaln(x[..., None], p)[..., 0] if x.ndim == 0 else np.vectorize(
          lambda v: sp.multigammaln(v, p))(x), tf=lambda x: tp.mvlgamma(x, 3))
-spec("igamma", [C(F((3, 4), GT1), F((3, 4), POS)), C(F((3, 1), GT1), F((4,), POS))], sp.gammainc,
-     tf=lambda a, x: tp.igamma(a.detach(), x), fd=False, second=False,
-     why="PyTorch does not differentiate `a` (stop_gradient here), so finite differences in `a` do not apply; "
-     "tests/test_special_ops.py checks the gradient in `x` against PyTorch; `a` is constant on the tape, so the "
-     "mixed second derivative does not arise there")
-spec("igammac", [C(F((3, 4), GT1), F((3, 4), POS)), C(F((3, 1), GT1), F((4,), POS))], sp.gammaincc,
-     tf=lambda a, x: tp.igammac(a.detach(), x), fd=False, second=False, why="as igamma")
+spec("igamma", [C(F((3, 4), GT1, const=True), F((3, 4), POS)), C(F((3, 1), GT1, const=True), F((4,), POS))],
+     sp.gammainc, tf=lambda a, x: tp.igamma(a, x))
+spec("igammac", [C(F((3, 4), GT1, const=True), F((3, 4), POS)), C(F((3, 1), GT1, const=True), F((4,), POS))],
+     sp.gammaincc, tf=lambda a, x: tp.igammac(a, x))
 spec("nextafter", [C(F((3, 4)), F((3, 4))), C(F((3, 4)), A(1.0, np.float64))], np.nextafter,
      tf=lambda x, y: tp.nextafter(x, y))
 spec("frexp", [C(F((3, 4), NOKINK)), C(F(()))], lambda x: (np.frexp(x)[0], np.frexp(x)[1].astype(np.int32)),

@@ -326,7 +326,7 @@ def test_once_differentiable_blocks_double_backward():
     assert g.item() == 12.0 and g.grad_fn is None  # gradients that need no grad: nothing to guard
     go = t([1.0], requires_grad=True)
     (g,) = tp.autograd.grad(Cube.apply(x), x, go, create_graph=True)
-    assert g.grad_fn.name() == "Error" and g.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    assert g.grad_fn.name() == "Error" and g.grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
     with pytest.raises(RuntimeError, match="differentiate twice a function that was marked with @once_diff"):
         g.sum().backward()
 

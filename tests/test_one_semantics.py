@@ -435,3 +435,31 @@ def test_a_hook_fires_again_in_the_second_backward_as_in_pytorch():
         _close(want, ref.numpy(), "functional.hessian vs PyTorch")
     with pytest.raises(RuntimeError, match="forward mode"):
         tp.func.hessian(f)(tp.tensor(x))
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_igamma_refuses_its_first_arguments_derivative_on_every_path(name):
+    """PyTorch: `igamma(a, x)` with `a` requiring grad runs; only a gradient or tangent for `a` raises
+    NotImplementedError ("the derivative for 'igamma: input' is not implemented."), whatever the path, while
+    the gradient for `x` alone is computed."""
+    fn, sign = getattr(tp, name), (1.0 if name == "igamma" else -1.0)
+    a0, x0 = np.array([1.5, 2.0]), np.array([0.5, 1.0])
+    want_x = sign * np.exp(-x0) * x0 ** (a0 - 1) / np.array([0.886226925452758, 1.0])  # / Gamma(a)
+    a = tp.tensor(a0, dtype=tp.float64, requires_grad=True)
+    x = tp.tensor(x0, dtype=tp.float64, requires_grad=True)
+    y = fn(a, x)  # the forward runs
+    assert y.grad_fn.name() == name.capitalize() + "Backward0"
+    (gx,) = tp.autograd.grad(y.sum(), x, retain_graph=True)
+    np.testing.assert_allclose(gx.numpy(), want_x, rtol=1e-12)
+    refused = f"the derivative for '{name}: input' is not implemented"
+    with pytest.raises(NotImplementedError, match=refused):
+        y.sum().backward()
+    f = to_jax(lambda a, x: fn(a, x).sum())
+    aj, xj = jnp.asarray(a0), jnp.asarray(x0)
+    np.testing.assert_allclose(np.asarray(jax.grad(f, 1)(aj, xj)), want_x, rtol=1e-12)
+    with pytest.raises(NotImplementedError, match=refused):
+        jax.grad(f, 0)(aj, xj)
+    with pytest.raises(NotImplementedError, match=refused):
+        jax.jvp(lambda v: f(v, xj), (aj,), (jnp.ones(2),))
+    with pytest.raises(NotImplementedError, match=refused):
+        tp.func.grad(lambda v: fn(v, tp.tensor(x0, dtype=tp.float64)).sum())(a.detach())

@@ -127,7 +127,8 @@ def _tape_inputs(op, args):
 
 def _float_positions(case, args):
     return [i for i, (d, a) in enumerate(zip(case.args, args))
-            if isinstance(d, (F, A)) and isinstance(a, np.ndarray) and a.dtype == np.float64]
+            if isinstance(d, (F, A)) and isinstance(a, np.ndarray) and a.dtype == np.float64
+            and not getattr(d, "const", False)]
 
 
 def _cotangents(outs, rng):
@@ -373,7 +374,7 @@ def _tensors(s, case, args):
     ts = []
     for d, a in zip(case.args, args):
         if isinstance(d, (F, A)) and a.dtype == np.float64:
-            ts.append(tp.tensor(a, dtype=tp.float64, requires_grad=s.diff))
+            ts.append(tp.tensor(a, dtype=tp.float64, requires_grad=s.diff and not getattr(d, "const", False)))
         elif isinstance(d, (F, I, B, A)) or d is KEY:
             ts.append(tp.tensor(a))
     return ts

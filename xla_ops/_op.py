@@ -245,21 +245,26 @@ class Op:
         opmath: on CPU, float16/bfloat16 inputs are computed in float32 and each result rounded once (see
             `_opmath`); `False` for ops whose values depend on the half type itself (its largest value, its
             next representable number) and for optimizer updates, which PyTorch rounds after every step.
+        no_derivative: `{input number: name}` for inputs PyTorch has no derivative for (`"igamma: input"`):
+            a backward or JVP that needs one raises PyTorch's NotImplementedError, on every path.
     """
 
     __slots__ = (
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
         "derived", "deferrable", "linear", "snapshot",
         "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "_deps_cache", "unread_inputs",
-        "double_backward", "__weakref__",
+        "double_backward", "no_derivative", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
                  linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False,
-                 double_backward: Callable | None = None, opmath: bool = True):
+                 double_backward: Callable | None = None, opmath: bool = True, no_derivative: dict | None = None):
         self.name = name
+        # input index -> PyTorch's name for it ("igamma: input"): a gradient it has no formula for, refused
+        # (NotImplementedError) when a backward or a JVP asks for it, on every path
+        self.no_derivative = no_derivative or {}
         self.double_backward = double_backward
         self.unread_inputs = unread_inputs
         self.deferrable = deferrable
@@ -356,6 +361,9 @@ class Op:
             # (whatever they feed is dropped); an input never saved is its shape and dtype.
             stand_in = (lambda m: jnp.zeros(m[0], m[1])) if self.saved_for or self.linear else (lambda m: Meta(*m))
             inputs = tuple(x if m is None else stand_in(m) for x, m in zip(inputs, metas))
+        for i, label in self.no_derivative.items():
+            if needs[i]:
+                raise NotImplementedError(f"the derivative for '{label}' is not implemented.")
         kw = dict(params)
         if self.derived:
             grads = derived_vjp(self.fwd, kw, needs, g, inputs)

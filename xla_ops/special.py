@@ -143,16 +143,18 @@ def _igamma_x_grad(a, x):
     return jnp.exp((a - 1) * jnp.log(x) - x - jsp.gammaln(a))
 
 
-# As PyTorch, igamma / igammac are differentiable in `x` only (the tapeflow layer refuses an `a` that requires
-# grad, as PyTorch's backward does); `a` enters through stop_gradient, so every JAX path agrees on that.
+# As PyTorch, igamma / igammac are differentiable in `x` only: a gradient or tangent for `a` raises PyTorch's
+# NotImplementedError (`no_derivative`) on every path; `a` enters through stop_gradient besides.
 def _in_x(fn):
     return lambda a, x: fn(jax.lax.stop_gradient(a), x)
 
 
 igamma = op("igamma", _in_x(jsp.gammainc), lambda g, ans, a, x: (
-    unbroadcast(jnp.zeros_like(g), a), unbroadcast(g * _igamma_x_grad(a, x), x)), saves=("a", "x"))
+    unbroadcast(jnp.zeros_like(g), a), unbroadcast(g * _igamma_x_grad(a, x), x)), saves=("a", "x"),
+    no_derivative={0: "igamma: input"})
 igammac = op("igammac", _in_x(jsp.gammaincc), lambda g, ans, a, x: (
-    unbroadcast(jnp.zeros_like(g), a), unbroadcast(-g * _igamma_x_grad(a, x), x)), saves=("a", "x"))
+    unbroadcast(jnp.zeros_like(g), a), unbroadcast(-g * _igamma_x_grad(a, x), x)), saves=("a", "x"),
+    no_derivative={0: "igammac: input"})
 def _nextafter(x, y):
     # PyTorch's derivative: 1 in `input` where it differs from `other` (0 where they are equal), 0 in `other`.
     # Written so that JAX's own differentiation of it agrees (`ans - x` is one ulp of x, exactly).

@@ -7,7 +7,6 @@ import xla_ops as X
 
 from .. import _dtype
 from .._dispatch import dispatch
-from .._tensor import Tensor
 from ._args import _common, _t, _to_float
 from ._checks import tensor_arg
 
@@ -246,13 +245,6 @@ def mvlgamma(input, p):
     return dispatch(X.mvlgamma, (input,), (("p", int(p)),))
 
 
-def _no_grad_for_a(name, input):
-    from .._state import state
-
-    if isinstance(input, Tensor) and input.requires_grad and state.grad_enabled:
-        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
-
-
 def igamma(input, other):
     """The regularised lower incomplete gamma function `P(input, other)`.
 
@@ -261,7 +253,6 @@ def igamma(input, other):
         tensor([0.6321, 0.2642])
     """
     tensor_arg("igamma", "other", other)
-    _no_grad_for_a("igamma", input)
     return dispatch(X.igamma, _common("igamma_cpu", input, other, ints="refuse", complex_ok=False))
 
 
@@ -273,7 +264,6 @@ def igammac(input, other):
         tensor([0.3679, 0.7358])
     """
     tensor_arg("igammac", "other", other)
-    _no_grad_for_a("igammac", input)
     return dispatch(X.igammac, _common("igammac_cpu", input, other, ints="refuse", complex_ok=False))
 
 

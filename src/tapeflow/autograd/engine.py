@@ -362,6 +362,16 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
     stolen = node._post_hooks is not None and type(node) is AccumulateGrad and node.variable._grad is None
     if not node._runs_ungraded and type(node) is not AccumulateGrad and all(g is None for g in grads):
         grad_inputs = (None,) * (len(node._next) // 2)  # a built-in node without any gradient gives none
+    elif needed is not None and getattr(getattr(node, "op", None), "no_derivative", None):
+        # An op with an input PyTorch has no derivative for (igamma's `input`): asked only for the gradients
+        # this pass needs, so that `autograd.grad(out, other)` works as in PyTorch.
+        needs, nx = node.needs, node._next
+        node.needs = tuple(n and (nx[2 * i] in needed or (nx[2 * i], nx[2 * i + 1]) in targets)
+                           for i, n in enumerate(needs))
+        try:
+            grad_inputs = _compute(node, grads, create_graph, capture, leaf_hooked)
+        finally:
+            node.needs = needs
     else:
         grad_inputs = _compute(node, grads, create_graph, capture, leaf_hooked)
     # 5. node post-hooks.

@@ -130,7 +130,7 @@ class Node:
     _sequence_number = _sequence_nr
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # -- hooks ----------------------------------------------------------------
     def register_hook(self, fn: Callable) -> RemovableHandle:
@@ -383,6 +383,10 @@ class AccumulateGrad(Node):
         super().__init__(())
         self.variable = variable
         self._seq = 2**64 - 1  # runs as soon as it is ready; the largest number, as in PyTorch
+
+    def name(self) -> str:
+        """PyTorch's name for it (its class is `AccumulateGrad`)."""
+        return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads, create_graph):
         from .engine import accumulate

@@ -194,7 +194,7 @@ class profile:
         >>> with tp.autograd.profiler.profile() as prof:
         ...     (x * x).sum().backward()
         >>> sorted(e.key for e in prof.key_averages())[:2]
-        ['AccumulateGrad', 'MulBackward0']
+        ['MulBackward0', 'SumBackward0']
     """
 
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
