@@ -272,6 +272,8 @@ def inplace_writes_into_views(m):
     y = m.ones(4, requires_grad=True).clone()
     u, _ = y.unsafe_split(2)
     out.append(_error(lambda: u.mul_(3)))  # the unsafe variants' outputs may be written
+    v, _ = y.unsafe_split_with_sizes([1, 3])
+    out.append(_error(lambda: v.mul_(5)))
     y.sum().backward()
     return out
 

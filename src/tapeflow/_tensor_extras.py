@@ -292,5 +292,7 @@ def _hardshrink(self, lambd=0.5):
 Tensor.hardshrink = _hardshrink
 Tensor.unsafe_split = lambda self, split_size, dim=0: _toplevel.unsafe_split(self, split_size, dim)
 Tensor.unsafe_chunk = lambda self, chunks, dim=0: _toplevel.unsafe_chunk(self, chunks, dim)
+Tensor.unsafe_split_with_sizes = lambda self, split_sizes, dim=0: _toplevel.unsafe_split_with_sizes(self, split_sizes,
+                                                                                                   dim)
 # (Inference tensors are never views in PyTorch, though they share their base's storage.)
 Tensor._is_view = lambda self: self._base is not None and not self._inference

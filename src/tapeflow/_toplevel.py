@@ -22,7 +22,7 @@ __all__ = ["meshgrid", "finfo", "iinfo", "promote_types", "result_type", "can_ca
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "is_conj", "is_neg", "resolve_neg", "is_signed", "scalar_tensor", "vmap",
            "zero_", "fill", "fill_", "inf", "nan", "pi", "e", "newaxis", "is_inference", "is_storage", "empty_strided",
-           "unsafe_split", "unsafe_chunk", "set_warn_always", "is_warn_always_enabled"]
+           "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "set_warn_always", "is_warn_always_enabled"]
 
 
 def meshgrid(*tensors, indexing: str = "ij"):
@@ -503,6 +503,17 @@ def unsafe_chunk(input, chunks: int, dim: int = 0):
         [[0, 1], [2, 3]]
     """
     return _unsafe(input.chunk(chunks, dim))
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim: int = 0):
+    """`split_with_sizes` whose outputs may be written in place (PyTorch's `unsafe_split_with_sizes`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> [p.tolist() for p in tp.unsafe_split_with_sizes(tp.arange(5), [2, 3])]
+        [[0, 1], [2, 3, 4]]
+    """
+    return _unsafe(input.split_with_sizes(split_sizes, dim))
 
 
 def _unsafe(parts):
