@@ -390,3 +390,59 @@ def test_is_grads_batched_explains_a_hook_that_reads_values():
     y.register_hook(lambda g: g * float(g.sum().item()))
     with pytest.raises(RuntimeError, match="is_grads_batched=False"):
         tp.autograd.grad(y, x, tp.eye(2, dtype=tp.float64), is_grads_batched=True)
+
+
+def test_deep_reentrant_backward_does_not_exhaust_the_stack():
+    """A backward run from inside a backward (here 300 levels deep) moves to a fresh thread every
+    `MAX_NESTED_BACKWARD` levels, as PyTorch's engine does, instead of hitting Python's recursion limit; the
+    nested passes see the caller's grad mode and hooks, and the gradients are exact."""
+    from tapeflow.autograd import engine
+
+    levels = []
+
+    class Deep(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with tp.enable_grad():
+                ctx.x = x.detach().requires_grad_() - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            levels.append(tp.is_grad_enabled())
+            if ctx.x < 0:
+                return g
+            with tp.enable_grad():
+                Deep.apply(ctx.x).sum().backward()
+            return g * 2
+
+    depth = 300
+    assert depth > 4 * engine.MAX_NESTED_BACKWARD
+    v = tp.tensor(float(depth), requires_grad=True)
+    Deep.apply(v).sum().backward()
+    assert v.grad.item() == 2.0 and len(levels) == depth + 1 and not any(levels)
+
+    class Fails(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("from deep inside")
+
+    class Nest(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, n):
+            ctx.n = n
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            with tp.enable_grad():
+                x = tp.ones(1, requires_grad=True)
+                (Nest.apply(x, ctx.n - 1) if ctx.n else Fails.apply(x)).sum().backward()
+            return g, None
+
+    with pytest.raises(ValueError, match="from deep inside"):  # an error crosses the threads unchanged
+        Nest.apply(tp.ones(1, requires_grad=True), 3 * engine.MAX_NESTED_BACKWARD).sum().backward()

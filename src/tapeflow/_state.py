@@ -21,8 +21,10 @@ class _ThreadState(threading.local):
         # `disable_saved_tensors_hooks` raises while it is active.
         self.saved_hooks = ()
         self.saved_hooks_disabled = None
-        # The backward pass running on this thread (`autograd.engine._Task`), for hooks that ask about it.
+        # The backward pass running on this thread (`autograd.engine._Task`), for hooks that ask about it, and
+        # how many backward passes are nested on this thread (a backward called from inside a backward).
         self.graph_task = None
+        self.backward_depth = 0
         # Extension points, per thread like grad mode (a trace on one thread never sees another's ops):
         # `f(op, args, params, proceed)` around every dispatch (profiler, forward AD, state discovery);
         # `f(x, result)` after an in-place write made `x` hold `result`; `f(x, views)` after a view op made

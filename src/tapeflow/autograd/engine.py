@@ -153,6 +153,12 @@ class _Task:
         self.deps, self.needed, self.targets, self.on_exit, self.cleanups = deps, needed, targets, [], []
 
 
+#: Backward passes nested on one thread (a custom Function's backward calling backward, reentrant checkpoints)
+#: before the next one moves to a fresh thread, as PyTorch's engine does, so that deep reentrant backward never
+#: exhausts a thread's Python stack.
+MAX_NESTED_BACKWARD = 16
+
+
 def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_graph: bool, create_graph: bool,
                  inputs: list[Tensor] | None = None, capture: bool = False, allow_unused: bool = False):
     """Run backward from `roots` (graph edges) seeded with `root_grads`.
@@ -161,6 +167,44 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     `.grad` is touched; otherwise gradients accumulate into leaves (only the
     `inputs`, if given).
     """
+    kw = dict(retain_graph=retain_graph, create_graph=create_graph, inputs=inputs, capture=capture,
+              allow_unused=allow_unused)
+    depth = state.backward_depth
+    if depth >= MAX_NESTED_BACKWARD:
+        return _on_fresh_thread(_run_backward, roots, root_grads, kw)
+    state.backward_depth = depth + 1
+    try:
+        return _run_backward(roots, root_grads, **kw)
+    finally:
+        state.backward_depth = depth
+
+
+def _on_fresh_thread(fn, roots, root_grads, kw):
+    """`fn(roots, root_grads, **kw)` on a new thread that starts from this thread's state (grad mode, hooks,
+    the backward under way), this one waiting for it."""
+    import threading
+
+    parent = {k: list(v) if type(v) is list else v for k, v in vars(state).items()}
+    result = []
+
+    def work():
+        vars(state).update(parent)
+        state.backward_depth = 1
+        try:
+            result.append((True, fn(roots, root_grads, **kw)))
+        except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
+            result.append((False, e))
+
+    worker = threading.Thread(target=work, name="tapeflow-reentrant-backward")
+    worker.start()
+    worker.join()
+    ok, value = result[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _run_backward(roots, root_grads, *, retain_graph, create_graph, inputs, capture, allow_unused):
     if not create_graph and inputs is None and not state.anomaly and not state.node_interceptors \
             and compiled_backward(roots, root_grads, retain_graph):
         return None
