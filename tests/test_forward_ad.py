@@ -277,3 +277,34 @@ def test_igamma_has_no_forward_derivative():
                 with pytest.raises(NotImplementedError, match="Trying to use forward AD with igamma"):
                     fn(*args)
             assert fwAD.unpack_dual(fn(x, x)).tangent is None
+
+
+def test_custom_function_gets_a_view_of_its_base_tangent_for_a_view_input():
+    """PyTorch: a custom Function's jvp receives, for an input that is a view of a dual tensor, the same view of
+    that tensor's tangent; a jvp returning a view of anything else for a view output is refused."""
+    seen = []
+
+    class Narrow(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.narrow(0, 0, 2)
+
+        @staticmethod
+        def jvp(ctx, gx):
+            seen.append(gx)
+            return gx.narrow(0, 0, 2)
+
+    class WrongBase(Narrow):
+        @staticmethod
+        def jvp(ctx, gx):
+            out = gx.narrow(0, 0, 2).clone()
+            return out.view_as(out)
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(t([1.0, 2.0, 3.0, 4.0]), t([1.0, 2.0, 3.0, 4.0]))
+        tangent = fwAD.unpack_dual(dual).tangent
+        out = Narrow.apply(dual.view_as(dual))
+        assert seen[0]._base is tangent
+        assert tp.equal(fwAD.unpack_dual(out).tangent, t([1.0, 2.0]))
+        with pytest.raises(RuntimeError, match="not returning a view of the same base as the given grad input"):
+            WrongBase.apply(dual.view_as(dual))

@@ -450,7 +450,10 @@ def _function_tangents(cls, ctx, args: tuple, tangents: tuple, output, result, d
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
                                   f"forward mode AD ({cls.__name__} has no jvp staticmethod).")
     table = _table(None)
-    tin = tuple(_wrap_tangent(a, tan, ctx.materialize_grads) for a, tan in zip(args, tangents))
+    tin = tuple(_view_tangent(a, table) if tan is not None and isinstance(a, Tensor) and a._base is not None
+                else None for a, tan in zip(args, tangents))
+    tin = tuple(v if v is not None else _wrap_tangent(a, tan, ctx.materialize_grads)
+                for a, tan, v in zip(args, tangents, tin))
     versions = tuple(t._version if t is not None else None for t in tin)
     paused = _pause()
     ctx._in_jvp = True
@@ -492,6 +495,20 @@ def _function_tangents(cls, ctx, args: tuple, tangents: tuple, output, result, d
         elif r._base is not None:
             _check_view_tangent(r, g, args, tin)
         _attach(table, r, g)
+
+
+def _view_tangent(a: Tensor, table):
+    """For a view `a` of a tensor with a tangent: that tangent's same view (a Tensor whose `_base` is the root's
+    tangent, as PyTorch gives a custom Function's jvp), or None."""
+    root, chain = _forward_root(a, table)
+    entry = table.get(root) if root is not a and chain else None
+    if entry is None:
+        return None
+    tan = entry[1]
+    if not isinstance(tan, Tensor):
+        tan = Tensor._wrap(tan)
+        table[root] = (entry[0], tan)
+    return _dispatch.view(tan, view_apply, (("chain", chain),))
 
 
 def _wrap_tangent(a, tan, materialize: bool):
