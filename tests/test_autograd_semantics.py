@@ -237,7 +237,12 @@ def functional_api_messages(m):
             _error(lambda: F.hvp(lambda a: a.detach().sum(), x, m.ones(2), strict=True)),
             _error(lambda: F.vjp(lambda a: a * 2, x, (m.ones(2), m.ones(2)))),
             _error(lambda: F.jvp(lambda a: a * 2, x, (m.ones(2), m.ones(2)))),
-            _error(lambda: F.jvp(lambda a, b: a * b, (x, x), (m.ones(2),)))]
+            _error(lambda: F.jvp(lambda a, b: a * b, (x, x), (m.ones(2),))),
+            # a gradient that is independent of the input: a hessian's and a vhp's own messages
+            _error(lambda: F.hessian(lambda a: a.long().float().requires_grad_().clone().sum(), x, strict=True)),
+            _error(lambda: F.vhp(lambda a: a.long().float().requires_grad_().clone().sum(), x, m.ones(2),
+                                 strict=True)),
+            _error(lambda: F.hessian(lambda a: (3 * a).sum(), x, strict=True))]
 
 
 def tensor_odds(m):

@@ -185,7 +185,8 @@ def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy):
     with _enable_grad():
         ins = _prep(xs, create_graph)
         out = _scalar_out(func, ins, "hessian", strict)
-        gs = _grads((out,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
+        # (PyTorch's inner jacobian is not strict: a gradient that is None there is zeros without a graph)
+        gs = _grads((out,), ins, (None,), True, strict, _JACOBIAN_NO_GRAPH, _JACOBIAN_NO_GRAPH)
         blocks = _jac_rows(gs, ins, create_graph, strict)
     if not in_tuple:
         blocks = tuple(b[0] for b in blocks)
