@@ -242,7 +242,11 @@ def functional_api_messages(m):
             _error(lambda: F.hessian(lambda a: a.long().float().requires_grad_().clone().sum(), x, strict=True)),
             _error(lambda: F.vhp(lambda a: a.long().float().requires_grad_().clone().sum(), x, m.ones(2),
                                  strict=True)),
-            _error(lambda: F.hessian(lambda a: (3 * a).sum(), x, strict=True))]
+            _error(lambda: F.hessian(lambda a: (3 * a).sum(), x, strict=True)),
+            _error(lambda: F.jvp(lambda a: a.clone(), x.clone().requires_grad_(), m.ones(2), create_graph=True,
+                                 strict=True)),
+            _error(lambda: F.jvp(lambda a: a * 2, x, m.ones(3))), _error(lambda: F.vjp(lambda a: a * 2, x, m.ones(3))),
+            _error(lambda: F.hvp(lambda a, b: (a * b).sum(), (x, x), (m.ones(2), m.ones(3))))]
 
 
 def tensor_odds(m):

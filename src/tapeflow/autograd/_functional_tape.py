@@ -106,22 +106,21 @@ def vjp(func, in_tuple, xs, vs, create_graph, strict):
                 raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
                                    "Tensor with a single element.")
             vs = (Tensor._wrap(jnp.ones(outs[0]._data.shape, outs[0]._data.dtype)),)
-        check_v(vs, outs, "the outputs of the function in vjp", out_tuple)
+        check_v(vs, outs, out_tuple)
         g = _grads(outs, ins, vs, create_graph, strict, _INDEPENDENT, _NO_GRAPH if create_graph else None)
     return _post(_out(outs, create_graph), out_tuple), _post(g, in_tuple)
 
 
-def check_v(vs: tuple, ref: tuple, shape_of: str, ref_is_tuple: bool = True) -> None:
-    """`v` must match `ref` (given as a tuple, or as one tensor) in length and shapes; `shape_of` ends the
-    message ("the inputs of jvp")."""
+def check_v(vs: tuple, ref: tuple, ref_is_tuple: bool = True) -> None:
+    """`v` must match `ref` (given as a tuple, or as one tensor) in length and shapes (PyTorch's messages)."""
     if len(vs) != len(ref):
         if not ref_is_tuple:
             raise RuntimeError("The given v should contain a single Tensor.")
         raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got {len(vs)}.")
     for i, (a, b) in enumerate(zip(vs, ref)):
         if tuple(a.shape) != tuple(b.shape):
-            raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} but got "
-                               f"{list(a.shape)}. v must have the shape of {shape_of}.")
+            entry = f"Entry {i} in " if ref_is_tuple else ""
+            raise RuntimeError(f"{entry}v has invalid size: should be {b.shape} but got {a.shape}.")
 
 
 def jvp(func, in_tuple, xs, vs, create_graph, strict):
@@ -131,7 +130,7 @@ def jvp(func, in_tuple, xs, vs, create_graph, strict):
         out_tuple, outs = _call(func, ins, "jvp", strict)
         us = tuple(Tensor._make(jnp.zeros(o._data.shape, o._data.dtype), None, 0, True) for o in outs)
         gs = _grads(outs, ins, us, True, False, _INDEPENDENT)
-        tangents = _grads(gs, us, vs, create_graph, strict, _INDEPENDENT)
+        tangents = _grads(gs, us, vs, create_graph, strict, _INDEPENDENT, _NO_GRAPH if create_graph else None)
     return _post(_out(outs, create_graph), out_tuple), _post(tangents, out_tuple)
 
 

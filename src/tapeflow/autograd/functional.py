@@ -110,7 +110,7 @@ def _input_v(v, xs: tuple, fn_name: str, in_tuple: bool = True) -> tuple:
                                "single Tensor with a single element.")
         return (Tensor._wrap(jnp.ones(xs[0]._data.shape, xs[0]._data.dtype)),)
     vs = _as_tuple(v, "v", fn_name)[1]
-    check_v(vs, xs, f"the inputs of {fn_name}", in_tuple)
+    check_v(vs, xs, in_tuple)
     return vs
 
 
