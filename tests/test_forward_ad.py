@@ -308,3 +308,14 @@ def test_custom_function_gets_a_view_of_its_base_tangent_for_a_view_input():
         assert tp.equal(fwAD.unpack_dual(out).tangent, t([1.0, 2.0]))
         with pytest.raises(RuntimeError, match="not returning a view of the same base as the given grad input"):
             WrongBase.apply(dual.view_as(dual))
+
+
+def test_detach_in_place_drops_the_tangent():
+    """As PyTorch: `detach()` and `detach_()` both leave a tensor without a forward gradient."""
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(t([1.0, 2.0]), t([1.0, 1.0]))
+        assert fwAD.unpack_dual(dual.detach() * 2).tangent is None
+        d = dual * 1.0
+        d.detach_()
+        assert fwAD.unpack_dual(d).tangent is None and fwAD.unpack_dual(d * 2).tangent is None
+        assert fwAD.unpack_dual(dual).tangent is not None

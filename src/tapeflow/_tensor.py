@@ -464,6 +464,10 @@ class Tensor:
         self._output_nr = 0
         if isinstance(self._data, jax.core.Tracer):
             self._data = jax.lax.stop_gradient(self._data)
+        from .autograd import forward_ad
+
+        if forward_ad._levels:  # (its forward gradient goes too, as PyTorch's detach_)
+            forward_ad._drop(self)
         return self
 
     @property

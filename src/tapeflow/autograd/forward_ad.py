@@ -37,6 +37,12 @@ UnpackedDualTensor.__doc__ = "`(primal, tangent)` of a dual tensor; `tangent` is
 
 
 
+def _drop(t: Tensor) -> None:
+    """`t.detach_()`: `t` carries no tangent from now on, at any level."""
+    for table in _tables.values():
+        table.discard(t)
+
+
 class _TangentTable:
     """Tensor -> (data, tangent), by identity, forgetting tensors that die.
 
@@ -54,6 +60,10 @@ class _TangentTable:
     def get(self, t):
         e = self._d.get(id(t))
         return None if e is None or e[0]() is not t else e[1]
+
+    def discard(self, t) -> None:
+        if self.get(t) is not None:
+            del self._d[id(t)]
 
     def __contains__(self, t) -> bool:
         return self.get(t) is not None
