@@ -208,8 +208,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
                            "unpack_dual(tangent).primal to use its values.")
     if tangent._data.dtype != tensor._data.dtype:  # (JAX's forward mode needs one dtype for both)
         tangent = tangent.to(tensor.dtype)
-    elif tangent._base is not None and not tangent._requires_grad:
-        tangent = tangent.clone()  # (a view is copied, as PyTorch does: in-place ops on `dual` write the tangent)
+    elif tangent._base is not None and not tangent._requires_grad and tangent.numel() > 0 and (
+            tangent._base.numel() != tangent.numel() or tangent.stride() != tensor.stride()):
+        # A view laid out otherwise than the primal is copied, as PyTorch does (in-place ops on `dual` write
+        # the tangent); an empty one, or one over its whole storage in the primal's layout, is kept as is.
+        tangent = tangent.clone()
     dual = tensor.view_as(tensor)
     table.link(dual, None, ())  # its tangent is no view of `tensor`'s (PyTorch's non-differentiable view)
     # A tangent that requires grad stays a Tensor, so tangents computed from it are recorded on the tape.
