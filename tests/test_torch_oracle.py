@@ -74,7 +74,7 @@ def _leaf(L, a: np.ndarray, requires_grad: bool = True):
 def _node_name(L, node) -> str:
     if node is None:
         return "None"
-    return node.name() if L is tp else type(node).__name__
+    return type(node).__name__  # (PyTorch's `AccumulateGrad.name()` is "torch::autograd::AccumulateGrad")
 
 
 def _outs(out) -> tuple:
