@@ -937,8 +937,9 @@ def nodes_reached_without_a_gradient(m):
 
 def no_grad_views_after_inplace_writes(m):
     """A view made under no_grad or in inference mode of a tensor requiring grad gets no history once its data
-    changed in place (through its base, itself or another view; in any grad mode): PyTorch refuses it (on reading
-    its grad_fn; here when a backward reaches it) and prints `grad_fn=<Invalid>`."""
+    changed in place (through its base, itself or another view, or an in-place view op on the base; in any grad
+    mode): it requires grad, but reading its grad_fn (`is_leaf`, an op on it in grad mode) raises, an in-place write
+    to it in grad mode is refused, ops under no_grad run, and it prints `grad_fn=<Invalid>`."""
     out = []
     for mode in ("no_grad", "inference_mode"):
         for where in ("base", "view", "base under no_grad"):
@@ -961,6 +962,24 @@ def no_grad_views_after_inplace_writes(m):
             except RuntimeError as e:
                 out.append(str(e)[:60])
             out.append(_vals(v.detach()))
+            for probe in (lambda t: t.grad_fn, lambda t: t.is_leaf, lambda t: t.requires_grad,
+                          lambda t: t.add_(1), lambda t: t.zero_(), lambda t: t.__setitem__(0, 2.0)):
+                try:
+                    out.append(probe(v))
+                except RuntimeError as e:
+                    out.append(str(e)[:70])
+            with m.no_grad():
+                out.append(_vals(v * 2))
+    for rg in (True, False):  # (an in-place view op on the base changes its data's layout)
+        b = m.ones(1, 2, 3, requires_grad=rg).clone()
+        with m.inference_mode():
+            v = b.view(-1)
+        b.transpose_(0, 1)
+        try:
+            out.append(v.grad_fn)
+        except RuntimeError as e:
+            out.append(str(e)[:70])
+        out.append(b._version)
     x = m.zeros(2)
     with m.no_grad():
         v = x.view(2)  # (its base required no grad then)

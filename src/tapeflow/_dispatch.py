@@ -31,6 +31,7 @@ __all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inferenc
 
 _new = object.__new__
 _raw_set = Tensor.__dict__["_data"].__set__
+_grad_fn = Tensor.__dict__["grad_fn"].__get__  # (the slot itself: an invalid view's `grad_fn` raises)
 _LazyTensor = _lazy.lazy_class(Tensor)
 _adaptive = _lazy.is_adaptive_eager_enabled()  # read on every dispatch; `set_adaptive_eager` changes it
 
@@ -498,7 +499,7 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     counter is bumped; `x` takes over `result`'s history.
     """
     check_inference_write(x)
-    if x.grad_fn is None and x._requires_grad and state.grad_enabled and x._no_grad_view is None:
+    if _grad_fn(x) is None and x._requires_grad and state.grad_enabled and x._no_grad_view is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Wrap the update in `with tapeflow.no_grad():`, or work on x.detach() / a clone.")
@@ -515,7 +516,7 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
     if _saved_hooks.mutation_context is not None:
         _saved_hooks.mutation_context.before_write(x._st(), result.grad_fn)
     listeners = state.inplace_listeners
-    old = tuple((t, t._raw, t.grad_fn, t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
+    old = tuple((t, t._raw, _grad_fn(t), t._output_nr, t._requires_grad) for t in (x, x._base) if t is not None) \
         if listeners else None  # what the write replaces, for listeners that may undo it
     st = x._st()
     node = result.grad_fn
@@ -691,17 +692,61 @@ def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:
         v.grad_fn, v._output_nr, v._requires_grad = result.grad_fn, result._output_nr, True
 
 
+def invalidate_view(w: Tensor) -> None:
+    """A view made under no_grad / in inference mode whose data changed while its base requires grad: PyTorch
+    gives it no history. It requires grad, but reading its `grad_fn` (so `is_leaf`, or an op on it in grad mode)
+    raises PyTorch's error; ops on it under no_grad still run."""
+    Tensor.__dict__["grad_fn"].__set__(w, Invalid(w._no_grad_view == "inference"))
+    w._output_nr, w._requires_grad = 0, True
+    cls = type(w)
+    eager = _lazy._eager_of.get(cls, cls)
+    invalid = _invalid_class(eager)
+    w.__class__ = invalid if cls is eager else _lazy.lazy_class(invalid)
+
+
+_invalid_of: dict = {}
+
+
+def _invalid_grad_fn(t):
+    raise RuntimeError(_grad_fn(t).message)
+
+
+_NOT_WRITES = frozenset(("requires_grad_", "share_memory_", "detach_"))
+
+
+def _invalid_getattribute(t, name):
+    # An in-place method of an invalid view in grad mode: PyTorch refuses the write before reading the history.
+    if name[-1] == "_" and name[0] != "_" and state.grad_enabled and name not in _NOT_WRITES:
+        if t._no_grad_view == "inference":
+            _check_view_write(t)
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+                           + _NO_GRAD_VIEW)
+    return object.__getattribute__(t, name)
+
+
+def _invalid_class(cls) -> type:
+    """The subclass of `cls` for its invalid views (see `invalidate_view`): same name, same layout."""
+    if cls in _invalid_of.values():
+        return cls
+    inv = _invalid_of.get(cls)
+    if inv is None:
+        inv = _invalid_of[cls] = type(cls.__name__, (cls,), {
+            "__slots__": (), "grad_fn": property(_invalid_grad_fn, Tensor.__dict__["grad_fn"].__set__),
+            "__getattribute__": _invalid_getattribute,
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    return inv
+
+
 def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
     """After a write, recompute every other live alias from the base."""
     if st.views is None:
         return
     rehistory = state.grad_enabled and base.grad_fn is not None
     for w in list(st.views):
-        invalid = type(w.grad_fn) is Invalid
+        invalid = type(_grad_fn(w)) is Invalid
         if not invalid and (w._no_grad_view or w._untracked_no_grad_view) and w._base is base \
                 and base._requires_grad:
-            # Made under no_grad / in inference mode: PyTorch gives it no history once its data changed.
-            w.grad_fn, w._output_nr, w._requires_grad = Invalid(w._no_grad_view == "inference"), 0, True
+            invalidate_view(w)
             invalid = True
         if w is writer:
             continue

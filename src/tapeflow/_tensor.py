@@ -833,8 +833,9 @@ def _format(t: Tensor) -> str:
         elif dt not in (default, _dtype.complex128 if default is _dtype.float64 else _dtype.complex64,
                         _dtype.int64, _dtype.bool):
             extras.append(f"dtype={dt!r}")
-    if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    fn = Tensor.__dict__["grad_fn"].__get__(t)  # (the slot: an invalid view's `grad_fn` raises, its repr does not)
+    if fn is not None:
+        extras.append(f"grad_fn=<{fn.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
     from .autograd import forward_ad

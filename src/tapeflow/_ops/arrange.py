@@ -535,6 +535,15 @@ def _become(self, view_fn):
         self._view = new._view
         if multi is not None and _multi_step(self) is None:  # (as_strided_ restarts the chain at the storage)
             self._multi_origin = multi  # an output of an op returning several views stays one (PyTorch)
+    st = self._st()
+    st.version += 1  # (a change of layout counts as a write, as in PyTorch)
+    base = self._base if self._base is not None else self
+    if st.views is not None and base._requires_grad:
+        from .._dispatch import invalidate_view
+
+        for w in list(st.views):  # views made under no_grad get no history (see `invalidate_view`)
+            if w is not self and (w._no_grad_view or w._untracked_no_grad_view) and w._base is base:
+                invalidate_view(w)
     return self
 
 
