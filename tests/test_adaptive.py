@@ -274,3 +274,21 @@ def test_detaching_a_pending_tensor_runs_nothing_and_stays_an_alias(adaptive):
     np.testing.assert_array_equal(d.numpy(), [3.0, -3.0, 7.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_a_pending_tensor_keeps_its_class_and_pytree_structure(adaptive):
+    import jax
+
+    x = tp.tensor([1.0, 2.0])
+    y = x * 2  # pending
+    assert type(y._raw) is _adaptive.Pending
+    assert type(y) is tp.Tensor and jax.tree.structure(y) == jax.tree.structure(x)  # (a jitted call never retraces)
+    model = nn.Linear(2, 1)
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(x).sum().backward()
+    opt.step()  # the update is recorded: the parameters hold pending values
+    assert type(model.weight._raw) is _adaptive.Pending
+    assert type(model.weight) is nn.Parameter and type(model.weight.grad) is tp.Tensor
+    assert jax.tree.structure(model.weight) == jax.tree.structure(nn.Parameter(tp.ones(1, 2)))
+    np.testing.assert_allclose(y.numpy(), [2.0, 4.0])
+    assert type(y) is tp.Tensor and type(y._raw) is not _adaptive.Pending

@@ -9,15 +9,13 @@ is not recorded) runs the segment: op by op the first two times its structure is
 sends it to a compiler thread), as one compiled program from the third on, so code whose structure
 changes every step never pays for compilation and first steps do not wait for it.
 
-A tensor holding a `Pending` value is an instance of a subclass of its class (`lazy_class`) whose
-`_data` property runs the segment and turns the tensor back into its own class; the raw slot is
-read without running anything through `Tensor._raw` (shape and dtype checks).
+A tensor holding a `Pending` value keeps its class: `Tensor._data` runs the segment when it reads one,
+and the raw slot `Tensor._raw` is read without running anything (shape and dtype checks).
 """
 
 from __future__ import annotations
 
 import atexit
-import math
 import os
 import queue
 import threading
@@ -27,7 +25,7 @@ import jax
 
 from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
 from ._state import state
-from ._tensor import Tensor
+from ._tensor import Pending, Tensor
 
 try:
     from jax._src.core import trace_state_clean
@@ -35,13 +33,11 @@ except ImportError:  # pragma: no cover - a JAX without it: segments always run 
     def trace_state_clean() -> bool:
         return False
 
-__all__ = ["Pending", "record", "run_pending", "resolve", "constant", "wrap", "lazy_class", "set_data",
-           "set_adaptive_eager", "is_adaptive_eager_enabled", "adaptive_eager_stats"]
+__all__ = ["Pending", "record", "run_pending", "resolve", "constant", "set_adaptive_eager", "is_adaptive_eager_enabled",
+           "adaptive_eager_stats"]
 
 MAX_OPS = 1024  # a longer segment runs at once (compile time grows with a program's size)
 _ArrayImpl = type(jax.numpy.zeros(()))
-_slot = Tensor.__dict__["_data"]
-_raw_get, _raw_set = _slot.__get__, _slot.__set__
 _shapes: dict = {}  # (fn, *input avals) -> output metas
 _stats = {"ops recorded": 0, "segments run": 0, "segments run op by op": 0, "programs compiled": 0}
 
@@ -100,30 +96,6 @@ def adaptive_eager_stats() -> dict:
         s["ops recorded"] += len(seg.ops)  # (recorded ops are counted when their segment runs)
     s["program hits"] = s["segments run"] - s["segments run op by op"] - s["programs compiled"]
     return s
-
-
-class Pending:
-    """The value of one op output in a segment that has not run yet: its shape and dtype are known."""
-
-    __slots__ = ("shape", "dtype", "aval", "segment", "index", "value", "__weakref__")
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def weak_type(self) -> bool:
-        return self.aval.weak_type
-
-    def get(self):
-        """The value, running its segment first if it has not run."""
-        if self.value is None:
-            self.segment.run()
-        return self.value
 
 
 def _dead():
@@ -369,22 +341,6 @@ def _infer(fn, avals):
     return metas
 
 
-# -- tensors holding pending values -------------------------------------------------------------------------
-_lazy_of: dict = {}
-_eager_of: dict = {}
-
-
-def _materialize(t):
-    v = _raw_get(t)
-    if type(v) is Pending:
-        v = v.get()
-        _raw_set(t, v)
-    eager = _eager_of.get(type(t))
-    if eager is not None:  # (another thread may have done it meanwhile)
-        t.__class__ = eager
-    return v
-
-
 def resolve(x):
     """`x` (an array, a `Pending`, or a tuple of them, as a node's saved output) with pending values run."""
     if type(x) is Pending:
@@ -394,53 +350,11 @@ def resolve(x):
     return x
 
 
-def lazy_class(cls) -> type:
-    """The subclass of `cls` for its instances holding a `Pending` value (same name, same layout)."""
-    if cls in _eager_of:
-        return cls
-    lazy = _lazy_of.get(cls)
-    if lazy is None:
-        lazy = type(cls.__name__, (cls,), {"__slots__": (), "_data": property(_materialize, _raw_set),
-                                           "__module__": cls.__module__, "__qualname__": cls.__qualname__})
-        _lazy_of[cls], _eager_of[lazy] = lazy, cls
-    return lazy
-
-
 def constant(fn) -> Tensor:
     """A new tensor holding `fn()`, a compiled program without inputs: recorded into this thread's segment
     when adaptive eager is on (no JAX call of its own, nothing to wait for), run at once otherwise."""
     if _on[0] and not state.anomaly and trace_state_clean():
         out = record(fn, [])
         if out is not None:
-            return wrap(out)
+            return Tensor._wrap(out)
     return Tensor._wrap(fn())
-
-
-def wrap(value) -> Tensor:
-    """`Tensor._wrap(value)`, where `value` may be `Pending`."""
-    t = Tensor._wrap(value)
-    if type(value) is Pending:
-        t.__class__ = lazy_class(Tensor)
-    return t
-
-
-def set_data(t: Tensor, value) -> None:
-    """`t._data = value` where `value` may be `Pending` (the class of `t` follows)."""
-    _raw_set(t, value)
-    cls = type(t)
-    if type(value) is Pending:
-        if cls not in _eager_of:
-            t.__class__ = lazy_class(cls)
-    elif cls in _eager_of:
-        t.__class__ = _eager_of[cls]
-
-
-def lazify(out):
-    """Results of a recorded op: tensors holding `Pending` values get their lazy class."""
-    if type(out) is tuple:
-        for o in out:
-            if o is not None and type(_raw_get(o)) is Pending:
-                o.__class__ = lazy_class(type(o))
-    else:
-        out.__class__ = lazy_class(type(out))
-    return out

@@ -30,9 +30,8 @@ from .autograd.graph import AccumulateGrad, Invalid, _sequence, node_class
 __all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inference_write"]
 
 _new = object.__new__
-_raw_set = Tensor.__dict__["_data"].__set__
+_raw_set = Tensor.__dict__["_raw"].__set__
 _grad_fn = Tensor.__dict__["grad_fn"].__get__  # (the slot itself: an invalid view's `grad_fn` raises)
-_LazyTensor = _lazy.lazy_class(Tensor)
 _adaptive = _lazy.is_adaptive_eager_enabled()  # read on every dispatch; `set_adaptive_eager` changes it
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -63,13 +62,18 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
             return _dispatch_adaptive(op, args, params)  # (interceptors that only recast arguments: autocast)
     elif _adaptive and op.deferrable and not state.anomaly:
         return _dispatch_adaptive(op, args, params)
-    arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
+    arrays = [a._raw if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
     fn = op._fwd_cache.get(params)
     if fn is None:
         fn = op.compiled(params)
     try:
         out = fn(*arrays)
     except (TypeError, ValueError) as e:
+        if any(type(a) is _lazy.Pending for a in arrays):  # (an input recorded while adaptive eager was on)
+            for a in args:
+                if isinstance(a, Tensor):
+                    a._data  # noqa: B018 - reading it runs its segment
+            return dispatch(op, args, params, True)
         if any(type(a) is MetaArray for a in arrays):
             return _meta_outputs(fn, arrays, op, args)
         raise _op_error(op, args, e) from e
@@ -104,14 +108,11 @@ def _dispatch_adaptive(op, args, params):
         if any(type(a) is MetaArray for a in arrays):
             return _meta_outputs(fn, arrays, op, args)
         raise _op_error(op, args, e) from e
-    if type(out) is tuple:
-        return _lazy.lazify(_results(op, args, arrays, params, out))
-    return _results(op, args, arrays, params, out, _LazyTensor)  # (its tensor is made lazy from the start)
+    return _results(op, args, arrays, params, out)
 
 
-def _results(op, args, arrays, params, out, cls=Tensor):
-    """The op's output as Tensors (of class `cls`, for a single output), recorded on the tape when an input
-    requires grad."""
+def _results(op, args, arrays, params, out):
+    """The op's output as Tensors, recorded on the tape when an input requires grad."""
     if state.grad_enabled and op.differentiable:
         n = len(args)
         if n == 2:  # (most ops; which inputs need grad, as one of four shared tuples)
@@ -127,16 +128,16 @@ def _results(op, args, arrays, params, out, cls=Tensor):
         if needs is not None and op.unread_inputs:
             needs = _read_needs(op, params, arrays, needs)
         if needs is not None:
-            return _record(op, args, arrays, params, out, cls, needs)
+            return _record(op, args, arrays, params, out, needs)
     elif state.stop_traced:
         out = _stop_traced(out)
     elif state.grad_enabled and op in _UNDIFFERENTIATED:
-        res = _undifferentiated(op, args, out, cls)
+        res = _undifferentiated(op, args, out)
         if res is not None:
             return res
     if type(out) is tuple:
         return tuple(None if o is None else Tensor._wrap(o) for o in out)
-    t = _new(cls)
+    t = _new(Tensor)
     _raw_set(t, out)
     t.grad_fn, t._output_nr, t._requires_grad, t._grad, t._storage = None, 0, False, None, None
     if state.inference:
@@ -150,7 +151,7 @@ _UNDIFFERENTIATED = {xla_ops.floor_divide: "aten::floor_divide", xla_ops.heavisi
                      xla_ops.histogram: "aten::histogram"}
 
 
-def _undifferentiated(op, args, out, cls):
+def _undifferentiated(op, args, out):
     """The outputs of `op` (in `_UNDIFFERENTIATED`) with the first one on PyTorch's `NotImplemented` node; None
     when no input requires grad."""
     first = out[0] if type(out) is tuple else out
@@ -163,8 +164,6 @@ def _undifferentiated(op, args, out, cls):
                        0, True)
     if type(out) is tuple:
         return (res, *(None if o is None else Tensor._wrap(o) for o in out[1:]))
-    if cls is not Tensor:
-        res.__class__ = cls
     return res
 
 
@@ -271,9 +270,9 @@ def _shared(t: tuple) -> tuple:
     return s
 
 
-def _record(op, args, arrays, params, out, tcls, needs):
+def _record(op, args, arrays, params, out, needs):
     """Record the node of `op` (the inputs marked in `needs` require grad) and return its outputs as Tensors
-    of class `tcls` (a single output) with the node as their `grad_fn`."""
+    with the node as their `grad_fn`."""
     plan = _plans.get((op, needs))
     if plan is None:
         plan = _plan(op, needs)
@@ -351,7 +350,7 @@ def _record(op, args, arrays, params, out, tcls, needs):
         first = res[0]
     else:
         if out.dtype.kind in _FLOAT_KINDS:
-            res = _new(tcls)
+            res = _new(Tensor)
             _raw_set(res, out)
             res.grad_fn = node
             res._output_nr = 0
@@ -360,8 +359,6 @@ def _record(op, args, arrays, params, out, tcls, needs):
             res._storage = None
         else:
             res = Tensor._wrap(out)
-            if tcls is not Tensor:
-                res.__class__ = tcls
         node._out_meta = ()
         node._aval = out.aval
         first = res
@@ -436,7 +433,7 @@ def _snapshot(t: Tensor):
     if not t._requires_grad:
         return t._raw
     snap = Tensor._make(None, t.grad_fn, t._output_nr, True)
-    _lazy.set_data(snap, t._raw)
+    _raw_set(snap, t._raw)
     return snap
 
 
@@ -525,12 +522,12 @@ def inplace(x: Tensor, result: Tensor) -> Tensor:
         _snapshot_saved(node, st)
     base = x._base
     if base is None:
-        _lazy.set_data(x, result._raw)
+        _raw_set(x, result._raw)
         if result.grad_fn is not None:
             x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
     elif x._view == ():
-        _lazy.set_data(base, result._raw)
-        _lazy.set_data(x, result._raw)
+        _raw_set(base, result._raw)
+        _raw_set(x, result._raw)
         if result.grad_fn is not None:
             x.grad_fn, x._output_nr, x._requires_grad = result.grad_fn, result._output_nr, True
     else:
@@ -640,7 +637,7 @@ def _snapshot_saved(node, st) -> None:
     for s in saved:
         if isinstance(s, Tensor) and s._storage is st and id(s) not in snaps:
             snaps[id(s)] = snap = Tensor._make(None, s.grad_fn, s._output_nr, s._requires_grad)
-            _lazy.set_data(snap, s._raw)
+            _raw_set(snap, s._raw)
     node._saved = tuple(snaps.get(id(s), s) if isinstance(s, Tensor) else s for s in saved)
     node._versions = tuple((snaps[id(e[2])]._st(), 0, snaps[id(e[2])]) if e[2] is not None and id(e[2]) in snaps
                            else e for e in node._versions)
@@ -698,10 +695,7 @@ def invalidate_view(w: Tensor) -> None:
     raises PyTorch's error; ops on it under no_grad still run."""
     Tensor.__dict__["grad_fn"].__set__(w, Invalid(w._no_grad_view == "inference"))
     w._output_nr, w._requires_grad = 0, True
-    cls = type(w)
-    eager = _lazy._eager_of.get(cls, cls)
-    invalid = _invalid_class(eager)
-    w.__class__ = invalid if cls is eager else _lazy.lazy_class(invalid)
+    w.__class__ = _invalid_class(type(w))
 
 
 _invalid_of: dict = {}

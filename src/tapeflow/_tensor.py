@@ -123,7 +123,9 @@ class Tensor:
         tensor([2.7183])
     """
 
-    __slots__ = ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_storage", "__weakref__", "__dict__")
+    # `_raw` holds the array, or a `Pending` value under adaptive eager; `_data` (below) reads it with any pending
+    # segment run first.
+    __slots__ = ("_raw", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_storage", "__weakref__", "__dict__")
     __array_priority__ = 1000
 
     # Rarely set; class defaults keep tensor creation cheap.
@@ -163,7 +165,7 @@ class Tensor:
     @staticmethod
     def _make(data, grad_fn, output_nr: int, requires_grad: bool) -> Tensor:
         t = _new(Tensor)
-        t._data = data
+        t._raw = data
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         t._requires_grad = requires_grad
@@ -175,7 +177,7 @@ class Tensor:
     def _wrap(data) -> Tensor:
         """A new leaf that does not require grad."""
         t = _new(Tensor)
-        t._data = data
+        t._raw = data
         t.grad_fn = None
         t._output_nr = 0
         t._requires_grad = False
@@ -428,16 +430,10 @@ class Tensor:
 
         On a JAX tracer it is also off JAX's derivatives (`lax.stop_gradient`), so
         `jax.grad` and `tapeflow.func` see what the tape sees."""
-        data = self._raw
-        if type(data) is _pending_type():  # (a pending value stays pending: detaching reads nothing)
-            from ._adaptive import wrap
-
-            new = wrap(data)
-        else:
-            data = self._data
-            if isinstance(data, jax.core.Tracer):
-                return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
-            new = Tensor._wrap(data)
+        data = self._raw  # (a pending value stays pending: detaching reads nothing)
+        if isinstance(data, jax.core.Tracer):
+            return _alias(self, Tensor._wrap(jax.lax.stop_gradient(data)), _DETACHED)
+        new = Tensor._wrap(data)
         if self._inference:
             new._inference = True  # (PyTorch: detaching an inference tensor, in any mode, gives one)
         base = self._base
@@ -685,7 +681,7 @@ def _reverse_traced(a) -> bool:
 
 
 def _init(t, data, grad_fn, output_nr, requires_grad):
-    t._data = data
+    t._raw = data
     t.grad_fn = grad_fn
     t._output_nr = output_nr
     t._requires_grad = requires_grad
@@ -719,15 +715,46 @@ def _rebuild_view(base, chain, requires_grad):
 _DETACHED = ("detach", (), None)  # the view-chain step of a detached alias of a tracer
 
 
-def _pending_type() -> type:
-    """adaptive eager's `Pending` (imported late: that module imports this one)."""
-    from ._adaptive import Pending
+class Pending:
+    """The value of one op output in an adaptive-eager segment that has not run yet (see `_adaptive`): its shape
+    and dtype are known."""
 
-    return Pending
+    __slots__ = ("shape", "dtype", "aval", "segment", "index", "value", "__weakref__")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def get(self):
+        """The value, running its segment first if it has not run."""
+        if self.value is None:
+            self.segment.run()
+        return self.value
 
 
-# The raw `_data` slot: what a tensor holds, without running a pending segment (see `_adaptive`).
-Tensor._raw = Tensor.__dict__["_data"]
+_raw_get = Tensor.__dict__["_raw"].__get__
+_raw_set = Tensor.__dict__["_raw"].__set__
+
+
+def _materialized(t):
+    v = _raw_get(t)
+    if type(v) is Pending:
+        v = v.get()
+        _raw_set(t, v)
+    return v
+
+
+# A tensor's array: a pending value's segment runs first (the raw slot, `_raw`, is read where a shape or a dtype
+# is all that is needed). A property of `Tensor` itself, so a pending tensor's class is its own class.
+Tensor._data = property(_materialized, _raw_set)
 
 
 def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:

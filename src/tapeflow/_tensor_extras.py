@@ -206,9 +206,7 @@ def _resize_(self, *sizes, memory_format=None):
         new = flat[:n].reshape(shape)
     else:
         new = _ops.cat([flat, zeros(n - flat.numel(), dtype=self.dtype)]).reshape(shape)
-    from ._adaptive import set_data
-
-    set_data(self, new._data)
+    self._raw = new._raw
     self._st().version += 1
     return self
 

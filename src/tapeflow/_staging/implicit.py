@@ -14,7 +14,7 @@ import weakref
 
 import jax
 
-from .. import _adaptive, _dispatch, _factories
+from .. import _dispatch, _factories
 from .._state import state
 from .boundary import primal_of, to_arrays
 from .program import Staged, Unkeyable, trace_state_clean
@@ -114,7 +114,7 @@ def _keep_eager_values(written: dict) -> None:
         value = primal_of(t._data)
         traced = isinstance(value, jax.core.Tracer)
         (undone if traced else kept).append(t)
-        _adaptive.set_data(t, data if traced else value)
+        t._raw = data if traced else value
         t.grad_fn, t._output_nr, t._requires_grad = history
     for t in kept + undone:
         if t._base is None and t._storage is not None:

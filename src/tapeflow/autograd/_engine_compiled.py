@@ -194,9 +194,9 @@ def _backward_program(roots, root_grads, retain_graph: bool):
             if g is None:
                 continue
             if var._grad is None:
-                var._grad = _adaptive.wrap(g)
+                var._grad = Tensor._wrap(g)
             else:
-                _adaptive.set_data(var._grad, g)
+                var._grad._raw = g
                 var._grad._st().version += 1
     if not retain_graph:
         for node in nodes:

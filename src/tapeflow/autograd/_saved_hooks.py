@@ -13,8 +13,7 @@ import weakref
 
 import jax
 
-from .._adaptive import lazify, resolve
-from .._adaptive import set_data as _set_data
+from .._adaptive import resolve
 from .._state import state
 from .._tensor import Tensor
 from .graph import AccumulateGrad
@@ -196,7 +195,6 @@ def pack_node(node, args, res) -> None:
     packed_ans = None
     if node._ans is not None:
         outs = res if type(res) is tuple else (res,)
-        lazify(outs)  # with adaptive eager the outputs may hold pending values; the hook may read them
         packed_ans = tuple(None if o is None else Packed(_pack(pack, o), unpack, o, True) for o in outs)
         node._ans = None
     node._saved = tuple(saved)
@@ -364,8 +362,7 @@ _OUTSIDE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors'
 
 
 def _snapshot(t: Tensor) -> Tensor:
-    snap = Tensor._make(None, None, 0, False)
-    _set_data(snap, t._raw)  # JAX arrays are immutable: the snapshot needs no copy
+    snap = Tensor._make(t._raw, None, 0, False)  # JAX arrays are immutable: the snapshot needs no copy
     return snap
 
 

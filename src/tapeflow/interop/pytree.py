@@ -27,7 +27,6 @@ import copy
 
 import jax
 
-from .. import _adaptive
 from .._staging.state import module_base, optimizer_base, optimizer_params
 from .._tensor import Tensor, _init
 
@@ -56,9 +55,7 @@ def _flatten_tensor_with_keys(t):
 def _unflatten_tensor(cls):
     def unflatten(aux, children):
         requires_grad, extras = aux
-        # A tensor that held a pending value (adaptive eager's class for it) comes back as its own class.
-        eager = _adaptive._eager_of.get(cls)
-        t = object.__new__(eager if eager is not None and type(children[0]) is not _adaptive.Pending else cls)
+        t = object.__new__(cls)
         # No validation of the leaf: JAX unflattens with tracers, ShapeDtypeStructs,
         # `None` and sentinel objects while it works out a pytree's structure.
         _init(t, children[0], None, 0, requires_grad)

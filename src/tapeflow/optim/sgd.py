@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import xla_ops as X
 
-from .._adaptive import set_data
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -86,6 +85,6 @@ class SGD(Optimizer):
 
 
 def _replace(old: Tensor, new: Tensor) -> Tensor:
-    set_data(old, new._raw)  # (a pending value stays pending)
+    old._raw = new._raw  # (a pending value stays pending)
     old._st().version += 1
     return old
