@@ -406,8 +406,25 @@ def grad_and_data_assignment(m):
     b.data = m.zeros(3)
     x.grad = m.ones(2)
     del x.grad
-    return [_error(lambda: setattr(x, "grad", x)), _error(lambda: setattr(a, "data", m.ones(2, dtype=m.int64))),
-            list(b.shape), b._version, x.grad]
+    out = [_error(lambda: setattr(x, "grad", x)), _error(lambda: setattr(a, "data", m.ones(2, dtype=m.int64))),
+           list(b.shape), b._version, x.grad]
+    # `x.data = y` keeps the version counter `x` shares with its views; the views keep the old data
+    x = m.ones(1, 2) * 3
+    xz = x[:]
+    xz.add_(1)
+    x.data = m.zeros(2, 3)
+    x.add_(1)
+    out += [x._version, xz._version, _vals(xz), _vals(x)]
+    xz.add_(1)
+    out += [x._version, xz._version, _vals(x)]
+    # a node's saved result is an alias of its output: same version counter, later writes seen
+    a = m.tensor([0.5, 1.5], requires_grad=True)
+    e = a.exp()
+    res = e.grad_fn._saved_result
+    with m.no_grad():
+        e += 1
+    out += [_vals(res), res._version == e._version, _error(lambda: e.grad_fn._saved_result)]
+    return out
 
 
 def hooks_and_targets(m):
@@ -993,7 +1010,53 @@ def no_grad_views_after_inplace_writes(m):
     return out
 
 
-SCENARIOS = [no_grad_views_after_inplace_writes, nodes_reached_without_a_gradient, legacy_backward_hooks,
+def version_error_messages(m):
+    """PyTorch's wording of the error for a saved tensor written in place: the tensor's type and shape, the op it
+    is an output of (none for a leaf or a tensor without history), and the hint (another one in anomaly mode)."""
+    def message(f):
+        try:
+            f()
+        except RuntimeError as e:
+            return str(e).replace("torch.", "tapeflow.")
+        return None
+
+    class Twice(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    out = []
+    a = m.tensor([0.5, 1.5], requires_grad=True)
+    w = m.tensor([0.5, 1.5])
+    y = a * w
+    with m.no_grad():
+        w += 1
+    out.append(message(lambda: y.sum().backward()))
+    o = Twice.apply(a)
+    z = o.sin()
+    with m.no_grad():
+        o += 1
+    out.append(message(lambda: z.sum().backward()))
+    for dtype in (m.float64, m.float16, m.complex64):
+        e = (a.to(dtype) * 1).exp()
+        with m.no_grad():
+            e += 1
+        out.append(message(e.abs().sum().backward))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with m.autograd.detect_anomaly():
+            e = a.exp()
+            with m.no_grad():
+                e += 1
+            out.append(message(lambda: e.sum().backward()))
+    return out
+
+
+SCENARIOS = [version_error_messages, no_grad_views_after_inplace_writes, nodes_reached_without_a_gradient, legacy_backward_hooks,
              inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
              detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,

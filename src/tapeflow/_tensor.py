@@ -93,6 +93,25 @@ class _Storage:
         self.views = None
 
 
+class _SharedVersion(_Storage):
+    """A storage counting its versions on another storage's counter: `x.data = y` gives `x` storage of its own
+    but keeps the version counter it shared with its views, as in PyTorch."""
+
+    __slots__ = ("counter",)
+
+    def __init__(self, counter: _Storage):
+        self.counter = counter
+        self.views = None
+
+    @property
+    def version(self) -> int:
+        return self.counter.version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.counter.version = value
+
+
 _FLOAT_KINDS = frozenset("fcV")
 FOLLOW_DTYPE = "same as the tensor"  # a leaf's default `grad_dtype`: its own dtype
 
@@ -795,7 +814,7 @@ def _real_part(v, ctype: str):
 
 
 def _leave_storage(t: Tensor) -> None:
-    """`t` (a tensor no view) takes a storage of its own, keeping its version: the tensors that viewed or
+    """`t` (a tensor no view) takes a storage of its own, keeping its version counter: the tensors that viewed or
     aliased it keep the old values, on a hidden root of the old storage."""
     st = t._storage
     others = [w for w in st.views if w is not t]
@@ -807,8 +826,7 @@ def _leave_storage(t: Tensor) -> None:
             if w._base is t:
                 w._base = root
     st.views.refs[:] = [r for r in st.views.refs if r() is not None and r() is not t]
-    own = t._storage = _Storage()
-    own.version = st.version
+    t._storage = _SharedVersion(st)
 
 
 def is_tensor(obj) -> bool:

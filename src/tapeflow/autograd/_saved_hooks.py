@@ -15,7 +15,7 @@ import jax
 
 from .._adaptive import resolve
 from .._state import state
-from .._tensor import Tensor
+from .._tensor import Tensor, _Views
 from .graph import AccumulateGrad
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "pack_node", "unpack_node",
@@ -262,7 +262,14 @@ def saved_value(node, slot):
         return unpack_tensor(packed_ans[i], node)
     _check_version(node, None)
     ans = resolve(node._ans)
-    return Tensor._make(ans[i] if type(ans) is tuple else ans, node, i, True)
+    t = Tensor._make(ans[i] if type(ans) is tuple else ans, node, i, True)
+    st = next((entry[0] for entry in node._versions if entry[2] is None), None)
+    if st is not None and i == 0:  # the output's alias, as in PyTorch: its version, and later writes to it
+        if st.views is None:
+            st.views = _Views()
+        t._storage = st
+        st.views.add(t)
+    return t
 
 
 class SavedTensor:

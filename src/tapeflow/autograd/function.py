@@ -145,7 +145,7 @@ class BackwardCFunction(Node, FunctionCtx):
         if type(t) is Packed:
             return unpack_tensor(t, None if nr is None else self)
         if st is not None and st.version != version:
-            raise _version_error((st, version, t if nr is None else None), self)
+            raise _version_error((st, version, t), self, nr)
         return t if nr is None else Tensor._make(t._data, self, nr, True)
 
     @property

@@ -8,12 +8,14 @@ no gradient); leaves that require grad appear as their `AccumulateGrad`.
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
 from .._adaptive import resolve
 from .._dtype import PREFIX, from_jax_dtype
+from .._state import state
 from .._tensor import Size, Tensor
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "GradientEdge",
@@ -209,20 +211,45 @@ def check_not_detached(node) -> None:
                            "This is not supported, please use out-of-place `.detach()` instead")
 
 
-def _version_error(entry, node) -> RuntimeError:
+def _version_error(entry, node, output_nr=None) -> RuntimeError:
+    """PyTorch's error for a saved tensor (`entry`: its storage, the version saved, the tensor, or None for the
+    node's own saved output) written in place since; `output_nr` when it is output `output_nr` of `node`."""
     storage, version, t = entry
     if t is None:  # the node's own saved output
         ans = getattr(node, "_ans", None)
         ans = ans[0] if isinstance(ans, tuple) else ans
-        what = f"output 0 of {node.name()}"
-        desc = "saved output" if ans is None else f"{PREFIX[0]}.{ans.dtype.name} {list(ans.shape)}"
+        desc = "saved output" if ans is None else f"{_type_name(ans.dtype, False)} {list(ans.shape)}"
+        what = f", which is output 0 of {_short_name(node)},"
     else:
-        desc = f"{PREFIX[0]}.{t.dtype.name} {list(t.shape)}"
-        what = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn is not None else "a leaf tensor"
+        desc = f"{_type_name(t._raw.dtype, t.is_cuda)} {list(t.shape)}"
+        fn, nr = (node, output_nr) if output_nr is not None else (t.grad_fn, t._output_nr)
+        what = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
+    hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable in "
+            "question was changed in there or anywhere later. Good luck!") if state.anomaly else (
+            "enable anomaly detection to find the operation that failed to compute its gradient, with "
+            f"{PREFIX[0]}.autograd.set_detect_anomaly(True, check_nan=False).")
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[{desc}], which is {what}, is at version {storage.version}; expected version {version} instead. "
-        f"Hint: it was saved by {node.name()}; clone() it before the in-place change, or change a copy.")
+        f"[{desc}]{what} is at version {storage.version}; expected version {version} instead. Hint: {hint}")
+
+
+def _short_name(node) -> str:
+    """A node's name as PyTorch's version error gives it: `Exp` for `ExpBackward0`, `F` for `FBackward`."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+_SCALAR_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _type_name(dtype, cuda: bool) -> str:
+    """PyTorch's type string for a tensor of `dtype` in its messages: `torch.FloatTensor`, `CPUComplexFloatType`."""
+    from .._legacy import _BY_DTYPE
+
+    legacy = _BY_DTYPE.get(from_jax_dtype(dtype))
+    if legacy is not None:
+        return f"{PREFIX[0]}.{'cuda.' if cuda else ''}{legacy.__name__}"
+    name = _SCALAR_NAMES.get(dtype.name) or dtype.name.capitalize()
+    return f"{'CUDA' if cuda else 'CPU'}{name}Type"
 
 
 #: Called with the Tensor a `create_graph=True` backward wraps around a node's saved output
