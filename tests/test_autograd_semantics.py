@@ -1010,6 +1010,39 @@ def no_grad_views_after_inplace_writes(m):
     return out
 
 
+def views_of_plain_tensors_made_without_grad(m):
+    """A view made under no_grad or in inference mode of a tensor that needs no gradient: an in-place write in
+    grad mode that would give it (or a view of it) a history is refused, with the wording of the mode it was made
+    in; once its base comes to require grad through a write, it gets no history (`<Invalid>`)."""
+    def error(f, t):
+        try:
+            f(t)
+        except RuntimeError as e:
+            return str(e)
+        return None
+
+    out = []
+    for mode in (m.no_grad, m.inference_mode):
+        x = m.zeros(2)
+        with mode():
+            y = x.view(2)
+        out.append(error(lambda t: t.add_(m.ones(2, requires_grad=True)), y))
+        z = y.view(2)
+        out.append(error(lambda t: t.add_(m.ones(2, requires_grad=True)), z))
+        x = m.zeros(2)
+        with mode():
+            y = x.view(2)
+        y.requires_grad_(True)
+        z = y.view(2)
+        out += [z.grad_fn.name(), error(lambda t: t.div_(2), z)]
+        x = m.zeros(2)
+        with mode():
+            v = x.view(2)
+        x.add_(m.ones(2, requires_grad=True))
+        out += [error(lambda t: t.grad_fn, v), repr(v), v.requires_grad]
+    return out
+
+
 def version_error_messages(m):
     """PyTorch's wording of the error for a saved tensor written in place: the tensor's type and shape, the op it
     is an output of (none for a leaf or a tensor without history), and the hint (another one in anomaly mode)."""
@@ -1056,7 +1089,8 @@ def version_error_messages(m):
     return out
 
 
-SCENARIOS = [version_error_messages, no_grad_views_after_inplace_writes, nodes_reached_without_a_gradient, legacy_backward_hooks,
+SCENARIOS = [version_error_messages, views_of_plain_tensors_made_without_grad,
+             no_grad_views_after_inplace_writes, nodes_reached_without_a_gradient, legacy_backward_hooks,
              inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
              detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,
              prehooks_of_backward_inputs, outputs_without_a_derivative, moments_share_one_node, leaf_hooks_in_order,

@@ -558,52 +558,44 @@ _CUSTOM_VIEW = ("This view was created inside a custom Function (or because an i
                 "output of the custom Function.")
 _MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such functions do not allow the "
                "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
-_NO_GRAD_VIEW = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-                 "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-                 "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def _mode_view_error(mode: str, what: str = "A view", reason: str | None = None) -> RuntimeError:
+    """PyTorch's refusal of an in-place write in grad mode into a view made under no_grad or in inference mode
+    (`mode`)."""
+    made, written, block = ("inference mode", "in normal mode", "inference_mode") if mode == "inference" else \
+        ("no_grad mode", "with grad mode enabled", "no_grad")
+    if reason is None:
+        reason = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                  f"by moving both the view and the inplace either both inside the {block} block (if you don't want "
+                  "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    return RuntimeError(f"{what} was created in {made} and is being modified inplace {written}. {reason}")
 
 
 def _check_untracked_view_write(v: Tensor) -> None:
     """PyTorch's refusals of an in-place write that would give a history to a view of a tensor that needs no
     gradient, when the view cannot take one (made by a custom Function, by an op returning several views, or
-    under no_grad)."""
+    under no_grad / in inference mode)."""
     multi = (any(step[2] is not None for step in v._view) or getattr(v, "_multi_origin", None) is not None) \
         and not v._unsafe_view
-    reason = _CUSTOM_VIEW if v._custom_fn_view else _MULTI_VIEW if multi else \
-        _NO_GRAD_VIEW if v._untracked_no_grad_view else None
-    if reason is not None:
-        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-                           + reason)
+    if v._custom_fn_view or multi:
+        raise _mode_view_error("no_grad", reason=_CUSTOM_VIEW if v._custom_fn_view else _MULTI_VIEW)
+    if v._untracked_no_grad_view:
+        raise _mode_view_error(v._untracked_no_grad_view)
 
 
 def _check_view_write(v: Tensor) -> None:
     """PyTorch's refusals of an in-place write into a view whose history cannot be rewritten soundly."""
-    if v._custom_fn_view and v.grad_fn is not None:
+    if v._custom_fn_view and _grad_fn(v) is not None:
         name, nr = v._custom_fn_view
         raise RuntimeError(f"Output {nr} of {name} is a view and is being modified inplace. " + _CUSTOM_VIEW)
     if v._no_grad_view == "inference":
-        raise RuntimeError(
-            "A view was created in inference mode and is being modified inplace in normal mode. Given that this use "
-            "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
-            "and the inplace either both inside the inference_mode block (if you don't want the inplace to be "
-            "tracked) or both outside (if you want the inplace to be tracked).")
-    if v._no_grad_view and v._custom_fn_view:
-        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-                           + _CUSTOM_VIEW)
+        raise _mode_view_error("inference")
     if v._no_grad_view:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
-            "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-            "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
-            "tracked) or both outside (if you want the inplace to be tracked).")
-    if v._untracked_no_grad_view and v.grad_fn is not None:  # (a view of a no_grad view given requires_grad)
+        raise _mode_view_error("no_grad", reason=_CUSTOM_VIEW if v._custom_fn_view else None)
+    if v._untracked_no_grad_view and _grad_fn(v) is not None:  # (a view of a no_grad view given requires_grad)
         name = re.sub(r"Backward\d*$", "", v.grad_fn.name())
-        raise RuntimeError(
-            f"Output {v._output_nr} of {name} is a view of a view which was created in no_grad mode and is being "
-            "modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is "
-            "forbidden. You can clarify your code by moving both the view and the inplace either both inside the "
-            "no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-            "to be tracked).")
+        raise _mode_view_error(v._untracked_no_grad_view, f"Output {v._output_nr} of {name} is a view of a view which")
     multi = next((step for step in v._view if step[2] is not None), None) or getattr(v, "_multi_origin", None)
     if multi is not None and v.grad_fn is not None and not v._unsafe_view:
         name = re.sub(r"Backward\d*$", "", xla_ops.TABLE[multi[0]].node)  # (the op that made the several views)
@@ -693,7 +685,7 @@ def invalidate_view(w: Tensor) -> None:
     """A view made under no_grad / in inference mode whose data changed while its base requires grad: PyTorch
     gives it no history. It requires grad, but reading its `grad_fn` (so `is_leaf`, or an op on it in grad mode)
     raises PyTorch's error; ops on it under no_grad still run."""
-    Tensor.__dict__["grad_fn"].__set__(w, Invalid(w._no_grad_view == "inference"))
+    Tensor.__dict__["grad_fn"].__set__(w, Invalid((w._no_grad_view or w._untracked_no_grad_view) == "inference"))
     w._output_nr, w._requires_grad = 0, True
     w.__class__ = _invalid_class(type(w))
 
@@ -711,10 +703,7 @@ _NOT_WRITES = frozenset(("requires_grad_", "share_memory_", "detach_"))
 def _invalid_getattribute(t, name):
     # An in-place method of an invalid view in grad mode: PyTorch refuses the write before reading the history.
     if name[-1] == "_" and name[0] != "_" and state.grad_enabled and name not in _NOT_WRITES:
-        if t._no_grad_view == "inference":
-            _check_view_write(t)
-        raise RuntimeError("A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-                           + _NO_GRAD_VIEW)
+        raise _mode_view_error(t._no_grad_view or t._untracked_no_grad_view)
     return object.__getattribute__(t, name)
 
 

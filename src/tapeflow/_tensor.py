@@ -161,7 +161,7 @@ class Tensor:
     _detached_at = -1  # the sequence number taken when `detach_()` removed its history
     _custom_fn_view = False  # a view output of a custom Function's forward (written in place: PyTorch's error)
     _grad_dtype = FOLLOW_DTYPE  # a leaf's `grad_dtype` when set: a dtype, or None for any
-    _untracked_no_grad_view = False  # a view made under no_grad of a tensor that did not require grad
+    _untracked_no_grad_view = False  # "no_grad" / "inference": a view made so of a tensor that did not require grad
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
         """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
@@ -798,8 +798,10 @@ def _alias(src: Tensor, new: Tensor, view=None, peer: bool = False) -> Tensor:
                 new._no_grad_view = "inference" if _mode.inference else "no_grad"
             elif src._no_grad_view:
                 new._no_grad_view = src._no_grad_view
-            elif (not _mode.grad_enabled and not _mode.inference) or src._untracked_no_grad_view:
-                new._untracked_no_grad_view = True  # (so is a write that would give it a history)
+            elif src._untracked_no_grad_view:
+                new._untracked_no_grad_view = src._untracked_no_grad_view
+            elif not _mode.grad_enabled and not new._inference:  # (so is a write that would give it a history)
+                new._untracked_no_grad_view = "inference" if _mode.inference else "no_grad"
     st.views.add(new)
     return new
 

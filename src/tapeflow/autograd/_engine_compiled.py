@@ -41,9 +41,12 @@ def _plan(roots):
                 nodes.append(n)
             root_key.append((index[n], nr))
     detached = detached_in_place[0]  # (read once: a flag set only once some tensor was detached in place)
+    add_node, add_key, add_arg, leaf_number, arg_number = \
+        nodes.append, key.append, args.append, leaves.setdefault, arg_index.get
     for node in nodes:  # grows while it is walked
-        if len(nodes) > MAX_NODES or not isinstance(node, OpNode) or node._freed or node._pre_hooks \
-                or node._post_hooks or node._tensor_hooks or node._retained or node._unpack is not None:
+        if not isinstance(node, OpNode) or node._freed or node._pre_hooks is not None \
+                or node._post_hooks is not None or node._tensor_hooks or node._retained or node._unpack is not None \
+                or len(nodes) > MAX_NODES:
             return None
         for entry in node._versions:
             if entry[0].version != entry[1]:
@@ -51,36 +54,45 @@ def _plan(roots):
         if detached and saved_then_detached(node):
             return None  # (so does it here)
         edges = []  # flat: (node number, input_nr, ...), None where a gradient goes nowhere
-        pairs = iter(node._next)
-        for n, nr in zip(pairs, pairs):
+        e = node._next
+        for j in range(0, len(e), 2):
+            n = e[j]
             if n is None:
                 edges.append(None)
                 continue
             if type(n) is AccumulateGrad:
-                i = -1 - leaves.setdefault(n, len(leaves))
+                edges.append(-1 - leaf_number(n, len(leaves)))
             else:
                 i = index.get(n)
                 if i is None:
                     i = index[n] = len(nodes)
-                    nodes.append(n)
-            edges.append(i)
-            edges.append(nr)
-        slots = []  # per saved slot (the output first): the index of its array among `args`, -1 for None
-        for a in (node._ans, *node._saved):
-            if isinstance(a, Tensor):
-                a = a._raw
+                    add_node(n)
+                edges.append(i)
+            edges.append(e[j + 1])
+        # per saved slot (the output first): the index of its array among `args`, -1 for None
+        a = node._ans
+        if a is None:
+            slots = [-1]
+        elif type(a) is tuple:  # a multi-output op's outputs
+            slots = [tuple(-1 if b is None else _arg_number(b, args, arg_index) for b in a)]
+        else:
+            i = arg_number(id(a))
+            if i is None:
+                i = arg_index[id(a)] = len(args)
+                add_arg(a)
+            slots = [i]
+        for a in node._saved:
             if a is None:
                 slots.append(-1)
                 continue
-            if type(a) is tuple:  # a multi-output op's outputs
-                slots.append(tuple(-1 if b is None else _arg_number(b, args, arg_index) for b in a))
-                continue
-            i = arg_index.get(id(a))
+            if isinstance(a, Tensor):
+                a = a._raw
+            i = arg_number(id(a))
             if i is None:
                 i = arg_index[id(a)] = len(args)
-                args.append(a)
+                add_arg(a)
             slots.append(i)
-        key.append((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), tuple(edges)))
+        add_key((node.op, node.params, node.needs, node._metas, node._out_meta, tuple(slots), tuple(edges)))
     for leaf in leaves:
         v = leaf.variable
         if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not FOLLOW_DTYPE:
