@@ -1043,6 +1043,27 @@ def views_of_plain_tensors_made_without_grad(m):
     return out
 
 
+def create_graph_grads_are_copies(m):
+    """Under `create_graph` a leaf's first `.grad` is a copy of the incoming gradient, never the tensor itself (a
+    later write to the user's gradient leaves `.grad` alone), recorded as `CopyBackwards` when it has history."""
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    g = m.tensor([1.0, 1.0], requires_grad=True)
+    x.backward(g, create_graph=True)
+    fn = x.grad.grad_fn
+    out = [x.grad is g, fn.name(), [None if n is None else n.name() for n, _ in fn.next_functions]]
+    plain = m.tensor([3.0, 3.0])
+    x.grad = None
+    x.backward(plain, create_graph=True)
+    same = x.grad is plain
+    with m.no_grad():
+        plain.add_(1)
+    out += [same, _vals(x.grad), x.grad.grad_fn]
+    x.grad = None
+    (x * x).sum().backward(create_graph=True)
+    out += [x.grad.grad_fn.name(), _vals(m.autograd.grad(x.grad.sum(), x)[0])]
+    return out
+
+
 def version_error_messages(m):
     """PyTorch's wording of the error for a saved tensor written in place: the tensor's type and shape, the op it
     is an output of (none for a leaf or a tensor without history), and the hint (another one in anomaly mode)."""
@@ -1089,7 +1110,7 @@ def version_error_messages(m):
     return out
 
 
-SCENARIOS = [version_error_messages, views_of_plain_tensors_made_without_grad,
+SCENARIOS = [create_graph_grads_are_copies, version_error_messages, views_of_plain_tensors_made_without_grad,
              no_grad_views_after_inplace_writes, nodes_reached_without_a_gradient, legacy_backward_hooks,
              inplace_view_ops_on_views, tensor_attribute_errors, inference_views_in_normal_mode, ops_without_a_derivative, splits,
              detached_views, second_order_links, saved_then_detached_in_place, view_writes_that_would_take_a_history,

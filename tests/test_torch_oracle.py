@@ -432,7 +432,7 @@ def _run_program(L, steps, arrays, h):
 
 
 def _edges(L, node) -> list:
-    if L is tp and node.name() == "CopySlices":
+    if L is tp and type(node).__name__ == "CopySlices":
         # tapeflow keeps the in-place op as the second input of CopySlices; torch hides it inside the node and
         # exposes that op's other inputs instead. Walk tapeflow's graph the way torch presents it.
         inner = node.next_functions[1][0]

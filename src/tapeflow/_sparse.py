@@ -206,7 +206,7 @@ def _sparse_repr(self, base_repr) -> str:
     values = values.replace("\n", "\n" + " " * len("       values="))
     size = "(" + ", ".join(str(s) for s in self.shape) + ("," if self.ndim == 1 else "") + ")"
     dtype = "" if self.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool) else f"dtype={self.dtype}, "
-    grad = f", grad_fn=<{self.grad_fn.name()}>" if self.grad_fn is not None else \
+    grad = f", grad_fn=<{type(self.grad_fn).__name__}>" if self.grad_fn is not None else \
         (", requires_grad=True" if self.requires_grad else "")
     return (f"tensor(indices={indices},\n       values={values},\n       size={size}, nnz={coo.indices.shape[1]}, "
             f"{dtype}layout={_dtype.PREFIX[0]}.sparse_coo{grad})")

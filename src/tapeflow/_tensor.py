@@ -882,7 +882,7 @@ def _format(t: Tensor) -> str:
             extras.append(f"dtype={dt!r}")
     fn = Tensor.__dict__["grad_fn"].__get__(t)  # (the slot: an invalid view's `grad_fn` raises, its repr does not)
     if fn is not None:
-        extras.append(f"grad_fn=<{fn.name()}>")
+        extras.append(f"grad_fn=<{type(fn).__name__}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
     from .autograd import forward_ad

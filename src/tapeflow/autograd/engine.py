@@ -15,6 +15,8 @@ import heapq
 
 import jax.numpy as jnp
 
+import xla_ops
+
 from .._adaptive import resolve
 from .._dtype import from_jax_dtype
 from .._state import grad_lock, state
@@ -40,7 +42,7 @@ def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> No
         gt = g if isinstance(g, Tensor) else Tensor._wrap(g)
         with grad_lock:
             old = var._grad
-            var._grad = gt if old is None else old + gt
+            var._grad = _copy_of(gt) if old is None else old + gt
     else:
         if isinstance(g, Tensor):
             g = g._data
@@ -55,6 +57,16 @@ def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> No
         for fn in list(var._post_accumulate_hooks.values()):
             if fn(var) is not None:
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _copy_of(g: Tensor) -> Tensor:
+    """A new tensor equal to `g` for a leaf's `.grad` under `create_graph`: never `g` itself (it may be the user's
+    gradient tensor), recorded as PyTorch's `CopyBackwards` when `g` has a history."""
+    if not g._requires_grad:
+        return Tensor._wrap(g._raw)
+    from .._dispatch import dispatch
+
+    return dispatch(xla_ops.copy, (Tensor._wrap(g._raw), g))
 
 
 def _in_grad_dtype(var: Tensor, g):

@@ -343,8 +343,14 @@ def node_class(name: str) -> type:
     """The `OpNode` subclass named `name` (`MulBackward0`), made once."""
     cls = _NODE_CLASSES.get(name)
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__slots__": ()})
+        body = {"__slots__": ()}
+        if name in _ENGINE_NODES:  # (PyTorch's C++ nodes of the engine itself give a qualified name)
+            body["name"] = lambda self, qualified=f"torch::autograd::{name}": qualified
+        cls = _NODE_CLASSES[name] = type(name, (OpNode,), body)
     return cls
+
+
+_ENGINE_NODES = frozenset(("CopyBackwards", "CopySlices"))
 
 
 class _NotImplementedBackward(Node):
