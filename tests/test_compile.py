@@ -112,7 +112,7 @@ def test_retrace_rules_and_python_side_effects():
     @tp.compile
     def f(x, scale):
         calls.append(1)  # Python runs only while tracing
-        return (w * x).sum() * scale
+        return ((w * x).sum() * scale).detach()  # (a result with history would run eagerly: see below)
 
     assert f(tp.ones(3), 2).item() == 6.0
     assert f(tp.full((3,), 2.0), 2).item() == 12.0
@@ -177,7 +177,7 @@ def test_errors_inside_the_function_leave_state_untouched():
     w = tp.tensor([1.0, 2.0], requires_grad=True)
     calls = {"n": 0}
 
-    @tp.compile
+    @tp.compile(fullgraph=True)
     def bad(x):
         calls["n"] += 1
         loss = (w * x).sum()
@@ -309,7 +309,7 @@ def test_steady_state_calls_do_not_walk_the_state(state_walks):
 
 def test_replaced_parameter_between_calls_is_used():
     m = tp.nn.Linear(2, 1, bias=False)
-    f = tp.compile(lambda x: m(x).sum())
+    f = tp.compile(lambda x: m(x).sum().detach())
     x = tp.ones(1, 2)
     f(x)
     f(x)
@@ -468,3 +468,51 @@ def test_results_of_a_stale_program_are_dropped_with_the_random_state():
     (eager, key_eager), (compiled, key_compiled) = run(False), run(True)
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
     np.testing.assert_array_equal(key_compiled, key_eager)
+
+
+def test_a_forward_whose_results_need_history_runs_eagerly_and_stays_differentiable():
+    torch_like = tp.nn.Linear(3, 2)
+    model = tp.compile(torch_like)  # `torch.compile(model)`: an OptimizedModule around it
+    assert isinstance(model, tp.nn.Module) and model._orig_mod is torch_like and model.in_features == 3
+    assert list(model.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert [n for n, _ in model.named_parameters()] == ["_orig_mod.weight", "_orig_mod.bias"]
+    x = tp.ones(4, 3)
+    for _ in range(2):
+        y = model(x)
+        assert y.grad_fn is not None  # the caller differentiates it
+        y.sum().backward()
+    np.testing.assert_allclose(torch_like.weight.grad.numpy(), np.full((2, 3), 8.0))
+    with tp.no_grad():
+        out = model(x)  # no history needed: one compiled program
+    np.testing.assert_allclose(out.numpy(), torch_like(x).detach().numpy(), rtol=1e-6)
+    assert model._compiled.traces == 1
+    model.eval()
+    assert not torch_like.training
+
+
+def test_a_trace_that_fails_runs_eagerly_unless_fullgraph():
+    seen = []
+
+    def f(x):
+        seen.append(1)
+        if x.sum().item() > 0:  # data-dependent Python: a graph break
+            return x * 2
+        return x * 3
+
+    lenient = tp.compile(f)
+    with pytest.warns(UserWarning, match="runs eagerly"):
+        assert lenient(tp.ones(2)).tolist() == [2.0, 2.0]
+    assert lenient(-tp.ones(2)).tolist() == [-3.0, -3.0]
+    with pytest.raises(RuntimeError, match="concrete value"):
+        tp.compile(f, fullgraph=True)(tp.ones(2))
+    tp.manual_seed(0)
+    expected = tp.rand(3)
+
+    def draws(x):
+        noise = tp.rand(3)
+        return x + noise if x.sum().item() > 0 else x - noise
+
+    tp.manual_seed(0)
+    with pytest.warns(UserWarning, match="runs eagerly"):
+        got = tp.compile(draws)(tp.zeros(3) + 1)  # the failed trace's draws are undone: eager numbers
+    np.testing.assert_allclose(got.numpy(), (expected + 1).numpy())

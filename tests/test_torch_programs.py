@@ -144,3 +144,13 @@ def test_char_rnn_classifier_gives_pytorchs_numbers():
     assert mine["weights"].keys() == theirs["weights"].keys()
     for k, v in theirs["weights"].items():
         np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)
+
+
+def test_a_torch_compiled_model_trained_outside_gives_pytorchs_numbers():
+    mine, theirs = _both("compiled_lm.py")
+    np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-5)
+    np.testing.assert_allclose(mine["norms"], theirs["norms"], rtol=1e-4)
+    assert mine["sample"] == theirs["sample"] and mine["names"] == theirs["names"] and mine["keys"] == theirs["keys"]
+    np.testing.assert_allclose(mine["pmax"], theirs["pmax"], rtol=1e-5)
+    for k, v in theirs["weights"].items():
+        np.testing.assert_allclose(mine["weights"][k], v, rtol=1e-4, atol=1e-6, err_msg=k)

@@ -95,17 +95,29 @@ def get_compilation_cache_dir() -> str | None:
 
 
 #: Held while the adaptive-eager compiler thread compiles and while any thread reads or writes a cache entry:
-#: XLA's CPU client can abort when an executable is serialised while another thread compiles.
+#: XLA's CPU client can abort when an executable is serialised while another thread compiles. Other threads
+#: skip the cache rather than wait while the compiler thread holds it.
 XLA_LOCK = threading.RLock()
 
 
 def _locked(fn, writes: bool):
+    skipped = None if writes else (None, None)  # (what the entry points return for no entry)
+
     @functools.wraps(fn)
     def locked(*args, **kwargs):
-        if writes and threading.current_thread().name == COMPILER_THREAD:
-            return None  # programs compiled in the background are not serialised (XLA crashed doing so)
-        with XLA_LOCK:
+        if threading.current_thread().name == COMPILER_THREAD:
+            if writes:
+                return None  # programs compiled in the background are not serialised (XLA crashed doing so)
+            with XLA_LOCK:
+                return fn(*args, **kwargs)
+        # Another thread: while the compiler thread holds the lock for a long compilation, compiling this op
+        # again (or not storing it) costs less than waiting for it.
+        if not XLA_LOCK.acquire(blocking=False):
+            return skipped
+        try:
             return fn(*args, **kwargs)
+        finally:
+            XLA_LOCK.release()
     locked._tapeflow_locked = True
     return locked
 

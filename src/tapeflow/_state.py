@@ -25,6 +25,9 @@ class _ThreadState(threading.local):
         # how many backward passes are nested on this thread (a backward called from inside a backward).
         self.graph_task = None
         self.backward_depth = 0
+        # Backward passes started on this thread: staging tells a compiled training step (it runs one) from a
+        # compiled forward whose outputs need autograd history.
+        self.backward_passes = 0
         # Extension points, per thread like grad mode (a trace on one thread never sees another's ops):
         # `f(op, args, params, proceed)` around every dispatch (profiler, forward AD, state discovery);
         # `f(x, result)` after an in-place write made `x` hold `result`; `f(x, views)` after a view op made

@@ -16,6 +16,7 @@ import functools
 import gc
 import itertools
 import operator
+import warnings
 import weakref
 
 import jax
@@ -43,6 +44,15 @@ except ImportError:  # pragma: no cover - a JAX without it: staged functions the
 
 class Unkeyable(TypeError):
     """An argument that is neither traced nor hashable, so it cannot be part of a program's key."""
+
+
+class _NeedsHistory(Exception):
+    """The traced function returned tensors with autograd history and ran no backward pass: a forward whose
+    outputs the caller differentiates later. A program's outputs have no history, so such a function runs
+    eagerly (with adaptive eager), as `torch.compile` keeps autograd through a compiled forward."""
+
+
+_EAGER = "its outputs need autograd history: it runs eagerly"
 
 
 class _NewState(Exception):
@@ -106,10 +116,13 @@ class Staged:
             (data-dependent Python, host reads: `failed` is then True); without one, every key is traced on
             its first call and errors propagate.
         roots: a function returning where the state walk starts (default: what `fn` reaches).
+        lenient: without a fallback, a key whose trace fails runs `fn` eagerly from then on (with a warning)
+            instead of raising (`torch.compile`'s graph breaks, without `fullgraph=True`).
     """
 
-    def __init__(self, fn, *, name: str, donate_state: bool = False, fallback=None, roots=None):
-        self.fn, self.donate_state, self.fallback = fn, donate_state, fallback
+    def __init__(self, fn, *, name: str, donate_state: bool = False, fallback=None, roots=None,
+                 lenient: bool = False):
+        self.fn, self.donate_state, self.fallback, self.lenient = fn, donate_state, fallback, lenient
         self._static_roots = roots or functools.partial(_st.roots_of, fn)
         self.programs = Programs(name, warmup=0 if fallback is None else 1)
         self._extra = weakref.WeakValueDictionary()  # id -> Tensor found only while tracing
@@ -140,6 +153,8 @@ class Staged:
         slot, fresh = rec.slot, rec.slot.program is None
         if fresh:
             slot = rec.slot = self.programs.slot(rec.key)
+            if slot.failed is _EAGER:
+                return self.fn(*args, **kwargs)
             if not self.programs.ready(slot):
                 return self.fallback(slot.failed is not None, args, kwargs)
             slot.program = _Entry(self._make_jitted())
@@ -148,7 +163,15 @@ class Staged:
             outputs = self._run(rec, tensors, call)
         except _NewState:
             raise
+        except _NeedsHistory:
+            slot.failed = _EAGER
+            return self.fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - a failed trace: the uncached path reports real errors
+            if self.fallback is None and self.lenient and fresh:
+                slot.failed = _EAGER
+                warnings.warn(f"{self.programs.name} runs eagerly for these arguments: tracing it failed with "
+                              f"{type(e).__name__}: {e} (pass fullgraph=True to raise instead)", stacklevel=3)
+                return self.fn(*args, **kwargs)
             if self.fallback is None or not fresh:
                 raise
             slot.failed = f"{type(e).__name__}: {e}"
@@ -172,6 +195,7 @@ class Staged:
         groups = _st.rate_groups([r() for r in rec.optimizers])
         draws = rec.draws if rec.draws is not None else self._last_draws  # (a new key draws as the last one did)
         self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, rec, draws)
+        stream = gen.mt.state() if entry.out_spec is None else None  # (a trace that fails draws nothing)
         inputs = ([t._data for t in tensors], [None if t._grad is None else t._grad._data for t in tensors],
                   arg_arrays, gen.key, self._rate_inputs(groups), _factories.host_draws(draws) if draws else [])
         try:
@@ -180,6 +204,8 @@ class Staged:
             self._record = None
             if entry.out_spec is None:  # the trace did not complete: forget it
                 slot.program = None
+            if stream is not None:
+                gen.mt.set_state(stream)
             raise
         finally:
             self._ctx = None
@@ -262,7 +288,12 @@ class Staged:
         seen: dict = {}
         tape = _factories.draw_tape[0] = _factories.DrawTape(draws, drawn)
         try:
+            passes = _mode.backward_passes
             out = self._call_traced(tensors, datas, grads, arrays, rng, rates, seen)
+            if _mode.grad_enabled and _mode.backward_passes == passes and self.fallback is None and any(
+                    isinstance(x, Tensor) and x.grad_fn is not None for x in jax.tree.leaves(
+                        out, is_leaf=lambda x: isinstance(x, Tensor))):
+                raise _NeedsHistory
             found = rec.draws = self._last_draws = tuple(tape.found)
             if found != draws:  # draws made on the host during the trace: a program for this call only
                 entry.once = True
@@ -415,7 +446,8 @@ def _tensor_specs(tensors) -> tuple:
     return avals, has_grad, tuple(map(_requires_grad_of, tensors))
 
 
-_aval, _data_of, _grad_of, _requires_grad_of = map(operator.attrgetter, ("aval", "_data", "_grad", "_requires_grad"))
+# (`_raw`: a pending value's abstract value is known without running its segment)
+_aval, _data_of, _grad_of, _requires_grad_of = map(operator.attrgetter, ("aval", "_raw", "_grad", "_requires_grad"))
 
 
 def _array_spec(a):

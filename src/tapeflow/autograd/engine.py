@@ -182,6 +182,7 @@ def run_backward(roots: list[tuple[Node, int]], root_grads: list, *, retain_grap
     kw = dict(retain_graph=retain_graph, create_graph=create_graph, inputs=inputs, capture=capture,
               allow_unused=allow_unused)
     depth = state.backward_depth
+    state.backward_passes += 1
     if depth >= MAX_NESTED_BACKWARD:
         return _on_fresh_thread(_run_backward, roots, root_grads, kw)
     state.backward_depth = depth + 1

@@ -7,7 +7,7 @@ Example:
 """
 
 from .checked import checked
-from .compile import CompiledFunction, compile
+from .compile import CompiledFunction, OptimizedModule, compile
 from .convert import from_jax, to_jax
 from .dlpack import from_dlpack, install_tensor_protocols
 from .equinox_bridge import to_equinox
@@ -18,7 +18,7 @@ from .pytree import (
     register_tensor_type,
 )
 
-__all__ = ["to_jax", "from_jax", "compile", "checked", "CompiledFunction", "to_equinox", "from_dlpack",
+__all__ = ["to_jax", "from_jax", "compile", "checked", "CompiledFunction", "OptimizedModule", "to_equinox", "from_dlpack",
            "register_tensor_type", "register_module_type", "register_optimizer_type", "register_known_types"]
 
 register_known_types()

@@ -10,8 +10,9 @@ import functools
 import weakref
 
 from .._staging.program import Staged
+from ..nn.modules.module import Module
 
-__all__ = ["compile", "CompiledFunction"]
+__all__ = ["compile", "CompiledFunction", "OptimizedModule"]
 
 
 class CompiledFunction(Staged):
@@ -26,8 +27,9 @@ class CompiledFunction(Staged):
         ('CompiledFunction', tensor(3.))
     """
 
-    def __init__(self, fn, *, donate_state: bool = False):
-        super().__init__(fn, name=f"tp.compile: {getattr(fn, '__name__', 'function')}", donate_state=donate_state)
+    def __init__(self, fn, *, donate_state: bool = False, fullgraph: bool = False):
+        super().__init__(fn, name=f"tp.compile: {getattr(fn, '__name__', type(fn).__name__)}",
+                         donate_state=donate_state, lenient=not fullgraph)
         functools.update_wrapper(self, fn, updated=())
 
     def __get__(self, obj, objtype=None):
@@ -38,9 +40,11 @@ class CompiledFunction(Staged):
         try:
             cf = bound.get(obj)
         except TypeError:  # unhashable or not weakly referenceable: compile per access
-            return CompiledFunction(self.fn.__get__(obj, objtype), donate_state=self.donate_state)
+            return CompiledFunction(self.fn.__get__(obj, objtype), donate_state=self.donate_state,
+                                    fullgraph=not self.lenient)
         if cf is None:
-            cf = bound[obj] = CompiledFunction(_WeakMethod(self.fn, obj), donate_state=self.donate_state)
+            cf = bound[obj] = CompiledFunction(_WeakMethod(self.fn, obj), donate_state=self.donate_state,
+                                               fullgraph=not self.lenient)
         return cf
 
 
@@ -79,22 +83,32 @@ def compile(model=None, *, donate_state: bool = False, **options):
     traces again).
 
     Python side effects behave as under `jax.jit`: Python code in the
-    function runs only while tracing, `.item()`/printing of values is not
-    possible inside, and results come back as tensors without autograd
-    history. A change in the lifted state's set, shapes, dtypes or grad
-    presence, in `requires_grad`, module training flags or optimizer
-    hyperparameters traces again; learning rates are inputs of the program,
-    so schedulers do not cause new traces.
+    function runs only while tracing, and results come back as tensors
+    without autograd history. A change in the lifted state's set, shapes,
+    dtypes or grad presence, in `requires_grad`, module training flags or
+    optimizer hyperparameters traces again; learning rates are inputs of the
+    program, so schedulers do not cause new traces.
+
+    Like `torch.compile`, it keeps eager semantics where a program cannot:
+    a function whose trace fails (a host read such as `.item()` of a traced
+    value, data-dependent Python control flow) runs eagerly for those
+    arguments from then on, with a warning (`fullgraph=True` raises the
+    error instead; the state is left as it was); and a function that
+    returns tensors with autograd history without running a backward pass
+    itself (a model's forward in training) runs eagerly for those arguments
+    (with adaptive eager: cached programs per segment), so that the caller
+    can differentiate its results.
 
     Arguments:
-        model: the function (or a Module, whose forward is compiled). Omit to use as `@tp.compile(...)`.
+        model: the function, or a Module (an `OptimizedModule` wrapping it is returned). Omit to use as
+            `@tp.compile(...)`.
         donate_state: let XLA reuse the buffers of lifted state for the new values (saves memory; arrays
             aliasing the old values, e.g. from `.detach()`, become invalid).
-        **options: accepted for signature compatibility with `torch.compile` (`fullgraph`, `dynamic`,
-            `backend`, `mode`, `options`, `disable`); `disable=True` returns the function unchanged.
+        **options: `torch.compile`'s: `fullgraph=True` raises when a trace fails; `disable=True` returns
+            the function unchanged; `dynamic`, `backend`, `mode` and `options` are accepted and ignored.
 
     Returns:
-        A `CompiledFunction` (or the decorator when `model` is omitted).
+        A `CompiledFunction`, an `OptimizedModule` for a Module (or the decorator when `model` is omitted).
 
     Example:
         >>> import tapeflow as tp
@@ -119,6 +133,35 @@ def compile(model=None, *, donate_state: bool = False, **options):
     def wrap(fn):
         if options.get("disable"):
             return fn
-        return CompiledFunction(fn, donate_state=donate_state)
+        fullgraph = bool(options.get("fullgraph"))
+        if isinstance(fn, Module):
+            return OptimizedModule(fn, donate_state=donate_state, fullgraph=fullgraph)
+        return CompiledFunction(fn, donate_state=donate_state, fullgraph=fullgraph)
 
     return wrap if model is None else wrap(model)
+
+
+class OptimizedModule(Module):
+    """A Module compiled with `tp.compile` (`torch.compile(model)`): calling it calls the wrapped module (hooks
+    included) through a `CompiledFunction`; everything else is the wrapped module's, which it holds as its
+    submodule `_orig_mod` (so its `state_dict` keys start with `_orig_mod.`, as PyTorch's do).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> m = tp.compile(tp.nn.Linear(2, 1))
+        >>> type(m).__name__, m.in_features, next(iter(m.state_dict()))
+        ('OptimizedModule', 2, '_orig_mod.weight')
+    """
+
+    def __init__(self, mod, *, donate_state: bool = False, fullgraph: bool = False):
+        super().__init__()
+        self._orig_mod = mod
+        self.__dict__["_compiled"] = CompiledFunction(mod, donate_state=donate_state, fullgraph=fullgraph)
+
+    def forward(self, *args, **kwargs):
+        return self.__dict__["_compiled"](*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self._modules["_orig_mod"], name)
