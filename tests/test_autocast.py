@@ -168,3 +168,14 @@ def test_a_compiled_step_with_an_autocast_region_equals_eager():
         y, loss = compiled(x)
         assert y.dtype == eager[0].dtype == tp.bfloat16 and loss.item() == eager[1].item()
     assert not tp.is_autocast_enabled("cpu")
+
+
+def test_a_cuda_grad_scaler_without_cuda_warns_and_disables_itself():
+    if tp.cuda.is_available():
+        pytest.skip("a GPU is present: the scaler stays on")
+    with pytest.warns(UserWarning, match="CUDA is not available.  Disabling"):
+        scaler = tp.amp.GradScaler("cuda")
+    assert not scaler.is_enabled()
+    loss = tp.tensor(2.0, requires_grad=True)
+    assert scaler.scale(loss) is loss  # (a disabled scaler passes values through, as PyTorch's)
+    assert tp.amp.GradScaler("cpu").is_enabled()

@@ -333,6 +333,13 @@ class GradScaler:
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
         self._device = device
         self._enabled = bool(enabled)
+        if self._enabled and device == "cuda":
+            from . import cuda
+
+            if not cuda.is_available():  # (PyTorch's warning and fallback)
+                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                              stacklevel=2)
+                self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:
                 raise AssertionError("The growth factor must be > 1.0.")
