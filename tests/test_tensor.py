@@ -124,6 +124,17 @@ def test_views_report_their_nodes():
     assert x.t().grad_fn.name() == "TBackward0"
     assert x.permute(1, 0).grad_fn.name() == "PermuteBackward0"
     assert x.transpose(0, 1).grad_fn.name() == "TransposeBackward0"
+    # (PyTorch names a node after the overload called)
+    s = (x * 1).unsqueeze(0)
+    assert [s.squeeze().grad_fn.name(), s.squeeze(0).grad_fn.name(), s.squeeze((0,)).grad_fn.name()] == \
+        ["SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"]
+    names = []
+    for inplace in (lambda t: t.transpose_(0, 1), lambda t: t.t_(), lambda t: t.squeeze_(), lambda t: t.squeeze_(0),
+                    lambda t: t.unsqueeze_(0), lambda t: t.as_strided_((2,), (1,))):
+        y = (x * 1).unsqueeze(0)[0]
+        names.append(inplace(y).grad_fn.name())
+    assert names == ["TransposeBackward1", "TBackward1", "SqueezeBackward3", "SqueezeBackward4",
+                     "UnsqueezeBackward1", "AsStridedBackward1"]
     assert x.unsqueeze(0).grad_fn.name() == "UnsqueezeBackward0"
     assert x[0].grad_fn.name() == "SelectBackward0"
     assert x.sum(1).grad_fn.name() == "SumBackward1" and x.mean().grad_fn.name() == "MeanBackward0"

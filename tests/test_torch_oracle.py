@@ -262,8 +262,6 @@ NAMES_DIFFER = {
     "outer": ("OuterBackward0", "MulBackward0", "torch computes outer as a broadcast mul; tapeflow has an outer op"),
     "einsum": ("EinsumBackward0", "ViewBackward0",
                "torch lowers einsum to permutes and bmm; tapeflow records one einsum node"),
-    "squeeze_all": ("SqueezeBackward1", "SqueezeBackward0",
-                    "tapeflow records every squeeze with the dims it removed (the squeeze.dim overload)"),
     "slice_2d": ("SliceBackward0", "SliceBackward0",
                  "same name, but tapeflow does x[1:, ::2] in one node where torch chains two slices"),
     "masked_select": ("IndexBackward0", "MaskedSelectBackward0", "tapeflow does masked_select as x[mask]"),

@@ -25,9 +25,9 @@ from ._meta import MetaArray, meta_results
 from ._state import state
 from ._tensor import _FLOAT_KINDS, Tensor, _alias, _is_float_array, _Storage
 from .autograd import _saved_hooks
-from .autograd.graph import AccumulateGrad, Invalid, _sequence, node_class
+from .autograd.graph import AccumulateGrad, Invalid, OpNode, _sequence, node_class
 
-__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inference_write"]
+__all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inference_write", "rename_node"]
 
 _new = object.__new__
 _raw_set = Tensor.__dict__["_raw"].__set__
@@ -679,6 +679,16 @@ def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:
     v._data = result._data
     if result.grad_fn is not None:
         v.grad_fn, v._output_nr, v._requires_grad = result.grad_fn, result._output_nr, True
+
+
+def rename_node(t: Tensor, name: str) -> Tensor:
+    """`t` with the node its op just recorded named `name`: PyTorch names a node after the overload called
+    (`squeeze()` gives `SqueezeBackward0`, `squeeze(dim)` `SqueezeBackward1`, `transpose_` `TransposeBackward1`)
+    where one table op serves several."""
+    fn = _grad_fn(t)
+    if fn is not None and isinstance(fn, OpNode) and type(fn).__name__ != name:
+        fn.__class__ = node_class(name)
+    return t
 
 
 def invalidate_view(w: Tensor) -> None:

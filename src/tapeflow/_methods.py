@@ -286,11 +286,13 @@ Tensor.random_ = _random_(_random_int)
 
 
 def _unsqueeze_(self, dim):
-    return _ops.arrange._become(self, lambda x: _ops.unsqueeze(x, dim))
+    return _ops.arrange._become(self, lambda x: _ops.unsqueeze(x, dim), "UnsqueezeBackward1")
 
 
 def _squeeze_(self, dim=None):
-    return _ops.arrange._become(self, lambda x: _ops.squeeze(x, dim))
+    node = "SqueezeBackward3" if dim is None else "SqueezeBackward5" if isinstance(dim, (tuple, list)) else \
+        "SqueezeBackward4"  # (PyTorch's names for the in-place overloads)
+    return _ops.arrange._become(self, lambda x: _ops.squeeze(x, dim), node)
 
 
 Tensor.unsqueeze_ = _unsqueeze_

@@ -12,7 +12,7 @@ import numpy as np
 import xla_ops as X
 
 from .. import _dtype, _layout
-from .._dispatch import view
+from .._dispatch import rename_node, view
 from .._tensor import as_tensor
 from ._args import _dim, _t
 from ._checks import tensor_arg
@@ -502,7 +502,7 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 # -- in-place forms of views (the tensor itself takes the new shape) ---------------------------------------------------
-def _become(self, view_fn):
+def _become(self, view_fn, node: str | None = None):
     """An in-place view op (`t_`, `transpose_`, `unsqueeze_`, `squeeze_`, `as_strided_`): this tensor takes the
     shape `view_fn(self)` gives. A view stays a view of the same base, one step further down its view chain (so
     later writes through it still reach the base); its history is the view op's, recorded even under no_grad
@@ -524,6 +524,8 @@ def _become(self, view_fn):
             new = view_fn(self)
     else:
         new = view_fn(self)
+    if node is not None:
+        rename_node(new, node)  # (PyTorch's name for the in-place overload: `TransposeBackward1`)
     if self._base is None and new._base is self:  # a root takes the strides of its rearranged storage
         from .._layout import layout
 
@@ -576,7 +578,7 @@ def transpose_(self, dim0, dim1):
         >>> x = tp.zeros(2, 3); x.transpose_(0, 1).shape
         tapeflow.Size([3, 2])
     """
-    return _become(self, lambda x: transpose(x, dim0, dim1))
+    return _become(self, lambda x: transpose(x, dim0, dim1), "TransposeBackward1")
 
 
 def t_(self):
@@ -590,7 +592,7 @@ def t_(self):
         if x.ndim > 2:
             raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
         return t(x)
-    return _become(self, checked)
+    return _become(self, checked, "TBackward1")
 
 
 def as_strided_(input, size, stride, storage_offset=None):
@@ -601,7 +603,7 @@ def as_strided_(input, size, stride, storage_offset=None):
         tensor([[0., 2.],
                 [1., 3.]])
     """
-    return _become(input, lambda x: as_strided(x, size, stride, storage_offset))
+    return _become(input, lambda x: as_strided(x, size, stride, storage_offset), "AsStridedBackward1")
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.

@@ -11,7 +11,7 @@ import numpy as np
 import xla_ops as X
 
 from .. import _dtype, _layout
-from .._dispatch import dispatch, view
+from .._dispatch import dispatch, rename_node, view
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _dims, _t
 
@@ -265,12 +265,13 @@ def squeeze(input, dim=None):
         tapeflow.Size([3, 1])
     """
     if dim is None:
-        return view(input, X.squeeze, ())
+        return rename_node(view(input, X.squeeze, ()), "SqueezeBackward0")
+    name = "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1"  # (PyTorch's overloads)
     dims = _dims(dim, input.ndim)
     dims = tuple(d for d in dims if input._raw.shape[d] == 1)
     if not dims:
-        return view(input, X.alias)
-    return view(input, X.squeeze, (("dim", dims),))
+        return rename_node(view(input, X.alias), name)
+    return rename_node(view(input, X.squeeze, (("dim", dims),)), name)
 
 
 def unsqueeze(input, dim):
