@@ -6,7 +6,8 @@ differentiated on the tape, with tapeflow.func, with the functional API, with
 jax.grad / jax.jit of tp.interop.to_jax, inside tp.compile, and to second
 order. Every path gives the tape's gradient, which is
 PyTorch's: the op table's derivative rules are the ones JAX uses too. Random
-ops under tp.func.vmap follow PyTorch's `randomness` modes.
+ops under tp.func.vmap follow PyTorch's `randomness` modes, and a compiled
+model's output is differentiated like an eager one's.
 
 Run: python examples/one_semantics.py
 """
@@ -81,6 +82,21 @@ def main():
     shared = tp.func.vmap(lambda r: F.dropout(r, 0.5), randomness="same")(batch)
     assert bool((shared == shared[0]).all())
     print("distinct dropout masks with 'different':", len({tuple(m.tolist()) for m in per_example}), "of 4")
+
+    # A compiled model (`torch.compile(model)` in a PyTorch program) keeps eager semantics: its loss is
+    # differentiated outside it (a forward whose outputs need history runs eagerly, with adaptive eager).
+    tp.manual_seed(0)
+    net = tp.nn.Sequential(tp.nn.Linear(5, 8), tp.nn.ReLU(), tp.nn.Linear(8, 1)).double()
+    compiled = tp.compile(net)
+    inputs = tp.tensor(np.stack([x0, -x0, x0 ** 2]))
+    compiled(inputs).square().mean().backward()
+    outside = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    net(inputs).square().mean().backward()
+    for a, p in zip(outside, net.parameters()):
+        np.testing.assert_allclose(a.numpy(), p.grad.numpy(), rtol=1e-12)
+    print("compiled model:", type(compiled).__name__, "- gradients through its output equal the eager ones;",
+          "state_dict keys start with", next(iter(compiled.state_dict())).split(".")[0])
 
 
 if __name__ == "__main__":
