@@ -557,7 +557,8 @@ spec("index_basic", [C(F((3, 4, 2)), index=(("s", 1, None, None), None, 2)),
      _np_basic_index, tf=lambda x: x[1:, None, 2])
 spec("diagonal", [C(F((3, 4)), offset=1), C(F((2, 3, 3)), offset=0, dim1=1, dim2=2), C(F((3, 4)), offset=-1)],
      lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2), tf=lambda x: x.diagonal(1))
-spec("alias", [C(F((3, 4))), C(F(()))], lambda x: x, tf=lambda x: x.squeeze(0))
+spec("alias", [C(F((3, 4))), C(F(()))], lambda x: x, tf=lambda x: x.squeeze(0),
+     node="SqueezeBackward1")  # (squeeze(dim) of a dimension that is not 1: PyTorch names the overload called)
 spec("detach", [C(F((3, 4))), C(F(()))], lambda x: x, diff=False, tf=lambda x: x.detach().clone(),
      tf_ref=lambda x: x)
 spec("split", [C(F((2, 5)), sizes=(2, 3), dim=1), C(F((4,)), sizes=(1, 3, 0), dim=0)],
