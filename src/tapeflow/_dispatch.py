@@ -31,7 +31,8 @@ __all__ = ["dispatch", "view", "inplace", "accumulator", "edge", "check_inferenc
 
 _new = object.__new__
 _raw_set = Tensor.__dict__["_raw"].__set__
-_grad_fn = Tensor.__dict__["grad_fn"].__get__  # (the slot itself: an invalid view's `grad_fn` raises)
+# The `grad_fn` slot itself, read and written past the property of an invalid view (whose `grad_fn` raises).
+_grad_fn, _set_grad_fn = Tensor.__dict__["grad_fn"].__get__, Tensor.__dict__["grad_fn"].__set__
 _adaptive = _lazy.is_adaptive_eager_enabled()  # read on every dispatch; `set_adaptive_eager` changes it
 
 def accumulator(t: Tensor) -> AccumulateGrad:
@@ -695,7 +696,7 @@ def invalidate_view(w: Tensor) -> None:
     """A view made under no_grad / in inference mode whose data changed while its base requires grad: PyTorch
     gives it no history. It requires grad, but reading its `grad_fn` (so `is_leaf`, or an op on it in grad mode)
     raises PyTorch's error; ops on it under no_grad still run."""
-    Tensor.__dict__["grad_fn"].__set__(w, Invalid((w._no_grad_view or w._untracked_no_grad_view) == "inference"))
+    _set_grad_fn(w, Invalid((w._no_grad_view or w._untracked_no_grad_view) == "inference"))
     w._output_nr, w._requires_grad = 0, True
     w.__class__ = _invalid_class(type(w))
 
@@ -724,7 +725,7 @@ def _invalid_class(cls) -> type:
     inv = _invalid_of.get(cls)
     if inv is None:
         inv = _invalid_of[cls] = type(cls.__name__, (cls,), {
-            "__slots__": (), "grad_fn": property(_invalid_grad_fn, Tensor.__dict__["grad_fn"].__set__),
+            "__slots__": (), "grad_fn": property(_invalid_grad_fn, _set_grad_fn),
             "__getattribute__": _invalid_getattribute,
             "__module__": cls.__module__, "__qualname__": cls.__qualname__})
     return inv
