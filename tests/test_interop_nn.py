@@ -230,3 +230,82 @@ def test_learning_rate_changed_inside_the_compiled_function_is_kept():
     for _ in range(3):
         step(tp.ones(1, 2))
     assert opt.param_groups[0]["lr"] == pytest.approx(0.0125) and step.traces == 2
+
+
+# -- donation: the new values of replaced state go into the old buffers when nothing else holds them ------------------
+def _donating_used(step) -> bool:
+    """Whether the last call of the compiled `step` ran the program variant that donates the replaced state."""
+    entry = step._record.slot.program
+    return entry.donating is not None and entry.plain is None
+
+
+def test_replaced_state_is_donated_when_only_its_tensors_hold_it():
+    m = _model()
+    opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    step = tp.compile(_training_step(m, opt))
+    x, y = _data()
+    ref_m = _model()
+    ref_opt = optim.SGD(ref_m.parameters(), lr=0.1, momentum=0.9)
+    ref_step = _training_step(ref_m, ref_opt)
+    for _ in range(4):
+        np.testing.assert_allclose(step(x, y).item(), ref_step(x, y).item(), rtol=1e-5)
+    assert _donating_used(step)
+    for p, q in zip(m.parameters(), ref_m.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("holder", ["to_jax", "detach", "view", "numpy", "retained graph", "old grad"])
+def test_state_held_elsewhere_is_never_donated(holder):
+    m = _model()
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    step = tp.compile(_training_step(m, opt))
+    x, y = _data()
+    step(x, y)
+    w = m[0].weight
+    before = w.detach().numpy().copy()
+    if holder == "to_jax":
+        kept = tp.interop.to_jax(w)
+    elif holder == "detach":
+        kept = w.detach()
+    elif holder == "view":
+        kept = w[0]
+    elif holder == "numpy":
+        kept = w.detach().numpy()
+    elif holder == "retained graph":
+        kept = (w * 2).sum()
+    else:
+        kept, before = w.grad, w.grad.numpy().copy()
+    step(x, y)
+    after = w.detach().numpy()
+    assert not np.allclose(after, before)
+    if holder == "to_jax":  # an immutable array: the values it had
+        np.testing.assert_array_equal(np.asarray(kept), before)
+    elif holder in ("detach", "view"):  # aliases: PyTorch shows them the update
+        np.testing.assert_array_equal(kept.detach().numpy(), after if holder == "detach" else after[0])
+    elif holder == "numpy":
+        np.testing.assert_array_equal(kept, before)
+    elif holder == "retained graph":
+        g = w.grad.numpy().copy()
+        kept.backward()  # the graph made before the step still runs
+        np.testing.assert_allclose(w.grad.numpy(), g + 2.0)
+    else:
+        assert np.isfinite(kept.numpy()).all()
+
+
+def test_a_grad_the_step_clears_is_not_donated():
+    w = tp.tensor([1.0, 2.0], requires_grad=True)
+
+    @tp.compile
+    def clear_and_descend(x):
+        g = w.grad
+        w.grad = None
+        with tp.no_grad():
+            w.sub_(0.1 * g * x)
+
+    for _ in range(3):
+        (w * w).sum().backward()
+        old, expected = w.grad, w.grad.numpy().copy()
+        clear_and_descend(tp.ones(2))
+        assert w.grad is None
+        np.testing.assert_array_equal(old.numpy(), expected)  # the tensor the user kept keeps its values

@@ -16,10 +16,12 @@ import functools
 import gc
 import itertools
 import operator
+import sys
 import warnings
 import weakref
 
 import jax
+import jax.extend
 import numpy as np
 
 from .. import _dispatch, _factories
@@ -79,16 +81,33 @@ class _Entry:
     of lifted tensors given a new value / `.grad` array), `grad_cleared`, `key_out` (the RNG key advanced),
     `created` (tensors the function stored where it can reach them again), `seen` (tensors read as
     constants), `fresh` (traced by the current call: aliases may have seen tracers), `once` (random draws
-    were baked in while tracing: it serves its own call only)."""
+    were baked in while tracing: it serves its own call only).
 
-    __slots__ = ("jitted", "out_spec", "created", "data_out", "grad_out", "grad_cleared", "key_out", "fresh", "seen",
-                 "once")
+    The trace is kept as a function of the flat inputs (`program`, outputs unflattened by `out_tree`), jitted
+    twice at most: `plain`, and `donating`, which lets XLA write the new values of the lifted arrays in
+    `donate` (flat input positions: arrays whose tensors get a new value) into their old buffers. A call
+    donates only when nothing but their tensors holds those arrays (or `donate_state=True` says so), so no
+    alias, view or array taken out with `to_jax` ever sees a deleted buffer."""
 
-    def __init__(self, jitted):
-        self.jitted, self.out_spec = jitted, None
-        self.created = self.seen = ()
+    __slots__ = ("program", "plain", "donating", "donate", "out_tree", "out_spec", "created", "data_out", "grad_out",
+                 "grad_cleared", "key_out", "fresh", "seen", "once")
+
+    def __init__(self):
+        self.program = self.plain = self.donating = self.out_tree = self.out_spec = None
+        self.created = self.seen = self.donate = ()
         self.data_out = self.grad_out = self.grad_cleared = ()
         self.key_out = self.fresh = self.once = False
+
+    def runner(self, flat: list, force: bool):
+        """The jitted program for this call's flat inputs: `donating` when the arrays to donate are held by
+        their tensors alone (`force`: whatever holds them)."""
+        if self.donate and (force or _held_once(flat, self.donate)) and trace_state_clean():
+            if self.donating is None:
+                self.donating = jax.jit(self.program, donate_argnums=self.donate)
+            return self.donating
+        if self.plain is None:
+            self.plain = jax.jit(self.program)
+        return self.plain
 
 
 class _Record:
@@ -110,7 +129,9 @@ class Staged:
     Arguments:
         fn: the eager function.
         name: how warnings name it.
-        donate_state: let XLA reuse the buffers of lifted state for the new values.
+        donate_state: let XLA reuse the buffers of lifted state for the new values even when other objects
+            hold the old arrays (they become invalid). By default a call donates the arrays of state it
+            replaces only when nothing else holds them.
         fallback: the uncached path, `fallback(failed, args, kwargs)`. With one, a key runs it on its first
             call (the warm-up rule), inside an enclosing JAX transform, and for good once tracing it failed
             (data-dependent Python, host reads: `failed` is then True); without one, every key is traced on
@@ -157,7 +178,7 @@ class Staged:
                 return self.fn(*args, **kwargs)
             if not self.programs.ready(slot):
                 return self.fallback(slot.failed is not None, args, kwargs)
-            slot.program = _Entry(self._make_jitted())
+            slot.program = _Entry()
         tensors = arg_tensors + lifted
         try:
             outputs = self._run(rec, tensors, call)
@@ -196,10 +217,16 @@ class Staged:
         draws = rec.draws if rec.draws is not None else self._last_draws  # (a new key draws as the last one did)
         self._ctx = (leaves, in_tree, tensors, len(arg_tensors), groups, entry, allow_new_state, rec, draws)
         stream = gen.mt.state() if entry.out_spec is None else None  # (a trace that fails draws nothing)
-        inputs = ([t._data for t in tensors], [None if t._grad is None else t._grad._data for t in tensors],
-                  arg_arrays, gen.key, self._rate_inputs(groups), _factories.host_draws(draws) if draws else [])
+        datas = [t._data for t in tensors]
+        grads = [g._data for t in tensors if (g := t._grad) is not None]
+        flat = [*datas, *grads, *arg_arrays, gen.key, *self._rate_inputs(groups)]
+        if draws:
+            flat += _factories.host_draws(draws)
+        del datas, grads  # (`flat` and the tensors hold the arrays: see `_held_once`)
         try:
-            return entry.jitted(*inputs), groups
+            if entry.program is None:
+                self._trace(entry, tensors, flat, len(arg_arrays), len(groups))
+            return jax.tree.unflatten(entry.out_tree, entry.runner(flat, self.donate_state)(*flat)), groups
         except BaseException:
             self._record = None
             if entry.out_spec is None:  # the trace did not complete: forget it
@@ -274,9 +301,19 @@ class Staged:
             self._rates = (rates, [jax.numpy.asarray(r) for r in rates])
         return self._rates[1]
 
-    def _make_jitted(self):
-        # A fresh function per key: JAX shares its trace cache between `jax.jit`s of equal functions.
-        return jax.jit(lambda *inputs: self._traced(*inputs), donate_argnums=(0, 1) if self.donate_state else ())
+    def _trace(self, entry, tensors, flat, n_arrays, n_rates) -> None:
+        """Trace the function into `entry` (a program of the flat inputs) and find what a call can donate."""
+        n = len(tensors)
+        has_grad = [t._grad is not None for t in tensors]
+        it = iter(flat[n:])
+        grads = [next(it) if h else None for h in has_grad]
+        arrays = [next(it) for _ in range(n_arrays)]
+        key, rates, drawn = next(it), [next(it) for _ in range(n_rates)], list(it)
+        closed, shapes = jax.make_jaxpr(self._traced, return_shape=True)(flat[:n], grads, arrays, key, rates, drawn)
+        entry.out_tree = jax.tree.structure(shapes)
+        entry.program = jax.extend.core.jaxpr_as_fun(closed)
+        grad_pos = list(itertools.accumulate(has_grad, initial=n))  # flat position of each input grad
+        entry.donate = (*entry.data_out, *(grad_pos[i] for i in entry.grad_out if has_grad[i]))
 
     # -- what runs under jax.jit -------------------------------------------------------------------------------
     def _traced(self, datas, grads, arrays, rng, rates, drawn):
@@ -348,17 +385,40 @@ class Staged:
         """The new values and grads of the lifted tensors, leaving out (when nothing is donated) those that
         are still the program's inputs: returning an input unchanged makes XLA copy it."""
         final = _final_values(tensors, placed)
-        keep_all = self.donate_state  # donated inputs must come back, or their buffers are lost
-        entry.data_out = tuple(i for i, (d, d_in) in enumerate(zip(final, datas)) if keep_all or d is not d_in)
+        entry.data_out = tuple(i for i, (d, d_in) in enumerate(zip(final, datas)) if d is not d_in)
         new_grads = [None if t._grad is None else t._grad._data for t in tensors]
         pairs = list(zip(new_grads, grads))
-        entry.grad_out = tuple(i for i, (g, g_in) in enumerate(pairs) if g is not None and (keep_all or g is not g_in))
+        entry.grad_out = tuple(i for i, (g, g_in) in enumerate(pairs) if g is not None and g is not g_in)
         entry.grad_cleared = tuple(i for i, (g, g_in) in enumerate(pairs) if g is None and g_in is not None)
         entry.fresh = True
         return [final[i] for i in entry.data_out], [new_grads[i] for i in entry.grad_out]
 
 
 _st.skip_type(Staged)
+
+
+def _refs_in_list(flat: list, i: int) -> int:
+    return sys.getrefcount(flat[i])
+
+
+class _Holder:
+    __slots__ = ("value",)
+
+
+def _calibrate() -> int:
+    """The reference count `_refs_in_list` sees for an object held by one slot and the list alone."""
+    h = _Holder()
+    h.value = object()
+    return _refs_in_list([h.value], 0)
+
+
+_ALONE = _calibrate()
+
+
+def _held_once(flat: list, positions) -> bool:
+    """Whether the arrays at `positions` of `flat` are held by `flat` and one tensor slot each, and nothing
+    else (no alias, view, saved tensor, pending op or array taken out by the user)."""
+    return all(_refs_in_list(flat, i) <= _ALONE for i in positions)
 
 
 def _split_arguments(args, kwargs):

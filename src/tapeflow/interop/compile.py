@@ -102,8 +102,10 @@ def compile(model=None, *, donate_state: bool = False, **options):
     Arguments:
         model: the function, or a Module (an `OptimizedModule` wrapping it is returned). Omit to use as
             `@tp.compile(...)`.
-        donate_state: let XLA reuse the buffers of lifted state for the new values (saves memory; arrays
-            aliasing the old values, e.g. from `.detach()`, become invalid).
+        donate_state: let XLA write the new values of lifted state into the old buffers even when other
+            objects hold the old arrays (an array from `to_jax`, a retained graph): those become invalid.
+            By default a call donates the arrays of the state it replaces only when nothing else holds
+            them, which is always safe.
         **options: `torch.compile`'s: `fullgraph=True` raises when a trace fails; `disable=True` returns
             the function unchanged; `dynamic`, `backend`, `mode` and `options` are accepted and ignored.
 
