@@ -63,18 +63,15 @@ def dispatch(op: xla_ops.Op, args: tuple, params: tuple = (), _inner: bool = Fal
             return _dispatch_adaptive(op, args, params)  # (interceptors that only recast arguments: autocast)
     elif _adaptive and op.deferrable and not state.anomaly:
         return _dispatch_adaptive(op, args, params)
-    arrays = [a._raw if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
+    # (`_data`: an input recorded while adaptive eager was on runs its segment first; a pending input met
+    # by the op's jitted call would cost an exception through JAX's traceback filtering, milliseconds)
+    arrays = [a._data if isinstance(a, Tensor) else _scalar(a) if type(a) in _SCALAR_TYPES else a for a in args]
     fn = op._fwd_cache.get(params)
     if fn is None:
         fn = op.compiled(params)
     try:
         out = fn(*arrays)
     except (TypeError, ValueError) as e:
-        if any(type(a) is _lazy.Pending for a in arrays):  # (an input recorded while adaptive eager was on)
-            for a in args:
-                if isinstance(a, Tensor):
-                    a._data  # noqa: B018 - reading it runs its segment
-            return dispatch(op, args, params, True)
         if any(type(a) is MetaArray for a in arrays):
             return _meta_outputs(fn, arrays, op, args)
         raise _op_error(op, args, e) from e
