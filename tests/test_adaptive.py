@@ -292,3 +292,70 @@ def test_a_pending_tensor_keeps_its_class_and_pytree_structure(adaptive):
     assert jax.tree.structure(model.weight) == jax.tree.structure(nn.Parameter(tp.ones(1, 2)))
     np.testing.assert_allclose(y.numpy(), [2.0, 4.0])
     assert type(y) is tp.Tensor and type(y._raw) is not _adaptive.Pending
+
+
+# -- donation: a program writes results into the buffers of inputs only the segment holds -------------------------------
+def _sgd_steps(n, w, hold=None):
+    """`n` momentum-SGD steps on `w` (each one a segment: the update reads and replaces `w` and its buffer);
+    `hold(i, w)` may keep something of `w` before step `i`. Returns what it kept and the losses."""
+    x = tp.linspace(-1, 1, 12).reshape(4, 3)
+    buf = tp.zeros_like(w)
+    kept, losses = [], []
+    for i in range(n):
+        if hold is not None:
+            kept.append(hold(i, w))
+        w.grad = None
+        loss = ((x @ w).tanh() - 0.5).pow(2).mean()
+        loss.backward()
+        with tp.no_grad():
+            buf.mul_(0.9).add_(w.grad)
+            w.sub_(0.1 * buf)
+        losses.append(loss.item())
+        _adaptive.wait_for_compiles()
+    return kept, losses
+
+
+def _donating_programs():
+    return [s.program for s in _adaptive._programs().values()
+            if type(s.program) is _adaptive._Program and s.program.donate]
+
+
+def test_a_repeated_update_donates_the_buffers_it_replaces(adaptive):
+    w = tp.full((3, 2), 0.3, requires_grad=True)
+    _, losses = _sgd_steps(8, w)
+    tp.set_adaptive_eager(False)
+    w_ref = tp.full((3, 2), 0.3, requires_grad=True)
+    _, ref = _sgd_steps(8, w_ref)
+    np.testing.assert_allclose(losses, ref, rtol=1e-6)
+    np.testing.assert_allclose(w.detach().numpy(), w_ref.detach().numpy(), rtol=1e-6)
+    assert _donating_programs(), "the update's segment should donate the old values of w and of its buffer"
+
+
+@pytest.mark.parametrize("holder", ["to_jax", "detach", "numpy", "retained graph"])
+def test_arrays_held_elsewhere_are_never_donated(adaptive, holder):
+    def hold(i, w):
+        if i < 5:
+            return None
+        if holder == "to_jax":
+            return w.detach().numpy().copy(), tp.interop.to_jax(w)
+        if holder == "detach":
+            return w.detach().numpy().copy(), w.detach()
+        if holder == "numpy":
+            return w.detach().numpy().copy(), w.detach().numpy()
+        return w.detach().numpy().copy(), (w * 3).sum()
+
+    w = tp.full((3, 2), 0.3, requires_grad=True)
+    kept, losses = _sgd_steps(8, w, hold)
+    for i in range(5, 8):
+        before, obj = kept[i]
+        if holder == "detach":  # an alias: it shows the updates, as in PyTorch
+            after = kept[i + 1][0] if i < 7 else w.detach().numpy()
+            np.testing.assert_allclose(obj.numpy(), w.detach().numpy())
+            assert not np.allclose(after, before)
+        elif holder == "retained graph":
+            g = w.grad.numpy().copy()
+            obj.backward()
+            np.testing.assert_allclose(w.grad.numpy(), g + 3.0, rtol=1e-6)
+        else:
+            np.testing.assert_array_equal(np.asarray(obj), before)  # intact (not a donated, deleted buffer)
+    assert np.isfinite(losses).all()

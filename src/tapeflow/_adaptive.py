@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import os
 import queue
+import sys
 import threading
 import weakref
 
@@ -137,14 +138,20 @@ class _Segment:
             if programs.ready(slot) and slot.program is None:
                 slot.program = _Compiling()
                 programs.traced(key)
-                _compile_later(slot, self.ops, live, self.ext_avals)
+                outs = [self.outs[i]() for i in live]
+                donate = _donatable(self.externals, self.ext_avals, [o.aval for o in outs if o is not None])
+                _compile_later(slot, self.ops, live, self.ext_avals, donate)
             program = slot.program
             if type(program) is _Compiling and slot.seen > 2:
                 program.done.wait()  # from the third sighting on a structure always runs compiled
                 program = slot.program
-            if program is not None and type(program) is not _Compiling and slot.failed is None:
-                values = program(*self.externals)
+            fn = program.pick(self.externals) if type(program) is _Program and slot.failed is None else None
+            if fn is not None:
+                values = fn(*self.externals)
             else:  # a new structure, or its second sighting (its program compiles meanwhile)
+                if type(program) is _Program and slot.failed is None and not program.asked:
+                    program.asked = True  # an array to donate is held elsewhere: compile a plain variant
+                    _compile_later(slot, self.ops, live, self.ext_avals, (), program)
                 _stats["segments run op by op"] += 1
                 values = _replay(self.ops, self.externals, live)
             for i, v in zip(live, values):
@@ -173,35 +180,89 @@ class _Compiling:
     def __init__(self):
         self.done = threading.Event()
 
+
+class _Program:
+    """A structure's compiled program. `donating` lets XLA write results into the buffers of the inputs at
+    `donate`: arrays that, when the program was asked for, nothing but the segment held (what an optimizer's
+    update replaces, a step's old gradients), with an output of their shape and dtype. A run donates only
+    while that still holds (`pick`); otherwise it uses `plain`, compiled on the compiler thread the first
+    time that happens (`asked`), and runs op by op until then."""
+
+    __slots__ = ("donating", "donate", "plain", "asked")
+
+    def __init__(self, jitted, donate):
+        self.donating, self.donate = jitted, donate
+        self.plain = None if donate else jitted
+        self.asked = not donate
+
+    def pick(self, externals):
+        if self.donate and _alone(externals, self.donate):
+            return self.donating
+        return self.plain
+
+
+def _refs(values: list, i: int) -> int:
+    return sys.getrefcount(values[i])
+
+
+_ALONE = _refs([object()], 0)  # what `_refs` reads for an object held by the list alone
+
+
+def _alone(values: list, positions) -> bool:
+    """Whether nothing but the list `values` holds the objects at `positions` (no tensor, alias, saved
+    tensor or array the user took out can see a donated buffer)."""
+    return all(_refs(values, i) <= _ALONE for i in positions)
+
+
+def _donatable(externals: list, avals: list, out_avals: list) -> tuple:
+    """The positions of inputs that only the segment holds and whose buffers an output of the same shape
+    and dtype can take (XLA warns about donated buffers it cannot use)."""
+    free: dict = {}
+    for a in out_avals:
+        k = (a.shape, a.dtype)
+        free[k] = free.get(k, 0) + 1
+    donate = []
+    for i, a in enumerate(avals):
+        k = (a.shape, a.dtype)
+        if free.get(k) and _refs(externals, i) <= _ALONE:
+            free[k] -= 1
+            donate.append(i)
+    return tuple(donate)
+
 _queue: queue.SimpleQueue = queue.SimpleQueue()
 _compiler: list = []
 
 
-def _compile_later(slot, ops, live, avals) -> None:
+def _compile_later(slot, ops, live, avals, donate, variant_of=None) -> None:
     """Compile the program of a repeated structure on the compiler thread; eager execution goes on meanwhile
-    (a program's first steps are not held up by compilation)."""
+    (a program's first steps are not held up by compilation). With `variant_of` (a `_Program`), compile its
+    plain variant."""
     if not _compiler:
         worker = threading.Thread(target=_compile_loop, name=COMPILER_THREAD, daemon=True)
         worker.start()
         _compiler.append(worker)
     with _idle:
         _pending_compiles[0] += 1
-    _queue.put((slot, ops, live, avals))
+    _queue.put((slot, ops, live, avals, donate, variant_of))
 
 
 def _compile_loop() -> None:
     while True:
-        slot, ops, live, avals = _queue.get()
+        slot, ops, live, avals, donate, variant_of = _queue.get()
         marker = slot.program
         if _closing:
             slot.failed = "interpreter shutting down"
             _queue_done(marker)
             continue
         try:
-            jitted = jax.jit(_replayer(ops, live))
+            jitted = jax.jit(_replayer(ops, live), donate_argnums=donate)
             with XLA_LOCK:  # (no cache entry is serialised meanwhile: see `_compilation_cache.XLA_LOCK`)
                 jitted.lower(*[jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]).compile()
-            slot.program = jitted  # its first call finds the compiled executable in JAX's caches
+            # (its first call finds the compiled executable in JAX's caches)
+            if variant_of is None:
+                slot.program = _Program(jitted, donate)
+            else:
+                variant_of.plain = jitted
             _stats["programs compiled"] += 1
         except Exception as e:  # noqa: BLE001 - the structure keeps running op by op
             slot.failed = f"{type(e).__name__}: {e}"
