@@ -14,12 +14,28 @@ import tapeflow as tp
 
 def train(lib) -> list[float]:
     """A small classifier with dropout, trained for two epochs on shuffled batches; everything random comes
-    from `lib.manual_seed`."""
+    from `lib.manual_seed`. Its forward checks its input the way model code written for TorchScript and
+    `torch.compile` does (`_assert`, `jit.is_scripting`, `compiler.is_compiling`), and a random probe drawn
+    under `random.fork_rng` leaves the training draws unchanged."""
     nn, data = lib.nn, lib.utils.data
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 2))
+
+        def forward(self, xb):
+            lib._assert(xb.dim() == 2, "expected a batch of feature vectors")
+            if not lib.jit.is_scripting() and not lib.compiler.is_compiling():
+                self.seen = getattr(self, "seen", 0) + xb.shape[0]  # eager-only bookkeeping
+            return self.body(xb)
+
     lib.manual_seed(0)
     x = lib.randn(96, 10)
     y = (x[:, 0] + x[:, 1] > 0).long()
-    model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 2))
+    with lib.random.fork_rng():
+        lib.randn(1000)  # a probe that does not shift the draws below
+    model = Classifier()
     opt = lib.optim.Adam(model.parameters(), lr=1e-2)
     loader = data.DataLoader(data.TensorDataset(x, y), batch_size=16, shuffle=True)
     losses = []

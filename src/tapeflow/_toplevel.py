@@ -16,7 +16,7 @@ import xla_ops
 from . import _dtype, _tensor_str
 from ._tensor import Tensor
 
-__all__ = ["meshgrid", "finfo", "iinfo", "promote_types", "result_type", "can_cast", "broadcast_shapes",
+__all__ = ["_assert", "meshgrid", "finfo", "iinfo", "promote_types", "result_type", "can_cast", "broadcast_shapes",
            "set_printoptions", "set_num_threads", "get_num_threads", "set_num_interop_threads",
            "get_num_interop_threads", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
@@ -546,3 +546,20 @@ def is_warn_always_enabled() -> bool:
         False
     """
     return _warn_always[0]
+
+
+def _assert(condition, message) -> None:
+    """`assert condition, message` as a function (PyTorch's `torch._assert`, which model code uses where an
+    `assert` statement would be stripped or untraceable): raises AssertionError with `message` when
+    `condition` (a bool, or a one-element tensor) is false.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp._assert(tp.tensor(2) > 1, "too small")
+        >>> try:
+        ...     tp._assert(False, "shape mismatch")
+        ... except AssertionError as e:
+        ...     print(e)
+        shape mismatch
+    """
+    assert condition, message

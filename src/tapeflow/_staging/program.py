@@ -31,7 +31,7 @@ from . import state as _st
 from .boundary import primal_of
 from .cache import Programs
 
-__all__ = ["Staged", "Unkeyable", "static_key", "trace_state_clean"]
+__all__ = ["Staged", "EagerOnly", "Unkeyable", "static_key", "trace_state_clean"]
 
 _Tracer = jax.core.Tracer
 # Argument leaves that cannot hold state: the rest (modules, optimizers, objects) start the state walk too.
@@ -55,6 +55,12 @@ class _NeedsHistory(Exception):
 
 
 _EAGER = "its outputs need autograd history: it runs eagerly"
+
+
+class EagerOnly(Exception):
+    """Raised inside a trace by code that must run eagerly (`tp.compiler.disable`): a lenient staged function
+    then runs eagerly for that key, without a warning (`torch.compile`'s graph break at a disabled
+    function); a strict one (`fullgraph=True`) raises."""
 
 
 class _NewState(Exception):
@@ -155,6 +161,12 @@ class Staged:
     def traces(self) -> int:
         return self.programs.traces
 
+    def reset(self) -> None:
+        """Forget every program and the last call's state discovery: the next call traces again."""
+        self.programs = Programs(self.programs.name, warmup=self.programs.warmup)
+        self._record = None
+        self._extra.clear()
+
     def __call__(self, *args, **kwargs):
         if self.fallback is not None and not trace_state_clean():
             return self.fallback(False, args, kwargs)  # the enclosing transform compiles (or not) the whole
@@ -185,6 +197,11 @@ class Staged:
         except _NewState:
             raise
         except _NeedsHistory:
+            slot.failed = _EAGER
+            return self.fn(*args, **kwargs)
+        except EagerOnly:
+            if not (self.lenient and fresh):
+                raise
             slot.failed = _EAGER
             return self.fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - a failed trace: the uncached path reports real errors

@@ -37,24 +37,42 @@ def flat_edges(edges) -> tuple:
 
 
 class RemovableHandle:
-    """Returned by `register_hook`-style calls; `.remove()` unregisters the hook."""
+    """Returned by `register_hook`-style calls; `.remove()` unregisters the hook: it deletes the key `id` from
+    `hooks` and from each dict in `extra_dict` (one dict or a list of them). Code that keeps hooks of its own
+    makes one per hook and stores the hook under `handle.id` (`torch.utils.hooks.RemovableHandle`).
 
-    __slots__ = ("_hooks_ref", "id")
+    Example:
+        >>> from collections import OrderedDict
+        >>> from tapeflow.utils.hooks import RemovableHandle
+        >>> hooks = OrderedDict()
+        >>> h = RemovableHandle(hooks); hooks[h.id] = print
+        >>> h.remove(); len(hooks)
+        0
+    """
 
-    def __init__(self, hooks: dict):
-        self._hooks_ref = weakref.ref(hooks) if not isinstance(hooks, dict) else _DictRef(hooks)
+    __slots__ = ("_hooks_ref", "_extra_refs", "id")
+
+    def __init__(self, hooks: dict, *, extra_dict=None):
+        self._hooks_ref = _ref(hooks)
+        extra = () if extra_dict is None else extra_dict if isinstance(extra_dict, (list, tuple)) else (extra_dict,)
+        self._extra_refs = tuple(map(_ref, extra))
         self.id = next(_handle_ids)
 
     def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
+        for ref in (self._hooks_ref, *self._extra_refs):
+            hooks = ref()
+            if hooks is not None:
+                hooks.pop(self.id, None)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def _ref(hooks):
+    return weakref.ref(hooks) if not isinstance(hooks, dict) else _DictRef(hooks)
 
 
 class _DictRef:

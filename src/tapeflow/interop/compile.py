@@ -7,12 +7,32 @@ a program, so a key is traced on its first call and errors propagate.
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 
 from .._staging.program import Staged
 from ..nn.modules.module import Module
 
-__all__ = ["compile", "CompiledFunction", "OptimizedModule"]
+__all__ = ["compile", "CompiledFunction", "OptimizedModule", "is_tracing", "reset_all"]
+
+
+class _Tracing(threading.local):
+    depth = 0  # compiled functions this thread is tracing
+
+
+_tracing = _Tracing()
+_instances: weakref.WeakSet = weakref.WeakSet()  # every CompiledFunction, for `reset_all`
+
+
+def is_tracing() -> bool:
+    """Whether this thread is tracing a `tp.compile`d function (`torch.compiler.is_compiling()`)."""
+    return _tracing.depth > 0
+
+
+def reset_all() -> None:
+    """Forget the programs of every compiled function (`torch.compiler.reset()`)."""
+    for cf in list(_instances):
+        cf.reset()
 
 
 class CompiledFunction(Staged):
@@ -31,6 +51,14 @@ class CompiledFunction(Staged):
         super().__init__(fn, name=f"tp.compile: {getattr(fn, '__name__', type(fn).__name__)}",
                          donate_state=donate_state, lenient=not fullgraph)
         functools.update_wrapper(self, fn, updated=())
+        _instances.add(self)
+
+    def _call_traced(self, *args):
+        _tracing.depth += 1
+        try:
+            return super()._call_traced(*args)
+        finally:
+            _tracing.depth -= 1
 
     def __get__(self, obj, objtype=None):
         if obj is None:

@@ -12,14 +12,15 @@ __all__ = ["surface_markdown"]
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
               "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations",
               "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils", "torch.utils.data",
-              "torch.utils.checkpoint", "torch.ops",
+              "torch.utils.checkpoint", "torch.utils.hooks", "torch.ops", "torch.random", "torch.jit", "torch.compiler",
               "torch.autograd", "torch.autograd.graph", "torch.autograd.functional", "torch.autograd.forward_ad",
               "torch.func", "torch.linalg", "torch.fft",
               "torch.distributions", "torch.special", "torch.cuda", "torch.amp", "torch.backends", "torch.accelerator", "torch.testing"]
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions.constraints: MixtureSameFamilyConstraint",
-           "torch.utils.tensorboard", "torch.jit, torch.fx, torch.export", "sparse and quantized tensors"]
+           "torch.utils.tensorboard", "torch.jit.trace, torch.jit.save and torch.jit.load (TorchScript programs)",
+           "torch.fx, torch.export", "sparse and quantized tensors"]
 
 
 def _public(module) -> list[str]:

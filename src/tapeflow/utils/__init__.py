@@ -1,6 +1,6 @@
-"""`tapeflow.utils`: data loading (`tapeflow.utils.data`) and activation checkpointing
-(`tapeflow.utils.checkpoint`), as `torch.utils`."""
+"""`tapeflow.utils`: data loading (`tapeflow.utils.data`), activation checkpointing
+(`tapeflow.utils.checkpoint`) and hook handles (`tapeflow.utils.hooks`), as `torch.utils`."""
 
-from . import checkpoint, data
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "hooks"]

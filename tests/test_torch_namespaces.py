@@ -1,0 +1,222 @@
+"""`torch.jit`, `torch.compiler`, `torch.random`, `torch.utils.hooks` and `torch._assert` as model code uses them:
+tapeflow against PyTorch where both run, and against `tp.compile` for the compiler queries."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+
+# -- torch.random.fork_rng -----------------------------------------------------------------------------------------
+def test_fork_rng_restores_the_stream_and_the_seed():
+    tp.manual_seed(3)
+    with tp.random.fork_rng():
+        tp.manual_seed(7)
+        assert tp.initial_seed() == 7
+        tp.rand(5)
+        tp.nn.functional.dropout(tp.ones(4), 0.5)  # (a draw from the JAX key)
+    assert tp.initial_seed() == 3
+    after = tp.rand(3)
+    tp.manual_seed(3)
+    np.testing.assert_array_equal(after.numpy(), tp.rand(3).numpy())
+
+
+def test_fork_rng_restores_on_error_and_can_be_disabled():
+    tp.manual_seed(0)
+    with pytest.raises(ValueError):
+        with tp.random.fork_rng():
+            tp.rand(2)
+            raise ValueError
+    first = tp.rand(1)
+    with tp.random.fork_rng(enabled=False):
+        second = tp.rand(1)
+    tp.manual_seed(0)
+    np.testing.assert_array_equal(tp.rand(2).numpy(), np.concatenate([first.numpy(), second.numpy()]))
+
+
+def test_random_namespace_draws_pytorchs_numbers():
+    torch = pytest.importorskip("torch")
+    for lib in (tp, torch):
+        lib.random.manual_seed(11)
+        with lib.random.fork_rng(devices=[]):
+            lib.randn(4)
+        lib.random.set_rng_state(lib.random.get_rng_state())
+    tp.random.manual_seed(11)
+    torch.random.manual_seed(11)
+    with tp.random.fork_rng(), torch.random.fork_rng():
+        tp.rand(7), torch.rand(7)
+    np.testing.assert_array_equal(tp.rand(3).numpy(), torch.rand(3).numpy())
+
+
+# -- torch.jit -------------------------------------------------------------------------------------------------------
+def test_jit_queries_and_decorators_leave_eager_code_as_it_is():
+    assert tp.jit.is_scripting() is False and tp.jit.is_tracing() is False
+
+    def f(x):
+        return x * 2
+
+    assert tp.jit.ignore(f) is f and tp.jit.ignore(drop=True)(f) is f
+    assert tp.jit.unused(f) is f and tp.jit.export(f) is f and tp.jit.annotate(int, 3) == 3
+    with pytest.warns(DeprecationWarning, match="torch.jit.script` is deprecated"):
+        s = tp.jit.script(f)
+    assert s(tp.ones(2)).tolist() == [2.0, 2.0]
+    m = tp.nn.Linear(2, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert tp.jit.script(m) is m
+
+
+def test_jit_script_warns_as_pytorch_does():
+    torch = pytest.importorskip("torch")
+
+    def g(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    caught = []
+    for lib in (torch, tp):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.jit.script(g)
+        caught.append([(x.category, str(x.message)) for x in w])
+    assert caught[0] == caught[1]
+
+
+# -- torch.compiler ----------------------------------------------------------------------------------------------------
+def test_is_compiling_is_true_only_while_tp_compile_traces():
+    seen = []
+
+    def f(x):
+        seen.append(tp.compiler.is_compiling())
+        return x * 2 if tp.compiler.is_compiling() else x * 3
+
+    compiled = tp.compile(f)
+    assert compiled(tp.ones(2)).tolist() == [2.0, 2.0]  # traced once: the program is the compiled branch
+    assert compiled(tp.ones(2)).tolist() == [2.0, 2.0]
+    assert f(tp.ones(2)).tolist() == [3.0, 3.0]
+    assert seen == [True, False] and tp.compiler.is_dynamo_compiling() is False
+    assert tp.compiler.is_exporting() is False
+
+
+def test_a_disabled_function_makes_its_caller_run_eagerly_without_a_warning():
+    calls = []
+
+    @tp.compiler.disable
+    def log(v):
+        calls.append(v.sum().item())  # a host read: untraceable
+        return v
+
+    def step(x):
+        return log(x * 2) + 1
+
+    compiled = tp.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        outs = [compiled(tp.ones(3)).tolist() for _ in range(3)]
+    assert outs == [[3.0, 3.0, 3.0]] * 3 and calls == [6.0] * 3
+    assert tp.compiler.disable(recursive=False)(abs)(-2) == 2
+    strict = tp.compile(step, fullgraph=True)
+    with pytest.raises(Exception, match="torch.compiler.disable"):
+        strict(tp.ones(3))
+
+
+def test_reset_makes_every_compiled_function_trace_again():
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        return x + 1
+
+    a, b = tp.compile(f), tp.compile(lambda x: f(x) * 2)
+    a(tp.ones(1)), b(tp.ones(1)), a(tp.ones(1)), b(tp.ones(1))
+    assert len(traces) == 2
+    tp.compiler.reset()
+    assert a(tp.ones(1)).item() == 2.0 and b(tp.ones(1)).item() == 4.0
+    assert len(traces) == 4
+    assert tp.compiler.allow_in_graph(f) is f
+
+
+# -- torch.utils.hooks, torch._assert ------------------------------------------------------------------------------------
+def test_removable_handle_removes_from_every_dict_it_names():
+    from tapeflow.utils.hooks import RemovableHandle
+
+    hooks, extra, more = {}, {}, {}
+    h = RemovableHandle(hooks, extra_dict=[extra, more])
+    hooks[h.id] = extra[h.id] = more[h.id] = print
+    h2 = RemovableHandle(hooks, extra_dict=extra)
+    assert h2.id != h.id
+    hooks[h2.id] = extra[h2.id] = len
+    h.remove()
+    assert list(hooks) == [h2.id] and list(extra) == [h2.id] and more == {}
+    with h2:
+        pass
+    assert hooks == {} and extra == {}
+    assert isinstance(tp.nn.Linear(1, 1).register_forward_hook(lambda *a: None), RemovableHandle)
+
+
+def test_assert_raises_assertion_error_with_the_message():
+    tp._assert(True, "never")
+    tp._assert(tp.tensor([1.0]) > 0, "never")
+    with pytest.raises(AssertionError, match="x must be 2-D"):
+        tp._assert(tp.ones(3).dim() == 2, "x must be 2-D")
+
+
+# -- a PyTorch program that uses them, run unchanged ------------------------------------------------------------------
+PROGRAM = textwrap.dedent('''
+    import collections
+    import json
+    import torch
+    from torch.utils.hooks import RemovableHandle
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.drop = torch.nn.Dropout(0.5)
+
+        @torch.jit.ignore
+        def stats(self, h):
+            return float(h.abs().mean())
+
+        def forward(self, x):
+            torch._assert(x.dim() == 2, "expected a batch of vectors")
+            h = self.drop(torch.tanh(self.lin(x)))
+            if not torch.jit.is_scripting() and not torch.compiler.is_compiling():
+                self.last = self.stats(h)
+            return h
+
+    torch.manual_seed(0)
+    m = Block()
+    x = torch.randn(3, 4)
+    with torch.random.fork_rng():
+        noise = torch.randn(3, 4)  # does not shift the draws below
+    out = m(x)
+    out.sum().backward()
+    hooks = collections.OrderedDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = 1
+    handle.remove()
+    print(json.dumps({"out": out.tolist(), "grad": m.lin.weight.grad.tolist(), "last": m.last,
+                      "after": torch.rand(2).tolist(), "hooks": len(hooks)}))
+''')
+
+
+def test_a_program_using_these_namespaces_gives_pytorchs_numbers(tmp_path):
+    pytest.importorskip("torch")
+    path = tmp_path / "prog.py"
+    path.write_text(PROGRAM)
+    runs = [subprocess.run([sys.executable, "-W", "ignore", *pre, str(path)], capture_output=True, text=True,
+                           timeout=300) for pre in (["-m", "tapeflow.torch"], [])]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+    import json
+
+    mine, theirs = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
+    for k in theirs:
+        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=1e-6, err_msg=k)
