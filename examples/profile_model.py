@@ -1,4 +1,5 @@
-"""Profile one training step of a small convolutional network and print the profiler table.
+"""Profile one training step of a small convolutional network and print the profiler table; then profile a
+short training loop on a schedule (`tp.profiler`, PyTorch's `torch.profiler`), one trace file per active window.
 
 Run: python examples/profile_model.py
 """
@@ -37,3 +38,15 @@ print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=15))
 trace = output_path("profile_model.trace.json")
 prof.export_chrome_trace(trace)
 print(f"Chrome trace written to {trace} (open in https://ui.perfetto.dev)")
+
+# A training loop on a schedule: skip a step, warm up for one, record two; twice.
+trace_dir = output_path("profile_model_traces")
+windows = []
+sched = tp.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
+with tp.profiler.profile(schedule=sched, on_trace_ready=lambda p: (
+        windows.append(p.step_num), tp.profiler.tensorboard_trace_handler(trace_dir)(p))) as prof:
+    for _ in range(8):
+        step()
+        prof.step()
+print(f"traces handed over after steps {windows}, written to {trace_dir}")
+print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=5))

@@ -220,3 +220,57 @@ def test_a_program_using_these_namespaces_gives_pytorchs_numbers(tmp_path):
     mine, theirs = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
     for k in theirs:
         np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+# -- torch.profiler ------------------------------------------------------------------------------------------------------
+SCHEDULES = [(dict(wait=1, warmup=1, active=2, repeat=2), 10), (dict(wait=0, warmup=1, active=1), 5),
+             (dict(wait=2, warmup=1, active=3, skip_first=1), 6), (dict(wait=1, warmup=1, active=2, skip_first_wait=1), 6)]
+
+
+def _windows(lib, kw, n):
+    """The schedule's actions and, for each trace handed to `on_trace_ready`, the step it was handed over at and
+    the `record_function` ranges it holds."""
+    P = lib.profiler
+    calls = []
+
+    def ready(p):
+        calls.append((p.step_num, sorted({e.key for e in p.key_averages() if e.key.startswith("step")})))
+
+    s = P.schedule(**kw)
+    with P.profile(activities=[P.ProfilerActivity.CPU], schedule=s, on_trace_ready=ready) as p:
+        for i in range(n):
+            with P.record_function(f"step{i}"):
+                lib.ones(2) * 2
+            p.step()
+    return [s(i).name for i in range(12)], calls
+
+
+@pytest.mark.parametrize("kw,n", SCHEDULES)
+def test_profiler_schedule_hands_over_pytorchs_windows(kw, n):
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _windows(tp, kw, n) == _windows(torch, kw, n)
+
+
+def test_profiler_without_schedule_records_the_block_and_writes_traces(tmp_path):
+    x = tp.randn(3, requires_grad=True)
+    with tp.profiler.profile(record_shapes=True,
+                             on_trace_ready=tp.profiler.tensorboard_trace_handler(str(tmp_path))) as prof:
+        with pytest.raises(RuntimeError, match="no complete trace"):
+            prof.key_averages()
+        with tp.profiler.record_function("forward"):
+            y = (x * x).sum()
+        y.backward()
+    keys = {e.key for e in prof.key_averages()}
+    assert {"forward", "aten::mul", "MulBackward0"} <= keys
+    assert "forward" in prof.key_averages().table(sort_by="cpu_time_total", row_limit=5)
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and files[0].name.endswith(".pt.trace.json")
+    import json
+
+    assert any(ev.get("name") == "forward" for ev in json.loads(files[0].read_text())["traceEvents"])
+    with pytest.raises(ValueError):
+        tp.profiler.schedule(wait=0, warmup=0, active=0)
+    with pytest.warns(UserWarning, match="won't be using warmup"):
+        tp.profiler.schedule(wait=1, warmup=0, active=1)

@@ -34,6 +34,7 @@ from . import (
     linalg,
     nn,
     optim,
+    profiler,
     random,
     sparse,
     special,
