@@ -9,6 +9,8 @@ Run: python examples/seeded_parity.py
 
 from __future__ import annotations
 
+import warnings
+
 import tapeflow as tp
 
 
@@ -49,9 +51,28 @@ def train(lib) -> list[float]:
     return losses
 
 
+def attention_checks(lib) -> list:
+    """Seeded attention with the backends restricted as model code does (`nn.attention.sdpa_kernel`): the output
+    under the math backend, and the error when only the flash backend is left and dropout is asked for."""
+    from_attention = lib.nn.attention  # (torch.nn.attention)
+    lib.manual_seed(1)
+    q = lib.randn(2, 4, 6, 8)
+    with from_attention.sdpa_kernel(from_attention.SDPBackend.MATH):
+        out = lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    try:
+        with from_attention.sdpa_kernel(from_attention.SDPBackend.FLASH_ATTENTION), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=0.1)
+        refused = "(ran)"
+    except RuntimeError as e:
+        refused = str(e)
+    return [round(float(out.sum()), 4), refused]
+
+
 def main() -> None:
     mine = train(tp)
     print("tapeflow losses:", " ".join(f"{v:.5f}" for v in mine))
+    print("tapeflow attention:", attention_checks(tp))
     try:
         import torch
     except ImportError:
@@ -60,6 +81,7 @@ def main() -> None:
     theirs = train(torch)
     print("PyTorch losses: ", " ".join(f"{v:.5f}" for v in theirs))
     print(f"largest difference: {max(abs(a - b) for a, b in zip(mine, theirs)):.2e}")
+    print("PyTorch attention: ", attention_checks(torch))
 
 
 if __name__ == "__main__":

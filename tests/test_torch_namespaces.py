@@ -274,3 +274,55 @@ def test_profiler_without_schedule_records_the_block_and_writes_traces(tmp_path)
         tp.profiler.schedule(wait=0, warmup=0, active=0)
     with pytest.warns(UserWarning, match="won't be using warmup"):
         tp.profiler.schedule(wait=1, warmup=0, active=1)
+
+
+# -- torch.nn.attention.sdpa_kernel ------------------------------------------------------------------------------------
+def _sdpa_outcomes(lib):
+    """For each backend choice and input kind: "ok" with the output's sum, or the error's class and message."""
+    F, A = lib.nn.functional, lib.nn.attention
+    lib.manual_seed(0)
+    q4 = lib.randn(2, 3, 4, 8)
+    q3 = lib.randn(3, 4, 8)
+    inputs = {"4d": (q4, q4, q4, {}), "mask": (q4, q4, q4, {"attn_mask": lib.ones(4, 4, dtype=lib.bool)}),
+              "dropout": (q4, q4, q4, {"dropout_p": 0.1}), "3d": (q3, q3, q3, {}),
+              "value head": (q4, q4, q4[..., :6], {}), "causal": (q4, q4, q4, {"is_causal": True})}
+    choices = [[A.SDPBackend.MATH], [A.SDPBackend.FLASH_ATTENTION], [A.SDPBackend.EFFICIENT_ATTENTION],
+               [A.SDPBackend.CUDNN_ATTENTION], [A.SDPBackend.FLASH_ATTENTION, A.SDPBackend.EFFICIENT_ATTENTION],
+               [A.SDPBackend.MATH, A.SDPBackend.FLASH_ATTENTION]]
+    out = {}
+    for c in choices:
+        for name, (q, k, v, kw) in inputs.items():
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    with A.sdpa_kernel(c):
+                        r = F.scaled_dot_product_attention(q, k, v, **kw)
+                    res = "ok" if kw.get("dropout_p") else ("ok", round(float(r.sum()), 4))
+                except RuntimeError as e:
+                    res = str(e)
+            why = [str(x.message).split(" (Triggered")[0] for x in w if "kernel" in str(x.message) or
+                   "requires" in str(x.message) or "dropout" in str(x.message)]
+            out[(tuple(b.name for b in c), name)] = res, why
+    lib.backends.cuda.enable_math_sdp(False)
+    try:
+        with pytest.raises(RuntimeError) as e:
+            F.scaled_dot_product_attention(q4, q4, q4, dropout_p=0.2)
+        out["switch"] = str(e.value), lib.backends.cuda.math_sdp_enabled()
+        with A.sdpa_kernel([A.SDPBackend.MATH]):
+            out["inside"] = lib.backends.cuda.math_sdp_enabled(), lib.backends.cuda.flash_sdp_enabled()
+        out["after"] = lib.backends.cuda.math_sdp_enabled(), lib.backends.cuda.flash_sdp_enabled()
+    finally:
+        lib.backends.cuda.enable_math_sdp(True)
+    with pytest.raises(AssertionError) as e:
+        with A.sdpa_kernel("MATH"):
+            pass
+    out["bad"] = str(e.value)
+    return out
+
+
+def test_sdpa_kernel_allows_and_refuses_what_pytorch_does_on_the_cpu():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _sdpa_outcomes(tp), _sdpa_outcomes(torch)
+    assert mine.keys() == theirs.keys()
+    for k in theirs:
+        assert mine[k] == theirs[k], k

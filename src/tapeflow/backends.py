@@ -39,8 +39,9 @@ class _Matmul:
 
 cuda = types.SimpleNamespace(matmul=_Matmul(), is_built=_cuda.is_available)
 
-# The scaled-dot-product-attention backend switches: recorded and reported (one XLA implementation serves all).
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+# The scaled-dot-product-attention backend switches (`tapeflow.nn.attention` says what they decide: one XLA
+# implementation stands for every backend the device has).
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True}
 
 
 def _sdp_switch(kind: str):
@@ -55,7 +56,7 @@ def _sdp_switch(kind: str):
     setattr(cuda, query.__name__, query)
 
 
-for _kind in _sdp:
+for _kind in ("flash", "mem_efficient", "math", "cudnn"):
     _sdp_switch(_kind)
 del _kind
 mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)

@@ -9,7 +9,7 @@ Example:
     tapeflow.Size([8, 4])
 """
 
-from . import functional, init, parallel, utils
+from . import attention, functional, init, parallel, utils
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel

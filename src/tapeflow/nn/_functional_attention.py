@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _adaptive, _dtype, _ops
+from .. import backends as _backends
 from .._factories import zeros
 from .._tensor import Tensor
 from ..amp import lower_precision
@@ -49,6 +50,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = _ops.repeat_interleave(value, hq // hv, -3)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    _check_backends(query, key, value, dropout_p)
     if not (query.dtype == key.dtype == value.dtype):
         c = _dtype.CPP_NAMES
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
@@ -67,6 +69,38 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # there are no keys: the guard against such rows is needed with a mask of the caller's only.
     safe = not is_causal or key.shape[-2] == 0
     return attend(query, key, value, mask, dropout_p, scale, safe=safe)[0]
+
+
+_NO_KERNEL = "No available kernel.  Aborting execution."
+_NO_BACKEND = ("No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
+               "both the math kernel and the fused kernels.")
+
+
+def _check_backends(query, key, value, dropout_p) -> None:
+    """Refuse, as PyTorch does, inputs that no backend left on by `sdpa_kernel` / `torch.backends.cuda.enable_*_sdp`
+    can take (see `tapeflow.nn.attention`); on the CPU only the math and flash backends exist."""
+    on = _backends._sdp
+    if on["math"]:
+        return
+    if jax.default_backend() != "cpu":
+        if not (on["flash"] or on["mem_efficient"] or on["cudnn"]):
+            raise RuntimeError(_NO_BACKEND)
+        return
+    if not on["flash"]:
+        raise RuntimeError(_NO_BACKEND)
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        why = (f"All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: "
+               f"{query.dim()}, Key dim: {key.dim()}, Value dim: {value.dim()} instead.")
+    elif dropout_p > 0:
+        why = "Both fused kernels do not support non-zero dropout."
+    elif not query.shape[-1] == key.shape[-1] == value.shape[-1]:
+        why = (f"Flash attention requires q,k,v to have the same last dimension. Got Query.size(-1): "
+               f"{query.shape[-1]}, Key.size(-1): {key.shape[-1]}, Value.size(-1): {value.shape[-1]} instead.")
+    else:
+        return
+    warnings.warn("Flash attention kernel not used because:", stacklevel=4)  # (the caller of the function)
+    warnings.warn(why, stacklevel=4)
+    raise RuntimeError(_NO_KERNEL)
 
 
 def attend(q, k, v, mask, dropout_p, scale, safe):
