@@ -907,7 +907,7 @@ spec("linalg_lstsq", [C(F((5, 3), SPREAD), F((5, 2)), residuals=True), C(F((5, 3
      _np_lstsq, tf=lambda a, b: tuple(tp.linalg.lstsq(a, b, driver="gelsd"))[:2])
 spec("linalg_matrix_exp", [C(F((3, 3))), C(F((2, 3, 3)))], scipy.linalg.expm,
      tf=lambda a: tp.linalg.matrix_exp(a))
-spec("linalg_cross", [C(F((4, 3)), F((4, 3))), C(F((2, 1, 3)), F((4, 3))), C(F((3, 2)), F((3, 1)), dim=0),
+spec("linalg_cross", [C(F((4, 3)), F((4, 3))), C(F((2, 1, 3)), F((1, 4, 3))), C(F((3, 2)), F((3, 1)), dim=0),
                       C(F((3,)), F((3,)))],
      lambda x, y, dim=-1: np.cross(x, y, axis=dim), tf=lambda x, y: tp.linalg.cross(x, y))
 

@@ -377,3 +377,48 @@ def test_addmm_family_dtype_messages_are_pytorchs():
         return out
 
     assert outcomes(tp) == outcomes(torch)
+
+
+def _messages(L):
+    """Calls where PyTorch's checks run in a particular order, or promote first: outcome and message."""
+    b3, c = L.ones(3, dtype=L.bool), L.tensor([1 + 1j, 2], dtype=L.complex64)
+    calls = {
+        "max complex dim": lambda: L.max(c, 0), "min complex dim": lambda: c.min(dim=0),
+        "max complex": lambda: L.max(c), "sort complex": lambda: c.sort(), "argsort complex": lambda: L.argsort(c),
+        "dist int float": lambda: L.dist(L.tensor([1, 2]), L.tensor([1.0, 3.0])),
+        "dist int complex": lambda: L.dist(L.tensor([1, 2]), c), "dist int int": lambda: L.dist(L.tensor([1]), L.tensor([2])),
+        "ldexp half int": lambda: L.ldexp(L.ones(2, dtype=L.float16), L.tensor([1, 2])),
+        "ldexp bf16 int8": lambda: L.ldexp(L.ones(2, dtype=L.bfloat16), L.tensor([1, 2], dtype=L.int8)),
+        "ldexp float bool": lambda: L.ldexp(L.ones(2), L.tensor([True, False])),
+        "ldexp bf16 bool": lambda: L.ldexp(L.ones(2, dtype=L.bfloat16), L.tensor(True)),
+        "ldexp bool bool": lambda: L.ldexp(L.tensor([True]), L.tensor([True])),
+        "ldexp int int": lambda: L.ldexp(L.tensor([3]), L.tensor([2])),
+        "round int decimals": lambda: L.round(L.tensor([1, 2]), decimals=1),
+        "round bool decimals": lambda: L.round(L.tensor([True]), decimals=1),
+        "round complex": lambda: L.round(c), "round int": lambda: L.round(L.tensor([1, 2])),
+        "flip no dims": lambda: L.tensor([1, 2]).flip(), "flip fn no dims": lambda: L.flip(L.tensor([1, 2])),
+        "cross bool": lambda: L.cross(b3, b3, dim=0), "cross bool uint8": lambda: L.cross(b3, L.ones(3, dtype=L.uint8), dim=0),
+        "cross int bool": lambda: L.cross(L.ones(3, dtype=L.int64), b3, dim=0),
+        "cross ndim": lambda: L.linalg.cross(L.ones(2, 3), L.ones(3)),
+        "cross bool short": lambda: L.cross(b3, L.ones(2, dtype=L.bool), dim=0),
+        "polar half": lambda: L.polar(L.ones(2, dtype=L.float16), L.ones(2, dtype=L.float16)),
+        "dot bool": lambda: L.dot(b3, b3), "dot bool float": lambda: L.dot(b3, L.ones(3)),
+        "dot bool 0d": lambda: L.dot(b3, L.tensor(True)), "inner bool": lambda: L.inner(b3, b3),
+        "inner bool float": lambda: L.inner(b3, L.ones(3)), "vdot bool float": lambda: L.vdot(b3, L.ones(3)),
+    }
+    out = {}
+    for name, call in calls.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                r = call()
+                out[name] = ("ok", str(r.dtype).split(".")[-1], [round(float(v), 4) for v in r.reshape(-1).tolist()])
+            except Exception as ex:  # noqa: BLE001 - class and message are what is compared
+                out[name] = (type(ex).__name__, str(ex))
+    return out
+
+
+def test_ordered_checks_and_promotions_give_pytorchs_outcome_and_message():
+    mine, theirs = _messages(tp), _messages(torch)
+    wrong = {k: (mine[k], theirs[k]) for k in theirs if mine[k] != theirs[k]}
+    assert not wrong, wrong

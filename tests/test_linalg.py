@@ -327,9 +327,11 @@ def test_torch_style_cross_defaults_to_the_first_dimension_of_size_3():
 
 
 def test_cross_vecdot_and_errors():
-    x, y = _rand(2, 1, 3), _rand(4, 3, seed=1)
+    x, y = _rand(2, 1, 3), _rand(1, 4, 3, seed=1)
     np.testing.assert_allclose(tp.linalg.cross(_t(x), _t(y)).numpy(), np.cross(x, y), rtol=1e-12)
     np.testing.assert_allclose(tp.linalg.vecdot(_t(x), _t(y)).numpy(), (x * y).sum(-1), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):  # (PyTorch broadcasts sizes, not ranks)
+        tp.linalg.cross(_t(x), _t(y[0]))
     with pytest.raises(RuntimeError, match="must have length 3"):
         tp.linalg.cross(tp.ones(2), tp.ones(2))
     with pytest.raises(RuntimeError, match="unrecognized mode 'x'"):

@@ -981,15 +981,18 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     """
     from ._ops.index import _same_scalar_type
 
-    _same_scalar_type(input, other)
-    nd = builtins.max(input.ndim, other.ndim)
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    nd = input.ndim
     if not -nd <= dim < nd:
         _bad_dim(dim, nd)
-    d = dim - nd if dim >= 0 else dim  # counted from the end, so it names the same axis after broadcasting
-    a = input.shape[d] if -input.ndim <= d else 1
-    b = other.shape[d] if -other.ndim <= d else 1
+    d = dim - nd if dim >= 0 else dim
+    a, b = input.shape[d], other.shape[d]
     if a != 3 or b != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a} and {b}")
+    if input._raw.dtype == bool:  # (PyTorch's checks in its order: shapes, the input's kernel, one dtype)
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    _same_scalar_type(input, other)
     return dispatch(X.linalg_cross, (input, other), (("dim", d),))
 
 

@@ -24,12 +24,28 @@ def _fixed(cls, message):
     return lambda dt: cls(message)
 
 
+def _with_dim(whole, along):
+    """One error for a reduction over everything (`max(x)`), another along a dim (`max(x, 0)`): rules whose
+    factory takes the call's arguments too."""
+    def make(dt, args, kwargs):
+        return along(dt) if args or "dim" in kwargs else whole(dt)
+    make.takes_args = True
+    return make
+
+
+def _round(dt, args, kwargs):
+    """PyTorch's kernel for `round` with `decimals` other than 0 is another than without."""
+    return _kernel("round_cpu" if kwargs.get("decimals") else "round_vml_cpu")(dt)
+
+
+_round.takes_args = True
 _COMPLEX_CLAMP = _fixed(NotImplementedError, "clamp is not supported for complex types")
-_SORT = _fixed(RuntimeError, "Sort does not support complex dtypes on CPU")
+_SORT = _fixed(RuntimeError, " Sort does not support complex dtypes on CPU")  # (sic: PyTorch's leading space)
 
 # op: {dtype kinds refused: error factory (called with the dtype's name)}; "b" bool, "iu" integers, "c" complex
 RULES = {
-    "max": {"c": _kernel("max_all")}, "min": {"c": _kernel("min_all")},
+    "max": {"c": _with_dim(_kernel("max_all"), _fixed(RuntimeError, "max(): does not support complex input"))},
+    "min": {"c": _with_dim(_kernel("min_all"), _fixed(RuntimeError, "min(): does not support complex input"))},
     "amax": {"c": _kernel("max_values_cpu")}, "amin": {"c": _kernel("min_values_cpu")},
     "aminmax": {"c": _kernel("aminmax_cpu")},
     "sort": {"c": _SORT}, "argsort": {"c": _SORT}, "msort": {"c": _SORT},
@@ -51,7 +67,7 @@ RULES = {
     "ceil": {"b": _kernel("ceil_vml_cpu"), "c": _fixed(NotImplementedError, "ceil is not supported for complex inputs")},
     "trunc": {"b": _kernel("trunc_vml_cpu"), "c": _fixed(NotImplementedError, "trunc is not supported for complex inputs")},
     "fix": {"b": _kernel("trunc_vml_cpu"), "c": _fixed(NotImplementedError, "trunc is not supported for complex inputs")},
-    "round": {"bc": _kernel("round_vml_cpu")},
+    "round": {"bc": _round},
     "frac": {"biuc": _kernel("frac_cpu")},
     "erf": {"c": _kernel("erf_vml_cpu")}, "erfc": {"c": _kernel("erfc_vml_cpu")},
     "erfinv": {"c": _kernel("erfinv_vml_cpu")}, "lgamma": {"c": _kernel("lgamma_vml_cpu")},
@@ -68,10 +84,7 @@ RULES = {
     # (softmax and log_softmax refuse these dtypes themselves: the kernel's name depends on the dim)
     "norm": {"biu": lambda dt: RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                                             f"input. Got {_dtype.SCALAR_NAMES.get(dt, dt)}")},
-    "dist": {"biu": lambda dt: RuntimeError("norm(): input dtype should be either floating point or complex. Got "
-                                            f"{_dtype.SCALAR_NAMES.get(dt, dt)} instead.")},
     "trace": {"b": _kernel("trace")},
-    "dot": {"b": _kernel("dot")}, "inner": {"b": _kernel("dot")}, "vdot": {"b": _kernel("dot")},
     "bincount": {"b": _kernel("bincount_cpu")},
     "unique": {"c": _kernel("unique")},
 }
@@ -94,6 +107,6 @@ def guard(name, fn):
             dt = input._raw.dtype
             for kinds, make in rules:
                 if dt.kind in kinds:
-                    raise make(str(dt))
+                    raise make(str(dt), args, kwargs) if getattr(make, "takes_args", False) else make(str(dt))
         return fn(input, *args, **kwargs)
     return checked

@@ -101,6 +101,8 @@ def polar(abs, angle):
         tensor([2.+0.j])
     """
     _float_pair("polar", abs, angle)
+    if abs.dtype.name == "float16":  # (no complex32 in XLA; PyTorch's CPU kernel has no half version either)
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     return dispatch(X.polar, (abs, angle))
 
 

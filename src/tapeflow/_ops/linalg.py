@@ -161,6 +161,8 @@ def dot(input, other):
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     _check_inner(input._raw.shape, other._raw.shape)
     _same_dtype("dot", input, other)
+    if input._raw.dtype == bool:  # (after the checks above, in PyTorch's order)
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     return dispatch(X.dot, (input, other))
 
 
@@ -175,6 +177,8 @@ def inner(input, other):
     tensor_arg("inner", "tensor", other)
     if input.ndim == 0 or other.ndim == 0:
         return input * other
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")

@@ -355,7 +355,11 @@ def dist(input, other, p=2):
         tensor(5.)
     """
     tensor_arg("dist", "other", other)
-    return norm(input - other, p)
+    diff = input - other
+    if diff._raw.dtype.kind in "biu":  # (the dtype both promote to: dist of an integer and a float tensor is fine)
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
+                           f"{_dtype.SCALAR_NAMES[diff.dtype.name]} instead.")
+    return norm(diff, p)
 
 
 def cumsum(input, dim, *, dtype=None):

@@ -510,6 +510,8 @@ def flip(input, *dims_, dims=None):
                 [4, 3]])
     """
     if dims is None:
+        if not dims_:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
         dims = dims_[0] if len(dims_) == 1 else dims_
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     return dispatch(X.flip, (input,), (("dims", _dims(dims, input.ndim) or ()),))

@@ -301,9 +301,18 @@ def ldexp(input, other):
         tensor([ 4., 24.])
     """
     tensor_arg("ldexp", "other", other)
+    from .._toplevel import result_type
     from .elementwise import mul, pow
 
-    return mul(_t(input), pow(2.0, _t(other)))
+    input, other = _t(input), _t(other)
+    if other._raw.dtype == bool and input.dtype.is_floating_point:  # (PyTorch's kernel refuses bool exponents there)
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    dt = result_type(input, other)  # the dtypes' promotion; an integral one computes in the default float dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = _dtype.get_default_dtype()
+    wide = _dtype.float32 if dt in (_dtype.float16, _dtype.bfloat16) else dt  # (2 ** other may overflow a half)
+    out = mul(input.to(wide), pow(2.0, other.to(wide)))
+    return out if wide is dt else out.to(dt)
 
 
 def bitwise_left_shift(input, other):
