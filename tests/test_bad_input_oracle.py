@@ -422,3 +422,45 @@ def test_ordered_checks_and_promotions_give_pytorchs_outcome_and_message():
     mine, theirs = _messages(tp), _messages(torch)
     wrong = {k: (mine[k], theirs[k]) for k in theirs if mine[k] != theirs[k]}
     assert not wrong, wrong
+
+
+def _functional_call(L, name, a):
+    F = L.nn.functional
+    f = getattr(F, name)
+    two = ("mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "multilabel_soft_margin_loss", "kl_div")
+    special = {
+        "layer_norm": lambda: f(a, (4,)), "rms_norm": lambda: f(a, (4,)), "group_norm": lambda: f(a[None], 2),
+        "instance_norm": lambda: f(a[None]), "avg_pool1d": lambda: f(a, 2), "max_pool1d": lambda: f(a, 2),
+        "lp_pool1d": lambda: f(a, 2, 2), "adaptive_avg_pool1d": lambda: f(a, 2), "local_response_norm": lambda: f(a[None], 2),
+        "linear": lambda: f(a, a), "conv1d": lambda: f(a[None], a[:, :, None][:, :2]), "prelu": lambda: f(a, L.ones(1, dtype=a.dtype)),
+        "unfold": lambda: f(a[None, None], 1), "dropout": lambda: f(a, 0.5),
+    }
+    if name in two:
+        return f(a, a)
+    return special[name]() if name in special else f(a)
+
+
+FUNCTIONAL = ["elu", "selu", "celu", "leaky_relu", "rrelu", "prelu", "silu", "softshrink", "hardshrink", "hardsigmoid",
+              "hardswish", "logsigmoid", "glu", "layer_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss",
+              "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+              "multilabel_soft_margin_loss", "avg_pool1d", "local_response_norm", "lp_pool1d", "max_pool1d",
+              "adaptive_avg_pool1d", "linear", "conv1d", "unfold", "dropout", "kl_div"]
+
+
+@pytest.mark.parametrize("name", FUNCTIONAL)
+def test_functional_refuses_the_dtypes_pytorchs_kernels_lack(name):
+    def outcomes(L):
+        out = []
+        for dt in ("bool", "uint8", "int32", "int64", "complex64", "float32"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    r = _functional_call(L, name, L.ones(2, 4, dtype=getattr(L, dt)))
+                    r = r[0] if isinstance(r, tuple) else r
+                    out.append(("ok", str(r.dtype).split(".")[-1]))
+                except Exception as ex:  # noqa: BLE001 - class and message are what is compared
+                    out.append((type(ex).__name__, str(ex)))
+        return out
+
+    assert outcomes(tp) == outcomes(torch)

@@ -90,6 +90,38 @@ RULES = {
 }
 
 
+def _kernels(table: dict) -> dict:
+    """`{function: {kernel: kinds}}` as rules: each kernel's NotImplementedError for the input dtype kinds it
+    lacks (a kernel name ending in `+int64` has an int64 version among the integers it lacks)."""
+    def rule(k):
+        name, _, has = k.partition("+")
+        make = _kernel(name)
+        return (lambda dt: None if dt == has else make(dt)) if has else make
+
+    return {name: {kinds: rule(k) for k, kinds in kernels.items()} for name, kernels in table.items()}
+
+
+# `tapeflow.nn.functional`: the CPU kernel behind each function, and the input dtype kinds it has no version for
+# ("b" bool, "u" unsigned, "i" signed integers, "c" complex), as PyTorch 2.13 reports them.
+FUNCTIONAL_RULES = _kernels({
+    "elu": {"elu_cpu": "buic"}, "selu": {"elu_cpu": "buic"}, "celu": {"elu_cpu": "buic"},
+    "leaky_relu": {"leaky_relu_cpu": "buic"}, "rrelu": {"leaky_relu_cpu": "buic"}, "prelu": {"prelu_cpu": "buic"},
+    "silu": {"silu_cpu": "bui"}, "softshrink": {"softshrink_check": "buic"}, "hardshrink": {"hardshrink_cpu": "buic"},
+    "hardsigmoid": {"hardsigmoid_cpu": "buic"}, "hardswish": {"hardswish_cpu": "buic"},
+    "logsigmoid": {"log_sigmoid_cpu": "buic"}, "glu": {"glu_cpu": "buic"},
+    "layer_norm": {"LayerNormKernelImpl": "buic"}, "group_norm": {"GroupNormKernelImpl": "buic"},
+    "instance_norm": {"batch_norm": "buic"}, "rms_norm": {"rms_norm": "bui"},
+    "mse_loss": {"mse_cpu": "buic"}, "smooth_l1_loss": {"smooth_l1_cpu": "buic"}, "huber_loss": {"huber_cpu": "buic"},
+    "binary_cross_entropy": {"binary_cross_entropy": "buic"},
+    "binary_cross_entropy_with_logits": {"log_sigmoid_cpu": "buic"},
+    "multilabel_soft_margin_loss": {"log_sigmoid_cpu": "buic"},
+    "avg_pool1d": {"avg_pool2d+int64": "buic"}, "local_response_norm": {"avg_pool2d+int64": "buic"},
+    "lp_pool1d": {"avg_pool2d+int64": "uic"},
+    "max_pool1d": {"max_pool1d_impl": "c"}, "adaptive_avg_pool1d": {"adaptive_avg_pool2d": "c"},
+    "linear": {"addmm_impl_cpu_": "b"}, "conv1d": {"slow_conv2d_cpu": "b"}, "unfold": {"im2col_out_cpu": "ui"},
+})
+
+
 def _casts(args, kwargs) -> bool:
     """Whether the call passes a dtype to compute in (`softmax(x, 0, dtype=tp.float32)`): the input's is moot."""
     if kwargs.get("dtype") is not None:
@@ -97,9 +129,9 @@ def _casts(args, kwargs) -> bool:
     return any(isinstance(a, _dtype.dtype) for a in args)
 
 
-def guard(name, fn):
-    """`fn` refusing the dtypes `RULES[name]` lists, with PyTorch's error."""
-    rules = [(kinds, make) for kinds, make in RULES[name].items()]
+def guard(name, fn, table=None):
+    """`fn` refusing the dtypes `table[name]` (default `RULES`) lists, with PyTorch's error."""
+    rules = [(kinds, make) for kinds, make in (RULES if table is None else table)[name].items()]
 
     @functools.wraps(fn)
     def checked(input, *args, **kwargs):
@@ -107,6 +139,8 @@ def guard(name, fn):
             dt = input._raw.dtype
             for kinds, make in rules:
                 if dt.kind in kinds:
-                    raise make(str(dt), args, kwargs) if getattr(make, "takes_args", False) else make(str(dt))
+                    err = make(str(dt), args, kwargs) if getattr(make, "takes_args", False) else make(str(dt))
+                    if err is not None:
+                        raise err
         return fn(input, *args, **kwargs)
     return checked

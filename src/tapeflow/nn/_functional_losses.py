@@ -271,6 +271,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         >>> tp.nn.functional.kl_div(logq, tp.tensor([0.5, 0.5]), reduction='batchmean')
         tensor(0.0719)
     """
+    for t in (input, target):
+        if isinstance(t, Tensor) and t.dtype.name != "bfloat16" and t._raw.dtype.kind in "biuc":
+            raise RuntimeError(f"kl_div: {'Complex' if t._raw.dtype.kind == 'c' else 'Integral'} inputs not supported.")
     if reduction != "batchmean":
         reduction = _reduction(reduction, size_average, reduce)
     return _pointwise(X.nn.kl_div, input, target, "kl_div",

@@ -482,8 +482,14 @@ def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
+    kind = input._raw.dtype.kind if input.dtype.name != "bfloat16" else "f"
     if p == 1.0:
-        out = input * 0.0
+        out = input * 0.0 if kind not in "biu" else input.new_zeros(input.shape)  # (an integer input keeps its dtype)
+    elif kind in "biu":  # (PyTorch writes the float mask's product into the input's dtype, and refuses)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_dtype.SCALAR_NAMES[input.dtype.name]}")
+    elif kind == "c":
+        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{_dtype.SCALAR_NAMES[input.dtype.name]}'")
     else:  # (PyTorch's CPU dropout: a Bernoulli(1 - p) mask divided by 1 - p, times the input)
         out = input * (bernoulli_like(input, 1.0 - p) / (1.0 - p))
     return _inplace(input, out) if inplace else out
@@ -860,3 +866,15 @@ def _legacy_dim(input, dim):
         # PyTorch's implicit choice for old code that omits dim.
         dim = 0 if input.ndim in (0, 1, 3) else 1
     return dim
+
+
+# PyTorch's refusals of input dtypes its CPU kernels lack (see `_ops._dtype_rules`), applied to the namespace.
+def _refuse_dtypes() -> None:
+    from .._ops._dtype_rules import FUNCTIONAL_RULES, guard
+
+    namespace = globals()
+    for name in FUNCTIONAL_RULES:
+        namespace[name] = guard(name, namespace[name], FUNCTIONAL_RULES)
+
+
+_refuse_dtypes()
