@@ -672,7 +672,23 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False) -> Tensor:
     """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    kind = _int_kind(input)
+    if kind:  # integers stay integers, the limits cast to the input's type (truncated), as in PyTorch
+        if kind == "b":
+            raise RuntimeError("Bool inputs not supported for hardtanh")
+        if kind == "u" and (min_val < 0 or max_val < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        out = _ops.clamp(input, int(min_val), int(max_val))
+        return _inplace(input, out) if inplace else out
+    if input._raw.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return _act(X.nn.hardtanh, input, (("min_val", float(min_val)), ("max_val", float(max_val))), inplace)
+
+
+def _int_kind(input) -> str:
+    """"b" (bool), "i" or "u" (integers) for such an input; "" for floating and complex ones."""
+    kind = input._raw.dtype.kind
+    return kind if kind in "biu" else ""
 
 
 def relu6(input, inplace=False) -> Tensor:
@@ -749,6 +765,12 @@ def threshold(input, threshold, value, inplace=False) -> Tensor:
         >>> tp.nn.functional.threshold(x, 0.5, -1.0)
         tensor([-1., -1., -1.,  1.])
     """
+    kind = _int_kind(input) or ("c" if input._raw.dtype.kind == "c" else "")
+    if kind in ("b", "c"):
+        raise NotImplementedError(f"\"threshold_cpu\" not implemented for '{_dtype.SCALAR_NAMES[input.dtype.name]}'")
+    if kind:  # integers stay integers (threshold and value cast to the input's type, as in PyTorch)
+        out = _ops.where(input > int(threshold), input, int(value))
+        return _inplace(input, out) if inplace else out
     return _act(X.nn.threshold, input, (("threshold", float(threshold)), ("value", float(value))), inplace)
 
 
