@@ -384,6 +384,15 @@ def _messages(L):
     b3, c = L.ones(3, dtype=L.bool), L.tensor([1 + 1j, 2], dtype=L.complex64)
     calls = {
         "max complex dim": lambda: L.max(c, 0), "min complex dim": lambda: c.min(dim=0),
+        "l1 int mean": lambda: L.nn.functional.l1_loss(L.tensor([1, 2]), L.tensor([1, 4])),
+        "l1 int sum": lambda: L.nn.functional.l1_loss(L.tensor([1, 2]), L.tensor([1, 4]), reduction="sum"),
+        "l1 complex": lambda: L.nn.functional.l1_loss(c, c * 2),
+        "l1 complex none": lambda: L.nn.functional.l1_loss(c, c * 2j, reduction="none"),
+        "pdist half": lambda: L.nn.functional.pdist(L.ones(3, 2, dtype=L.float16)),
+        "pdist int": lambda: L.nn.functional.pdist(L.ones(3, 2, dtype=L.int64)),
+        "cosine complex": lambda: L.nn.functional.cosine_similarity(c, c),
+        "cosine int int": lambda: L.nn.functional.cosine_similarity(L.ones(3, 2, dtype=L.int64), L.ones(3, 2, dtype=L.int64)),
+        "cosine int float": lambda: L.nn.functional.cosine_similarity(L.tensor([[1, 2]]), L.tensor([[2.0, 1.0]])),
         "max complex": lambda: L.max(c), "sort complex": lambda: c.sort(), "argsort complex": lambda: L.argsort(c),
         "dist int float": lambda: L.dist(L.tensor([1, 2]), L.tensor([1.0, 3.0])),
         "dist int complex": lambda: L.dist(L.tensor([1, 2]), c), "dist int int": lambda: L.dist(L.tensor([1]), L.tensor([2])),

@@ -6,7 +6,7 @@ distance gives a zero gradient here too.
 
 from __future__ import annotations
 
-from .. import _ops
+from .. import _dtype, _ops
 from .._tensor import Tensor
 from ..amp import full_precision
 
@@ -42,6 +42,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8) -> Tensor:
         >>> tp.nn.functional.cosine_similarity(tp.tensor([[1.0, 0.0], [1.0, 1.0]]), tp.tensor([[1.0, 1.0]]))
         tensor([0.7071, 1.0000])
     """
+    from .._toplevel import result_type
+
+    common = result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype.SCALAR_NAMES[common.name]}")
+    x1, x2 = (x if x.dtype is common else x.to(common) for x in (x1, x2))  # (PyTorch computes in the common dtype)
     x1, x2 = _ops.broadcast_tensors(x1, x2)
     n1 = x1.norm(dim=dim, keepdim=True)
     n2 = x2.norm(dim=dim, keepdim=True)
@@ -63,6 +70,10 @@ def pdist(input, p=2.0) -> Tensor:
         >>> tp.nn.functional.pdist(tp.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
         tensor([5.0000, 1.0000, 4.2426])
     """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if input.dtype.name in ("float16", "bfloat16"):
+        raise NotImplementedError(f"\"pdist\" not implemented for '{_dtype.SCALAR_NAMES[input.dtype.name]}'")
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:

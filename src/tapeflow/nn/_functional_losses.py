@@ -6,7 +6,7 @@ import warnings
 
 import xla_ops as X
 
-from .. import _dtype
+from .. import _dtype, _ops
 from .._dispatch import dispatch
 from .._ops._checks import check_indices, outside
 from .._tensor import Tensor
@@ -171,8 +171,19 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean") -> 
         >>> tp.nn.functional.l1_loss(p, t, reduction='sum')
         tensor(3.5000)
     """
-    return _pointwise(X.nn.l1_loss, input, target, "l1_loss",
-                      (("reduction", _reduction(reduction, size_average, reduce)),))
+    reduction = _reduction(reduction, size_average, reduce)
+    if isinstance(input, Tensor) and isinstance(target, Tensor):
+        kinds = {input._raw.dtype.kind, target._raw.dtype.kind}
+        if "c" in kinds:  # PyTorch's composite: |input - target| is real
+            _same_shape(input, target, "l1_loss")
+            d = _ops.abs(input - target)
+            return d if reduction == "none" else d.sum() if reduction == "sum" else d.mean()
+        if kinds <= set("biu") and reduction == "mean":
+            from .._toplevel import result_type
+
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               f"complex dtype. Got: {_dtype.SCALAR_NAMES[result_type(input, target).name]}")
+    return _pointwise(X.nn.l1_loss, input, target, "l1_loss", (("reduction", reduction),))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0) -> Tensor:
