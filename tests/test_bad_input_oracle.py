@@ -475,3 +475,31 @@ def test_functional_refuses_the_dtypes_pytorchs_kernels_lack(name):
         return out
 
     assert outcomes(tp) == outcomes(torch)
+
+
+def _gradients(L):
+    """`gradient` over spacings, dims and edge orders, and its refusals: values (rounded) or class and message."""
+    x = L.tensor([1.0, 4.0, 9.0, 16.0, 25.0])
+    y = L.arange(12.0).reshape(3, 4) ** 2
+    cx, c0, c1 = L.tensor([0.0, 1.0, 1.5, 3.5, 4.0]), L.tensor([0.0, 1.0, 3.0]), L.tensor([0.0, 0.5, 1.0, 3.0])
+    calls = [lambda: L.gradient(x), lambda: L.gradient(x, spacing=2.0), lambda: L.gradient(x, spacing=(cx,)),
+             lambda: L.gradient(x, edge_order=2), lambda: L.gradient(x, spacing=(cx,), edge_order=2),
+             lambda: L.gradient(y), lambda: L.gradient(y, dim=1), lambda: L.gradient(y, spacing=[1.0, 2.0]),
+             lambda: L.gradient(y, spacing=[c0, c1], edge_order=2), lambda: L.gradient(y, dim=-1, spacing=[c1]),
+             lambda: L.gradient(L.tensor([1, 4, 9])), lambda: L.gradient(L.tensor([1 + 1j, 4, 9j])),
+             lambda: L.gradient(L.ones(1)), lambda: L.gradient(L.ones(2), edge_order=2),
+             lambda: L.gradient(L.ones(3), edge_order=3), lambda: L.gradient(L.ones(3, dtype=L.uint8)),
+             lambda: L.gradient(L.ones(3), spacing=[1.0, 2.0]), lambda: L.gradient(L.ones(3, 3), dim=[0, 0]),
+             lambda: L.gradient(L.tensor([True, False, True])), lambda: L.gradient(L.ones(3, 3), dim=0, spacing=[1.0, 2.0])]
+    out = []
+    for call in calls:
+        try:
+            r = call()
+            out.append([str(t.dtype).split(".")[-1] for t in r] + [t.numpy().round(4).tolist() for t in r])
+        except Exception as ex:  # noqa: BLE001 - class and message are what is compared
+            out.append((type(ex).__name__, str(ex)))
+    return out
+
+
+def test_gradient_gives_pytorchs_values_and_errors():
+    assert _gradients(tp) == _gradients(torch)

@@ -1,5 +1,5 @@
 """Numerical recipes over samples, composed from other ops (so their gradients are those ops'): finite
-differences (`diff`), covariance and correlation (`cov`, `corrcoef`), trapezoidal integration (`trapezoid`,
+differences (`diff`, `gradient`), covariance and correlation (`cov`, `corrcoef`), trapezoidal integration (`trapezoid`,
 `trapz`, `cumulative_trapezoid`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ._args import _dim, _t, _to_float
 
-__all__ = ["corrcoef", "cov", "cumulative_trapezoid", "diff", "trapezoid", "trapz"]
+__all__ = ["corrcoef", "cov", "cumulative_trapezoid", "diff", "gradient", "trapezoid", "trapz"]
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -219,3 +219,93 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 from .complex_numbers import complex  # noqa: E402
 from .elementwise import logical_xor  # noqa: E402
 from .shape import cat  # noqa: E402
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
+    """The derivative of the samples `input` along each dimension of `dim` (default: all) by finite differences:
+    central differences inside, one-sided ones of order `edge_order` (1 or 2) at the ends, as NumPy's `gradient`.
+
+    Arguments:
+        spacing: the distance between samples: a number, one number per dimension, or one tensor of sample
+            coordinates per dimension (uneven spacing).
+        dim: a dimension or a list of them.
+        edge_order: the accuracy order of the differences at the ends.
+
+    Returns:
+        A tuple with one tensor per dimension.
+
+    Example:
+        >>> tp.gradient(tp.tensor([1.0, 4.0, 9.0, 16.0]))
+        (tensor([3., 4., 6., 7.]),)
+        >>> tp.gradient(tp.tensor([1.0, 4.0, 9.0]), spacing=(tp.tensor([0.0, 1.0, 3.0]),))
+        (tensor([3.0000, 3.6667, 2.5000]),)
+    """
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if input.dtype.name == "uint8":
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [_dim(d, input.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {next(d for d in dims if dims.count(d) > 1)} appears multiple times in the list of dims")
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            if dim is None:
+                raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                                   f"equal to 'self.dim() = {input.ndim}', since dim argument was not given, but got a "
+                                   f"list of length {len(spacing)}")
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        steps = list(spacing)
+    else:
+        steps = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    x = _to_float(input) if input.dtype.name != "bool" else input - input  # (bool: PyTorch's subtraction error)
+    return tuple(_gradient_along(x, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+def _gradient_along(x, d, h, edge_order):
+    n = x.shape[d]
+
+    def part(start, length):
+        return x.narrow(d, start, length)
+
+    if not isinstance(h, Tensor):  # even spacing
+        h = float(h)
+        mid = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            lo = (part(1, 1) - part(0, 1)) / h
+            hi = (part(n - 1, 1) - part(n - 2, 1)) / h
+        else:
+            lo = (-1.5 * part(0, 1) + 2 * part(1, 1) - 0.5 * part(2, 1)) / h
+            hi = (0.5 * part(n - 3, 1) - 2 * part(n - 2, 1) + 1.5 * part(n - 1, 1)) / h
+        return _cat_along([lo, mid, hi], d)
+    shape = [1] * x.ndim
+    shape[d] = -1
+    steps = diff(_to_float(h)).reshape(shape)  # the gaps between the coordinates
+
+    def gap(i):
+        return steps.narrow(d, i, 1) if i >= 0 else steps.narrow(d, steps.shape[d] + i, 1)
+
+    hs, hd = steps.narrow(d, 0, n - 2), steps.narrow(d, 1, n - 2)
+    mid = (-hd / (hs * (hs + hd)) * part(0, n - 2) + (hd - hs) / (hs * hd) * part(1, n - 2)
+           + hs / (hd * (hs + hd)) * part(2, n - 2))
+    if edge_order == 1:
+        lo = (part(1, 1) - part(0, 1)) / gap(0)
+        hi = (part(n - 1, 1) - part(n - 2, 1)) / gap(-1)
+    else:
+        h0, h1, hm2, hm1 = gap(0), gap(1), gap(-2), gap(-1)
+        lo = (-(2 * h0 + h1) / (h0 * (h0 + h1)) * part(0, 1) + (h0 + h1) / (h0 * h1) * part(1, 1)
+              - h0 / (h1 * (h0 + h1)) * part(2, 1))
+        hi = (hm1 / (hm2 * (hm2 + hm1)) * part(n - 3, 1) - (hm1 + hm2) / (hm2 * hm1) * part(n - 2, 1)
+              + (2 * hm1 + hm2) / (hm1 * (hm2 + hm1)) * part(n - 1, 1))
+    return _cat_along([lo, mid, hi], d)
+
+
+def _cat_along(parts, d):
+    from .shape import cat
+
+    return cat(parts, d)
