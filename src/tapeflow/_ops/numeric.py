@@ -238,7 +238,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
         >>> tp.gradient(tp.tensor([1.0, 4.0, 9.0, 16.0]))
         (tensor([3., 4., 6., 7.]),)
         >>> tp.gradient(tp.tensor([1.0, 4.0, 9.0]), spacing=(tp.tensor([0.0, 1.0, 3.0]),))
-        (tensor([3.0000, 3.6667, 2.5000]),)
+        (tensor([3.0000, 2.8333, 2.5000]),)
     """
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
