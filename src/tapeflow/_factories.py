@@ -294,7 +294,8 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=Fals
     start, end = (_endpoint("linspace", v, which) for v, which in ((start, "start"), (end, "end")))
     jd = _float_dtype(dtype)
     if jd.kind == "b":
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+        from ._ops._dtype_rules import _kernel  # (the `_ops` package imports this module)
+        raise _kernel("linspace_cpu")("bool")
     for v in (start, end)[:steps]:
         _check_fits(v, jd)
     return _leaf(jnp.asarray(_linspace_values(start, end, steps, jd)), device, requires_grad)

@@ -29,6 +29,7 @@ from ._dtype import int64
 from ._ops import _to_float, matmul
 from ._ops import norm as _vector_norm
 from ._ops import where as tp_where
+from ._ops._dtype_rules import _kernel
 from ._ops.reduce import return_types
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
@@ -991,7 +992,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     if a != 3 or b != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a} and {b}")
     if input._raw.dtype == bool:  # (PyTorch's checks in its order: shapes, the input's kernel, one dtype)
-        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+        raise _kernel("cross")("bool")
     _same_scalar_type(input, other)
     return dispatch(X.linalg_cross, (input, other), (("dim", d),))
 

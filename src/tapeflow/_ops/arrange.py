@@ -16,6 +16,7 @@ from .._dispatch import rename_node, view
 from .._tensor import as_tensor
 from ._args import _dim, _t
 from ._checks import tensor_arg
+from ._dtype_rules import _kernel
 
 __all__ = [
     "as_strided", "as_strided_", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "column_stack",
@@ -280,8 +281,7 @@ def _tri_indices(row, col, offset, dtype, keep):
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     if dtype is not None and _dtype.to_dtype(dtype).name not in ("int64", "int32", "int16", "int8", "uint8"):
-        name = _dtype.SCALAR_NAMES[_dtype.to_dtype(dtype).name]
-        raise NotImplementedError(f"\"tril_indices\" not implemented for '{name}'")
+        raise _kernel("tril_indices")(_dtype.to_dtype(dtype).name)
     r, c = np.indices((row, col)).reshape(2, -1)
     sel = keep(c - r, offset)
     return as_tensor(np.stack([r[sel], c[sel]]), dtype=_dtype.int64 if dtype is None else dtype)

@@ -13,6 +13,7 @@ from .._dispatch import dispatch, view
 from .._tensor import Tensor
 from ..amp import full_precision
 from ._args import _to_float
+from ._dtype_rules import _kernel
 
 __all__ = ["real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "angle", "sgn", "isreal",
            "vdot", "is_complex"]
@@ -102,7 +103,7 @@ def polar(abs, angle):
     """
     _float_pair("polar", abs, angle)
     if abs.dtype.name == "float16":  # (no complex32 in XLA; PyTorch's CPU kernel has no half version either)
-        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
+        raise _kernel("polar_cpu")("float16")
     return dispatch(X.polar, (abs, angle))
 
 

@@ -22,6 +22,7 @@ from .._dispatch import dispatch
 from .._state import state
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _t
+from ._dtype_rules import _kernel
 from .reduce import return_types
 
 __all__ = ["bincount", "bucketize", "histc", "histogram", "isin", "searchsorted", "unique", "unique_consecutive"]
@@ -137,7 +138,7 @@ def bincount(input, weights=None, minlength=0):
         tensor([0, 2, 0, 1, 0])
     """
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_name(input)}'")
+        raise _kernel("bincount_cpu")(input.dtype.name)
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     a = _host(input, "bincount()")
@@ -158,7 +159,7 @@ _C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "bf
 
 def _check_histogram_input(input, name: str) -> None:
     if not (input.dtype.is_floating_point and input.dtype.itemsize >= 4):
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_name(input)}'")
+        raise _kernel(name)(input.dtype.name)
 
 
 def histc(input, bins=100, min=0, max=0):

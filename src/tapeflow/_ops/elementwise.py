@@ -14,6 +14,7 @@ from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
 from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported, result_dtype
 from ._checks import check_int_divisor, tensor_arg
+from ._dtype_rules import _kernel
 from .unary import _example_doc
 
 __all__ = [
@@ -173,7 +174,7 @@ def pow(input, exponent):
     if not isinstance(input, Tensor):
         exponent = _t(exponent)
         if exponent._raw.dtype.kind == "b" and isinstance(input, builtins.bool):
-            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            raise _kernel("pow")("bool")
         return dispatch(X.rpow, (exponent, _operand(exponent, input)))
     if input._raw.dtype.kind == "b" and isinstance(exponent, builtins.bool):
         # (PyTorch keeps bool: x ** True is x, x ** False is all True)

@@ -13,6 +13,7 @@ from .._tensor import Tensor
 from ..amp import full_precision, lower_precision, promote
 from ._args import result_dtype
 from ._checks import check_expandable, tensor_arg
+from ._dtype_rules import _kernel
 
 __all__ = [
     "addmm", "addmv", "addr", "addbmm", "baddbmm", "bmm", "dot", "einsum", "ger", "inner", "matmul", "matrix_exp",
@@ -162,7 +163,7 @@ def dot(input, other):
     _check_inner(input._raw.shape, other._raw.shape)
     _same_dtype("dot", input, other)
     if input._raw.dtype == bool:  # (after the checks above, in PyTorch's order)
-        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+        raise _kernel("dot")("bool")
     return dispatch(X.dot, (input, other))
 
 

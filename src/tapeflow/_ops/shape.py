@@ -14,6 +14,7 @@ from .. import _dtype, _layout
 from .._dispatch import dispatch, rename_node, view
 from .._tensor import Tensor, as_tensor
 from ._args import _dim, _dims, _t
+from ._dtype_rules import _kernel
 
 __all__ = [
     "adjoint", "broadcast_tensors", "broadcast_to", "cat", "chunk", "concat", "concatenate", "contiguous",
@@ -603,8 +604,7 @@ def repeat_interleave(input, repeats, dim=None):
     """
     if isinstance(repeats, Tensor):
         if repeats.dtype.is_floating_point or repeats.dtype.is_complex:
-            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
-                                      f"'{_dtype.SCALAR_NAMES[repeats.dtype.name]}'")
+            raise _kernel("repeat_interleave_cpu")(repeats.dtype.name)
         repeats = tuple(repeats.tolist()) if repeats.ndim else int(repeats.item())
     return dispatch(X.repeat_interleave, (input,),
                     (("repeats", repeats), ("dim", None if dim is None else _dim(dim, input.ndim))))

@@ -9,6 +9,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from ._args import _common, _t, _to_float
 from ._checks import tensor_arg
+from ._dtype_rules import _kernel
 
 __all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "deg2rad", "rad2deg", "signbit",
            "isneginf", "isposinf", "i0", "gcd", "lcm", "polygamma", "mvlgamma", "igamma", "igammac", "nextafter",
@@ -306,7 +307,7 @@ def ldexp(input, other):
 
     input, other = _t(input), _t(other)
     if other._raw.dtype == bool and input.dtype.is_floating_point:  # (PyTorch's kernel refuses bool exponents there)
-        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        raise _kernel("ldexp_cpu_exp")("bool")
     dt = result_type(input, other)  # the dtypes' promotion; an integral one computes in the default float dtype
     if not (dt.is_floating_point or dt.is_complex):
         dt = _dtype.get_default_dtype()

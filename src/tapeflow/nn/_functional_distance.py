@@ -7,6 +7,7 @@ distance gives a zero gradient here too.
 from __future__ import annotations
 
 from .. import _dtype, _ops
+from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
 from ..amp import full_precision
 
@@ -73,7 +74,7 @@ def pdist(input, p=2.0) -> Tensor:
     if not input.dtype.is_floating_point:
         raise RuntimeError("pdist only supports floating-point dtypes")
     if input.dtype.name in ("float16", "bfloat16"):
-        raise NotImplementedError(f"\"pdist\" not implemented for '{_dtype.SCALAR_NAMES[input.dtype.name]}'")
+        raise _kernel("pdist")(input.dtype.name)
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:

@@ -13,6 +13,7 @@ from .. import _dtype, _ops
 from .._dispatch import dispatch, inplace
 from .._factories import bernoulli_like
 from .._ops._checks import check_indices
+from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
 from ..amp import lower_precision
 from ..autograd.grad_mode import no_grad
@@ -489,7 +490,7 @@ def dropout(input, p=0.5, training=True, inplace=False) -> Tensor:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_dtype.SCALAR_NAMES[input.dtype.name]}")
     elif kind == "c":
-        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{_dtype.SCALAR_NAMES[input.dtype.name]}'")
+        raise _kernel("bernoulli_scalar_cpu_")(input.dtype.name)
     else:  # (PyTorch's CPU dropout: a Bernoulli(1 - p) mask divided by 1 - p, times the input)
         out = input * (bernoulli_like(input, 1.0 - p) / (1.0 - p))
     return _inplace(input, out) if inplace else out
@@ -767,7 +768,7 @@ def threshold(input, threshold, value, inplace=False) -> Tensor:
     """
     kind = _int_kind(input) or ("c" if input._raw.dtype.kind == "c" else "")
     if kind in ("b", "c"):
-        raise NotImplementedError(f"\"threshold_cpu\" not implemented for '{_dtype.SCALAR_NAMES[input.dtype.name]}'")
+        raise _kernel("threshold_cpu")(input.dtype.name)
     if kind:  # integers stay integers (threshold and value cast to the input's type, as in PyTorch)
         out = _ops.where(input > int(threshold), input, int(value))
         return _inplace(input, out) if inplace else out
