@@ -202,8 +202,14 @@ PROGRAM = textwrap.dedent('''
     handle = RemovableHandle(hooks)
     hooks[handle.id] = 1
     handle.remove()
+    with torch.no_grad():
+        modes = [torch._C.is_grad_enabled()]
+    torch._C._set_grad_enabled(False)
+    modes += [torch.is_grad_enabled(), torch._C._get_tracing_state() is None]
+    torch._C._set_grad_enabled(True)
+    torch._C._log_api_usage_once("prog.block")
     print(json.dumps({"out": out.tolist(), "grad": m.lin.weight.grad.tolist(), "last": m.last,
-                      "after": torch.rand(2).tolist(), "hooks": len(hooks)}))
+                      "after": torch.rand(2).tolist(), "hooks": len(hooks), "modes": [float(v) for v in modes]}))
 ''')
 
 

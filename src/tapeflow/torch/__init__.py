@@ -37,7 +37,7 @@ class UnsupportedTorchAPI(AttributeError):
 
 
 #: torch modules that tapeflow keeps elsewhere than `tapeflow.X`.
-_RELOCATED = {"torch.ops": "tapeflow.torch._ops"}
+_RELOCATED = {"torch.ops": "tapeflow.torch._ops", "torch._C": "tapeflow.torch._C"}
 
 
 def _target_name(fullname: str) -> str:

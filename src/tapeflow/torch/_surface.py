@@ -13,7 +13,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
               "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations",
               "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils", "torch.utils.data",
               "torch.utils.checkpoint", "torch.utils.hooks", "torch.nn.attention", "torch.ops", "torch.random",
-              "torch.jit", "torch.compiler", "torch.profiler",
+              "torch.jit", "torch.compiler", "torch.profiler", "torch._C",
               "torch.autograd", "torch.autograd.graph", "torch.autograd.functional", "torch.autograd.forward_ad",
               "torch.func", "torch.linalg", "torch.fft",
               "torch.distributions", "torch.special", "torch.cuda", "torch.amp", "torch.backends", "torch.accelerator", "torch.testing"]
