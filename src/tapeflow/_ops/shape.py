@@ -454,9 +454,10 @@ def cat(tensors, dim=0):
     for i, x in enumerate(tensors):
         if x.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
-        if builtins.any(a != b for j, (a, b) in enumerate(zip(x.shape, ref.shape)) if j != d):
-            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                               f"{list(ref.shape)} but got size {list(x.shape)} for tensor number {i} in the list.")
+        for j, (a, b) in enumerate(zip(ref.shape, x.shape)):
+            if a != b and j != d:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                   f"size {b} for tensor number {i} in the list.")
     return dispatch(X.cat, tuple(tensors), (("dim", d),))
 
 

@@ -24,7 +24,7 @@ def _reduction(reduction, size_average=None, reduce=None) -> str:
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else ("mean" if size_average else "sum")
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction; use one of {_REDUCTIONS}")
+        raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
 
 
@@ -35,31 +35,64 @@ def _same_shape(input, target, name):
                       "they have the same size.", stacklevel=3)
 
 
-def _class_checks(input, target, weight, name):
+def _class_checks(input, target, weight, name: str) -> None:
+    """PyTorch's checks of class-index targets, in its order (`nll_loss_nd`: the 1-D/2-D kernel, the spatial
+    kernel for 4-D inputs, and 3-D or 5-D and more inputs, which it reshapes to 4-D)."""
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise TypeError(f"{name}: input and target must be Tensors")
-    if input.ndim == 0:
-        raise ValueError(f"{name}: input must have a class dimension, got a 0-d tensor")
-    c = input.shape[1] if input.ndim > 1 else input.shape[0]
-    if weight is not None and tuple(weight.shape) != (c,):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
-                           f"weight tensor of shape: {list(weight.shape)}")
-    if target.dtype.is_floating_point:
-        return True
-    batch = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim > 1 else ()
-    if tuple(target.shape) != batch:
-        if input.ndim == 1:
-            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.numel()}")
-        if target.ndim == 0 or target.shape[0] != input.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0] if target.ndim else 0}).")
-        raise RuntimeError(f"Expected target size {list(batch)}, got {list(target.shape)}")
+    nd = input.ndim
+    if nd == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if nd != 1 and (target.ndim == 0 or target.shape[0] != input.shape[0]):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 0}).")
+    c = input.shape[1] if nd > 1 else input.shape[0]
+    if nd <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if nd == 1 and target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    elif nd == 4 and target.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.ndim}")
+    elif nd != 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
     s = _dtype.SCALAR_NAMES
     if target.dtype.name not in ("int64", "uint8"):
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {s[target.dtype.name]}")
+        hint = ""
+        if target.dtype.is_floating_point:  # (PyTorch's words, then what was probably meant)
+            hint = (f": {name} reads a float target as class probabilities only when it has the input's shape "
+                    f"{list(input.shape)} (this one has shape {list(target.shape)}); for class indices pass "
+                    "`target.long()`" if name == "cross_entropy" else
+                    f": {name} takes class indices; pass `target.long()`")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {s[target.dtype.name]}{hint}")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}" if nd <= 2 else
+                           "weight tensor should be defined either for all or no classes")
+    if nd == 4 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
     if weight is not None and weight._raw.dtype != input._raw.dtype:
         raise RuntimeError(f"expected scalar type {s[input.dtype.name]} but found {s[weight.dtype.name]}")
-    return False
+
+
+def _probability_checks(input, target, weight, ignore_index, label_smoothing) -> None:
+    """PyTorch's checks of a cross_entropy target of the input's shape (class probabilities), in its order."""
+    if not (target.dtype.is_floating_point or target.dtype.is_complex):
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{_dtype.SCALAR_NAMES[target.dtype.name]}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    _check_smoothing(label_smoothing)
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {c} classes or no classes "
+                           f"but got weight tensor of shape: {list(weight.shape)}")
+
+
+def _check_smoothing(label_smoothing) -> None:
+    if not 0.0 <= label_smoothing <= 1.0:  # (a C++ double printed as PyTorch prints it: 2, 0.5, 1e+10)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {float(label_smoothing):g}")
 
 
 def _check_targets(input, target, ignore_index) -> None:
@@ -69,7 +102,9 @@ def _check_targets(input, target, ignore_index) -> None:
                   ignore=int(ignore_index))
 
 
-_TORCH_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
+def _one_target(input, target):
+    """The class of a 1-D input (one sample's scores) may come as a one-element 1-D target (as in PyTorch)."""
+    return target.reshape(()) if input.ndim == 1 and target.ndim == 1 else target
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -94,14 +129,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         tensor(1.3863)
     """
     reduction = _reduction(reduction, size_average, reduce)
-    probs = _class_checks(input, target, weight, "cross_entropy")
-    if probs and tuple(target.shape) != tuple(input.shape):
-        got = _TORCH_TYPE_NAMES.get(repr(target.dtype).split(".")[-1], repr(target.dtype))
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {got}: a float target is read as class "
-                           f"probabilities of the input's shape {list(input.shape)}, but this one has shape "
-                           f"{list(target.shape)}; for class indices pass `target.long()`")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError("cross_entropy: input and target must be Tensors")
+    probs = input.ndim > 0 and tuple(target.shape) == tuple(input.shape)  # (PyTorch decides by shape alone)
+    if probs:
+        _probability_checks(input, target, weight, ignore_index, label_smoothing)
+    else:
+        if label_smoothing > 0.0:
+            _check_smoothing(label_smoothing)
+        _class_checks(input, target, weight, "cross_entropy")
+        target = _one_target(input, target)
     if not probs:
         _check_targets(input, target, ignore_index)
     elif target._raw.dtype != input._raw.dtype:  # (probabilities: PyTorch's composite formula promotes)
@@ -134,9 +171,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         tensor(2.)
     """
     reduction = _reduction(reduction, size_average, reduce)
-    if _class_checks(input, target, weight, "nll_loss"):
-        raise RuntimeError("nll_loss expects integer class-index targets (got a floating-point target); "
-                           "use cross_entropy for class probabilities")
+    _class_checks(input, target, weight, "nll_loss")
+    target = _one_target(input, target)
     _check_targets(input, target, ignore_index)
     return dispatch(X.nn.nll_loss, (input, target, weight),
                     (("ignore_index", int(ignore_index)), ("reduction", reduction)))

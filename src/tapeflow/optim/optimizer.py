@@ -8,6 +8,7 @@ written in place (same object, version bumped) under `no_grad`.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -100,7 +101,9 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             group.setdefault(name, default)
         if len({id(p) for p in group["params"]}) != len(group["params"]):
-            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")

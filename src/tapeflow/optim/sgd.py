@@ -69,6 +69,9 @@ class SGD(Optimizer):
                 bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else [None] * len(params)
                 first = tuple(b is None for b in bufs) if momentum else (False,) * len(params)
                 n = len(params)
+                if n > 1 and len({id(p) for p in params}) < n:
+                    self._step_one_by_one(params, group, static)  # a parameter listed twice is updated twice
+                    continue
                 if n == 1:
                     outs = dispatch(X.optim.sgd_update, (params[0], params[0].grad, bufs[0], group["lr"]),
                                     static + (("first", first[0]),))
@@ -82,6 +85,21 @@ class SGD(Optimizer):
                         new_buf = outs[n + i]
                         self.state[p]["momentum_buffer"] = new_buf if bufs[i] is None else _replace(bufs[i], new_buf)
         return loss
+
+    def _step_one_by_one(self, params, group, static) -> None:
+        # PyTorch's CPU loop: the buffers are looked up first, then each entry is updated in turn (a buffer two
+        # entries share is updated in place by both); the state keeps the last entry's buffer.
+        momentum = group["momentum"]
+        bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else [None] * len(params)
+        for i, p in enumerate(params):
+            outs = dispatch(X.optim.sgd_update, (p, p.grad, bufs[i], group["lr"]),
+                            static + (("first", bufs[i] is None),))
+            self._write(p, outs[0])
+            if momentum:
+                bufs[i] = outs[1] if bufs[i] is None else _replace(bufs[i], outs[1])
+        for p, buf in zip(params, bufs):
+            if momentum:
+                self.state[p]["momentum_buffer"] = buf
 
 
 def _replace(old: Tensor, new: Tensor) -> Tensor:

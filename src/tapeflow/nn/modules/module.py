@@ -614,6 +614,7 @@ def _check_name(module: Module, name: str, kind: str) -> None:
     if "." in name:
         raise KeyError(f'{kind} name can\'t contain ".", got: {name}' if kind == "module" else
                        f'{kind} name can\'t contain "."')
-    if hasattr(type(module), name) and name not in module._parameters and name not in module._buffers \
-            and name not in module._modules:
+    # (PyTorch's rule: any attribute of that name, a member of another kind included, unless it is one of this kind)
+    own = {"parameter": module._parameters, "buffer": module._buffers, "module": module._modules}[kind]
+    if name not in own and hasattr(module, name):
         raise KeyError(f"attribute '{name}' already exists")

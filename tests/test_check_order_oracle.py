@@ -1,0 +1,121 @@
+"""Checks PyTorch makes in a fixed order (class-index and class-probability targets of the classification losses,
+`cat`'s sizes, module member names, optimizer parameter lists): the first failing check, its exception class and
+its message, on both libraries. Where tapeflow adds a hint after PyTorch's message, the message starts with
+PyTorch's whole message."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not installed")
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 (the class is what is compared)
+        return type(e).__name__, str(e)
+    return "ok", ""
+
+
+def _loss_cases(L):
+    F, i64, i32 = L.nn.functional, L.int64, L.int32
+    return {
+        "nll float target, wrong batch": lambda: F.nll_loss(L.ones(2, 3), L.zeros(3)),
+        "nll float 2-D target": lambda: F.nll_loss(L.ones(2, 3), L.zeros(2, 3)),
+        "nll 2-D target": lambda: F.nll_loss(L.ones(2, 3), L.zeros(2, 3, dtype=i64)),
+        "nll 1-D input, float 0-d target": lambda: F.nll_loss(L.ones(3), L.zeros(())),
+        "nll float target before weight": lambda: F.nll_loss(L.ones(2, 3), L.zeros(2), weight=L.ones(4)),
+        "nll weight": lambda: F.nll_loss(L.ones(2, 3), L.zeros(2, dtype=i64), weight=L.ones(4)),
+        "nll int32 target": lambda: F.nll_loss(L.ones(2, 3), L.zeros(2, dtype=i32)),
+        "nll bool target": lambda: F.nll_loss(L.ones(2, 3), L.zeros(2, dtype=L.bool)),
+        "nll 1-D input, one-element target": lambda: F.nll_loss(L.ones(3), L.zeros(1, dtype=i64)),
+        "nll 1-D input, two targets": lambda: F.nll_loss(L.ones(3), L.zeros(2, dtype=i64)),
+        "nll 0-d input": lambda: F.nll_loss(L.tensor(1.0), L.zeros((), dtype=i64)),
+        "nll 4-D, 2-D target": lambda: F.nll_loss(L.ones(2, 3, 4, 4), L.zeros(2, 4, dtype=i64)),
+        "nll 4-D, target size": lambda: F.nll_loss(L.ones(2, 3, 4, 4), L.zeros(2, 4, 5, dtype=i64)),
+        "nll 4-D, float target, size": lambda: F.nll_loss(L.ones(2, 3, 4, 4), L.zeros(2, 4, 5)),
+        "nll 4-D, weight before size": lambda: F.nll_loss(L.ones(2, 3, 4, 4), L.zeros(2, 4, 5, dtype=i64),
+                                                          weight=L.ones(2)),
+        "nll 3-D, weight": lambda: F.nll_loss(L.ones(2, 3, 4), L.zeros(2, 4, dtype=i64), weight=L.ones(2)),
+        "nll 3-D, target size": lambda: F.nll_loss(L.ones(2, 3, 4), L.zeros(2, 5, dtype=i64)),
+        "nll 5-D, target rank": lambda: F.nll_loss(L.ones(2, 3, 4, 4, 2), L.zeros(2, 4, 4, dtype=i64)),
+        "ce float target, wrong batch": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(3)),
+        "ce int target of input's shape": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(2, 3, dtype=i64)),
+        "ce 3-D int target of input's shape": lambda: F.cross_entropy(L.ones(2, 3, 4), L.zeros(2, 3, 4, dtype=i64)),
+        "ce probabilities, ignore_index": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(2, 3), ignore_index=1),
+        "ce probabilities, weight": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(2, 3), weight=L.ones(4)),
+        "ce probabilities, smoothing": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(2, 3), label_smoothing=2.0),
+        "ce indices, smoothing": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(2, dtype=i64), label_smoothing=1.5),
+        "ce indices, smoothing, batch": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(3, dtype=i64),
+                                                                label_smoothing=0.5),
+        "ce 4-D, 2-D target": lambda: F.cross_entropy(L.ones(2, 3, 4, 4), L.zeros(2, 4, dtype=i64)),
+        "ce bad reduction": lambda: F.cross_entropy(L.ones(2, 3), L.zeros(2, dtype=i64), reduction="bad"),
+        "ce 1-D input, one-element target": lambda: F.cross_entropy(L.ones(3), L.zeros(1, dtype=i64)),
+        "ce target out of range": lambda: F.cross_entropy(L.ones(2, 3), L.full((2,), 5, dtype=i64)),
+    }
+
+
+def _other_cases(L):
+    def dup_group():
+        p = L.nn.Parameter(L.ones(2))
+        L.optim.SGD([p, p], lr=0.1)
+
+    def member(kind, name):
+        m = L.nn.Linear(2, 2)
+        m.add_module("sub", L.nn.ReLU())
+        {"module": lambda: m.add_module(name, L.nn.Tanh()), "buffer": lambda: m.register_buffer(name, L.ones(1)),
+         "parameter": lambda: m.register_parameter(name, None)}[kind]()
+
+    return {
+        "cat sizes, first tensor": lambda: L.cat([L.ones(2, 3, 4), L.ones(2, 3, 4), L.ones(2, 5, 6)]),
+        "cat sizes, dim 1": lambda: L.cat([L.ones(2, 3, 4), L.ones(2, 3, 6)], 1),
+        "optimizer duplicate parameters": dup_group,
+        "add_module over a parameter": lambda: member("module", "weight"),
+        "add_module over a method": lambda: member("module", "forward"),
+        "add_module over a module": lambda: member("module", "sub"),
+        "register_buffer over a module": lambda: member("buffer", "sub"),
+        "register_buffer over a parameter": lambda: member("buffer", "bias"),
+        "register_parameter over an attribute": lambda: member("parameter", "training"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_loss_cases(torch)) + list(_other_cases(torch)))
+def test_first_failing_check_is_pytorchs(name):
+    cases = {**_loss_cases(torch), **_other_cases(torch)}, {**_loss_cases(tp), **_other_cases(tp)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (theirs, their_msg), (mine, my_msg) = (_outcome(c[name]) for c in cases)
+    assert mine == theirs, (my_msg, their_msg)
+    assert my_msg.startswith(their_msg), (my_msg, their_msg)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(momentum=0.9), dict(momentum=0.9, nesterov=True, weight_decay=0.1),
+                                dict(momentum=0.9, dampening=0.5)])
+def test_sgd_updates_a_parameter_listed_twice_twice(kw):
+    results = []
+    for L in (torch, tp):
+        p, q = L.nn.Parameter(L.tensor([1.0, -2.0])), L.nn.Parameter(L.tensor([0.5]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            opt = L.optim.SGD([p, q, p], lr=0.1, **kw)
+        assert any("duplicate parameters" in str(w.message) for w in caught)
+        for _ in range(3):
+            opt.zero_grad()
+            ((p ** 2).sum() + q.sum() ** 2).backward()
+            opt.step()
+        results.append(p.tolist() + q.tolist())
+    assert results[1] == pytest.approx(results[0], rel=1e-5)
+
+
+def test_a_one_element_target_of_a_1d_input_gives_pytorchs_loss():
+    for fn in ("nll_loss", "cross_entropy"):
+        for reduction in ("none", "mean", "sum"):
+            theirs, mine = (getattr(L.nn.functional, fn)(L.tensor([1.0, 2.0, 3.0]), L.tensor([2]), reduction=reduction)
+                            for L in (torch, tp))
+            assert tuple(mine.shape) == tuple(theirs.shape)
+            assert mine.item() == pytest.approx(theirs.item(), rel=1e-6)
