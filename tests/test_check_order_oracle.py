@@ -1,5 +1,5 @@
 """Checks PyTorch makes in a fixed order (class-index and class-probability targets of the classification losses,
-`cat`'s sizes, module member names, optimizer parameter lists): the first failing check, its exception class and
+`cat`'s sizes, `linalg.solve`'s shapes, module member names, optimizer parameter lists): the first failing check, its exception class and
 its message, on both libraries. Where tapeflow adds a hint after PyTorch's message, the message starts with
 PyTorch's whole message."""
 
@@ -81,6 +81,11 @@ def _other_cases(L):
         "register_buffer over a module": lambda: member("buffer", "sub"),
         "register_buffer over a parameter": lambda: member("buffer", "bias"),
         "register_parameter over an attribute": lambda: member("parameter", "training"),
+        "solve, vector B": lambda: L.linalg.solve(L.eye(2), L.ones(3)),
+        "solve, batched B": lambda: L.linalg.solve(L.eye(2), L.ones(4, 3, 2)),
+        "solve XA = B": lambda: L.linalg.solve(L.eye(2), L.ones(2, 3), left=False),
+        "solve XA = B, vector B": lambda: L.linalg.solve(L.eye(2), L.ones(2), left=False),
+        "solve XA = B, 1 x 1 A, vector B": lambda: L.linalg.solve(L.ones(1, 1), L.ones(1), left=False),
     }
 
 

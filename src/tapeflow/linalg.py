@@ -217,11 +217,16 @@ def _solve(A: Tensor, B: Tensor, left: bool, check: bool) -> Tensor:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                            f"{s[A.dtype.name]} and B of type {s[B.dtype.name]} instead")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    # (a vector B is a column n x 1: with `left=False`, X A = B has no solution unless A is 1 x 1, as in PyTorch)
+    if ((B.shape[-1] if left else 1) if vector else B.shape[-2 if left else -1]) != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} "
+                           f"= B ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{f'{B.shape[-1]}x1' if vector else f'{B.shape[-2]}x{B.shape[-1]}'})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
-        return _solve(A.mT, B, True, check) if vector else _solve(A.mT, B.mT, True, check).mT
-    if B.shape[-1 if vector else -2] != A.shape[-1]:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-                           f"({A.shape[-2]}x{A.shape[-1]} and {tuple(B.shape)})")
+        if vector:
+            raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for "
+                               "left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+        return _solve(A.mT, B.mT, True, check).mT
     out = dispatch(X.linalg_solve, (A, _to_float(B).unsqueeze(-1) if vector else _to_float(B)))
     if check:
         out = _raise_if_failed("solve", out, lambda: _lu_info(lu_factor(A.detach()).LU), _SOLVE_SINGULAR)
