@@ -18,7 +18,7 @@ def _outcome(fn):
     try:
         fn()
     except Exception as e:  # noqa: BLE001 (the class is what is compared)
-        return type(e).__name__, str(e)
+        return type(e).__name__, str(e).split("\nException raised from")[0]  # (without PyTorch's C++ frames)
     return "ok", ""
 
 
@@ -89,12 +89,55 @@ def _other_cases(L):
     }
 
 
-@pytest.mark.parametrize("name", list(_loss_cases(torch)) + list(_other_cases(torch)))
+def _api_cases(L):
+    import numpy as np
+
+    nn = L.nn
+    return {
+        "GroupNorm groups": lambda: nn.GroupNorm(4, 6),
+        "GRU hidden size": lambda: nn.GRU(3, 4)(L.ones(5, 2, 3), L.ones(1, 3, 4)),
+        "GRU hidden, batch_first": lambda: nn.GRU(3, 4, batch_first=True)(L.ones(2, 5, 3), L.ones(1, 5, 4)),
+        "GRU unbatched, 3-D hidden": lambda: nn.GRU(3, 4)(L.ones(5, 3), L.ones(1, 1, 4)),
+        "GRU batched, 2-D hidden": lambda: nn.GRU(3, 4)(L.ones(5, 2, 3), L.ones(2, 4)),
+        "LSTM cell state size": lambda: nn.LSTM(3, 4)(L.ones(5, 2, 3), (L.ones(1, 2, 4), L.ones(1, 3, 4))),
+        "LSTM projected state size": lambda: nn.LSTM(3, 4, proj_size=2)(L.ones(5, 2, 3), (L.ones(1, 2, 4),
+                                                                                           L.ones(1, 2, 4))),
+        "LSTM ranks": lambda: nn.LSTM(3, 4)(L.ones(5, 2, 3), (L.ones(2, 4), L.ones(1, 2, 4))),
+        "packed GRU hidden": lambda: nn.GRU(3, 4)(nn.utils.rnn.pack_padded_sequence(L.ones(5, 2, 3), [5, 3]),
+                                                  L.ones(1, 3, 4)),
+        "unflatten product": lambda: L.unflatten(L.ones(2, 6), -1, (4, -1)),
+        "unflatten two -1": lambda: L.unflatten(L.ones(2, 6), 1, (-1, -1)),
+        "unflatten empty sizes": lambda: L.unflatten(L.ones(2, 6), 1, ()),
+        "Unflatten module": lambda: nn.Unflatten(1, (2, 2))(L.ones(2, 3)),
+        "Module.to int": lambda: nn.Linear(2, 2).to(L.int64),
+        "Module.to complex": lambda: nn.Linear(2, 2).to(L.complex64).weight.dtype.is_complex or 1 / 0,
+        "pad_sequence of nothing": lambda: nn.utils.rnn.pad_sequence([]),
+        "clip_grad_norm_ norm_type": lambda: nn.utils.clip_grad_norm_([nn.Parameter(L.ones(2))], 1.0, norm_type="x"),
+        "adaptive_avg_pool2d sizes": lambda: nn.functional.adaptive_avg_pool2d(L.ones(2, 4), (2, None)),
+        "adaptive_max_pool3d sizes": lambda: nn.functional.adaptive_max_pool3d(L.ones(4, 4, 4), (2, 2, 2)),
+        "device index": lambda: L.device("cpu", -1),
+        "resize_ of a tensor that requires grad": lambda: L.ones(2, requires_grad=True).resize_(3),
+        "channels_last of a matrix": lambda: L.zeros(2, 3).contiguous(memory_format=L.channels_last),
+        "channels_last_3d of a 4-D tensor": lambda: L.zeros(2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d),
+        "bool of an empty tensor": lambda: bool(L.zeros(0)),
+        "str in a tensor": lambda: "a" in L.zeros(2),
+        "number in a tensor": lambda: (1.0 in L.ones(2)) or 1 / 0,
+        "from_numpy of strings": lambda: L.from_numpy(np.array(["a"])),
+        "empty_like of a list": lambda: L.empty_like([1, 2]),
+        "full_like of a number": lambda: L.full_like(3, 1),
+    }
+
+
+CASES = {**_loss_cases(torch), **_other_cases(torch), **_api_cases(torch)}
+
+
+@pytest.mark.parametrize("name", list(CASES))
 def test_first_failing_check_is_pytorchs(name):
-    cases = {**_loss_cases(torch), **_other_cases(torch)}, {**_loss_cases(tp), **_other_cases(tp)}
+    cases = CASES, {**_loss_cases(tp), **_other_cases(tp), **_api_cases(tp)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         (theirs, their_msg), (mine, my_msg) = (_outcome(c[name]) for c in cases)
+    their_msg = their_msg.replace("torch.", "tapeflow.")  # (dtypes print as torch.* under `tapeflow.torch`)
     assert mine == theirs, (my_msg, their_msg)
     assert my_msg.startswith(their_msg), (my_msg, their_msg)
 

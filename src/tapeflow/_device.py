@@ -34,6 +34,8 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = name, index
 
     def __repr__(self) -> str:

@@ -154,6 +154,10 @@ def from_numpy(a: np.ndarray) -> Tensor:
     """
     if not isinstance(a, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    if a.dtype.kind not in "biufc":
+        raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only supported types "
+                        "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+                        "uint32, uint16, uint8, and bool.")
     return Tensor._wrap(jnp.asarray(a))
 
 
@@ -857,7 +861,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 # -- *_like -------------------------------------------------------------------------------------------------------
-def _like(t: Tensor, dtype):
+def _like(t: Tensor, dtype, fn: str):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
     return t.shape, (dtype if dtype is not None else t.dtype)
 
 
@@ -883,7 +889,7 @@ def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
         >>> tp.zeros_like(tp.ones(2, dtype=tp.int64))
         tensor([0, 0])
     """
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "zeros_like")
     return _placed_like(zeros(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
@@ -895,7 +901,7 @@ def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Te
         >>> tp.ones_like(tp.zeros(2))
         tensor([1., 1.])
     """
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "ones_like")
     return _placed_like(ones(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
@@ -907,6 +913,7 @@ def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False, memo
         >>> tp.empty_like(tp.ones(2, 3)).shape
         tapeflow.Size([2, 3])
     """
+    _like(input, dtype, "empty_like")
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -918,7 +925,7 @@ def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=
         >>> tp.full_like(tp.zeros(2), 3.5)
         tensor([3.5000, 3.5000])
     """
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "full_like")
     return _placed_like(full(shape, fill_value, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
@@ -930,7 +937,7 @@ def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Te
         >>> tp.rand_like(tp.zeros(2, 2)).shape
         tapeflow.Size([2, 2])
     """
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "rand_like")
     out = drawn_for(input, rand, shape, dtype=dt, device=device, requires_grad=requires_grad)
     return _placed_like(out, input, device)
 
@@ -943,7 +950,7 @@ def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
         >>> tp.randn_like(tp.zeros(3, dtype=tp.float64)).dtype
         tapeflow.float64
     """
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "randn_like")
     out = drawn_for(input, randn, shape, dtype=dt, device=device, requires_grad=requires_grad)
     return _placed_like(out, input, device)
 

@@ -9,6 +9,7 @@ in-place write must refresh.
 from __future__ import annotations
 
 import math
+import numbers
 import pickle
 import warnings
 import weakref
@@ -613,10 +614,16 @@ class Tensor:
     def tolist(self):
         return np.asarray(self._concrete("tolist()")).tolist()
 
+    def __contains__(self, element) -> bool:
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
     def __bool__(self) -> bool:
         a = self._concrete("bool()")
         if a.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if a.size == 0 else 'more than one value'} "
+                               "is ambiguous")
         return bool(a.reshape(()))
 
     def __float__(self) -> float:

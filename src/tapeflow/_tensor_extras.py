@@ -191,6 +191,8 @@ def _resize_(self, *sizes, memory_format=None):
     from ._factories import zeros
 
     check_inference_write(self)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
     if shape == tuple(self.shape):
         return self  # nothing changes (and the version stays, as in PyTorch)

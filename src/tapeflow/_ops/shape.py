@@ -96,8 +96,19 @@ def unflatten(input, dim, sizes):
         tapeflow.Size([2, 3, 4])
     """
     d = _dim(dim, input.ndim)
-    shp = input._raw.shape
-    return reshape(input, shp[:d] + tuple(sizes) + shp[d + 1:])
+    shp, sizes = input._raw.shape, tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    known = math.prod(s for s in sizes if s != -1)
+    if -1 in sizes and known == 0 and shp[d] == 0:
+        raise RuntimeError(f"unflatten got an unexpected error:\ncannot reshape tensor of 0 elements into shape "
+                           f"{list(sizes)} because the unspecified dimension size -1 can be any value and is ambiguous")
+    if (shp[d] % known if -1 in sizes and known else known != shp[d]):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({shp[d]}) in the input tensor")
+    return reshape(input, shp[:d] + sizes + shp[d + 1:])
 
 
 def ravel(input):
@@ -650,6 +661,9 @@ def contiguous(input, memory_format=None):
         (True, False, True)
     """
     if memory_format is not None and str(memory_format).endswith(("channels_last", "channels_last_3d")):
+        rank, name = (5, "channels_last_3d") if str(memory_format).endswith("3d") else (4, "channels_last")
+        if input.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {name} format")
         return input
     if input.is_contiguous():
         return input

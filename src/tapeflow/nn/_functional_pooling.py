@@ -355,6 +355,7 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
         >>> tp.nn.functional.adaptive_avg_pool2d(tp.ones(2, 3, 5, 7), 1).shape
         tapeflow.Size([2, 3, 1, 1])
     """
+    _check_sizes_fit(input, output_size)
     return _adaptive_avg_pool(2, input, output_size)
 
 
@@ -377,7 +378,15 @@ def adaptive_avg_pool3d(input, output_size) -> Tensor:
         >>> tp.nn.functional.adaptive_avg_pool3d(tp.ones(1, 2, 5, 4, 3), 1).shape
         tapeflow.Size([1, 2, 1, 1, 1])
     """
+    _check_sizes_fit(input, output_size)
     return _adaptive_avg_pool(3, input, output_size)
+
+
+def _check_sizes_fit(input, output_size) -> None:
+    """PyTorch's first check of a 2-d/3-d adaptive pooling's sizes given as a sequence (its `None`s are read from
+    the input's trailing dimensions, which must exist)."""
+    if not isinstance(output_size, int) and output_size is not None and input.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
 
 
 def _output_size(x, n, output_size) -> tuple:
@@ -551,6 +560,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False) -> Ten
         >>> tp.nn.functional.adaptive_max_pool2d(tp.arange(16.0).reshape(1, 4, 4), (1, 2), return_indices=True)
         (tensor([[[13., 15.]]]), tensor([[[13, 15]]]))
     """
+    _check_sizes_fit(input, output_size)
     return _adaptive_max_pool(2, input, output_size, return_indices)
 
 
@@ -566,6 +576,7 @@ def adaptive_max_pool3d(input, output_size, return_indices: bool = False) -> Ten
         >>> y, i
         (tensor([[[[[26.]]]]]), tensor([[[[[26]]]]]))
     """
+    _check_sizes_fit(input, output_size)
     return _adaptive_max_pool(3, input, output_size, return_indices)
 
 

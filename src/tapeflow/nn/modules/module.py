@@ -7,6 +7,7 @@ one. Plain dicts keep the state easy to flatten into a JAX pytree.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -409,11 +410,18 @@ class Module(ModuleExtras):
                 dtype = a
             else:
                 device = a
-        if dtype is not None and not _dtype.to_dtype(dtype).is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+        if dtype is not None:
+            dt = _dtype.to_dtype(dtype)
+            if not (dt.is_floating_point or dt.is_complex):
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                                f"dtype={dtype}")
+            if dt.is_complex:
+                warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                              "and some modules might not work as expected when using complex tensors as "
+                              "parameters or buffers.", stacklevel=2)
 
         def convert(t):
-            return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
+            return t.to(device=device, dtype=dtype if t.is_floating_point() or t.is_complex() else None)
         return self._apply(convert)
 
     def float(self) -> Module:

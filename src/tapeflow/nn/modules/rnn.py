@@ -113,6 +113,10 @@ class RNNBase(Module):
             x = input if batched else input.unsqueeze(1)
             if batched and self.batch_first:
                 x = x.transpose(0, 1)
+            if hx is not None:
+                self._check_hidden_ranks(hx, batched)
+        if hx is not None:
+            self._check_hidden_sizes(hx, x.shape[1], batched)
         x, h_n, c_n = self._layers(x, hx, batched, mask, sizes if packed else None)
         if packed:
             out = PackedSequence(x.reshape(-1, x.shape[-1])[_factories.tensor(_layout(sizes, x.shape[1]))],
@@ -125,6 +129,25 @@ class RNNBase(Module):
             x, h_n = x.squeeze(1), h_n.squeeze(1)
             c_n = None if c_n is None else c_n.squeeze(1)
         return x, (h_n if c_n is None else (h_n, c_n))
+
+    def _check_hidden_ranks(self, hx, batched: bool) -> None:
+        want, kind = (3, "batched 3-D") if batched else (2, "unbatched 2-D")
+        if self.mode == "LSTM":
+            if hx[0].ndim != want or hx[1].ndim != want:
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                                   f"({hx[0].ndim}-D, {hx[1].ndim}-D) tensors")
+        elif hx.ndim != want:
+            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {hx.ndim}-D tensor")
+
+    def _check_hidden_sizes(self, hx, batch: int, batched: bool) -> None:
+        """PyTorch's check of the initial state's shape (an unbatched input's state counted as a batch of one)."""
+        n = self.num_layers * (2 if self.bidirectional else 1)
+        states = [("hidden[0]", hx[0], self.proj_size or self.hidden_size), ("hidden[1]", hx[1], self.hidden_size)] \
+            if self.mode == "LSTM" else [("hidden", hx, self.hidden_size)]
+        for name, h, size in states:
+            got = list(h.shape) if batched else [h.shape[0], 1, *h.shape[1:]]
+            if got != [n, batch, size]:
+                raise RuntimeError(f"Expected {name} size {(n, batch, size)}, got {got}")
 
     def _dropout(self, x, sizes):
         """Dropout between layers. A packed input's mask covers its packed rows only, in their order (as

@@ -43,6 +43,7 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float, norm
         tensor([0.6000, 0.8000])
     """
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)  # may be a generator
+    norm_type = float(norm_type)  # (a bad one is refused even when no parameter has a gradient, as in PyTorch)
     grads = _grads(parameters)
     if not grads:
         from ..._factories import tensor

@@ -163,6 +163,8 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     if padding_side not in ("left", "right"):
         raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     sequences = list(sequences)
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
     T = max(s.shape[0] for s in sequences)
     rows = []
     for s in sequences:
