@@ -125,6 +125,12 @@ def _api_cases(L):
         "from_numpy of strings": lambda: L.from_numpy(np.array(["a"])),
         "empty_like of a list": lambda: L.empty_like([1, 2]),
         "full_like of a number": lambda: L.full_like(3, 1),
+        "embedding of float64 indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.float64), L.ones(3, 2)),
+        "embedding of int16 indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.int16), L.ones(3, 2)),
+        "embedding of bool indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.bool), L.ones(3, 2)),
+        "embedding of bfloat16 indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.bfloat16), L.ones(3, 2)),
+        "embedding_bag of uint8 indices": lambda: nn.functional.embedding_bag(L.ones(2, 2, dtype=L.uint8),
+                                                                              L.ones(3, 2)),
     }
 
 

@@ -46,6 +46,14 @@ _BY_NAME = {f"torch.{c.__name__}": c for c in _BY_DTYPE.values()}
 _BY_NAME.update({f"torch.cuda.{c.__name__}": c for c in _BY_DTYPE.values()})
 
 
+def argument_type_name(t: Tensor) -> str:
+    """How PyTorch's argument checks name a tensor's type: the legacy class for the eight types C++ still names
+    that way (`torch.FloatTensor`), `CPU<Scalar>Type` for the rest (`CPUBoolType`, `CPUBFloat16Type`)."""
+    if t.dtype in _BY_DTYPE and t.dtype.name not in ("bool", "bfloat16"):
+        return f"{_dtype.PREFIX[0]}.{_BY_DTYPE[t.dtype].__name__}"
+    return f"CPU{_dtype.SCALAR_NAMES[t.dtype.name]}Type"
+
+
 def _type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     """Without an argument: the legacy type name (`'torch.FloatTensor'`); with one (a dtype, a legacy class or its
     name): this tensor converted to it."""

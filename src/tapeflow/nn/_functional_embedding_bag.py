@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _ops
 from .._factories import tensor, zeros_like
+from .._legacy import argument_type_name
 from .._tensor import Tensor
 
 __all__ = ["embedding_bag"]
@@ -99,9 +100,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
-    if input.dtype.is_floating_point:
+    if input.dtype.name not in ("int64", "int32"):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding_bag)")
+                           f"Long, Int; but got {argument_type_name(input)} instead (while checking arguments for embedding_bag)")
     if per_sample_weights is not None:
         if mode != "sum":
             raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "

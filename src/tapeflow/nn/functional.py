@@ -12,6 +12,7 @@ import xla_ops as X
 from .. import _dtype, _ops
 from .._dispatch import dispatch, inplace
 from .._factories import bernoulli_like
+from .._legacy import argument_type_name
 from .._ops._checks import check_indices
 from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
@@ -530,9 +531,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         tensor([1.0000, 0.5000])
     """
     _check(input, "embedding")
-    if input.dtype.is_floating_point:
+    if input.dtype.name not in ("int64", "int32"):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead (call .long() on the indices)")
+                           f"Long, Int; but got {argument_type_name(input)} instead (while checking arguments for "
+                           "embedding)")
     if padding_idx is not None:
         if not -weight.shape[0] <= padding_idx < weight.shape[0]:
             raise AssertionError(f"Padding_idx must be within num_embeddings (got {padding_idx} for "
