@@ -452,7 +452,7 @@ def clamp(input, min=None, max=None):
         tensor([-1.0000,  0.5000,  1.0000])
     """
     if min is None and max is None:
-        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError(f"{_dtype.PREFIX[0]}.clamp: At least one of 'min' or 'max' must not be None")
     kernel = "clamp" if min is not None and max is not None else "maximum" if max is None else "minimum"
     if isinstance(min, Tensor) or isinstance(max, Tensor):  # (PyTorch's result dtype of all three operands)
         dt = result_dtype(input, min, max)
@@ -481,6 +481,8 @@ def clamp_min(input, min):
         >>> tp.clamp_min(tp.tensor([-2.0, 0.5, 3.0]), 0.0)
         tensor([0.0000, 0.5000, 3.0000])
     """
+    if type(min) is builtins.complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     if isinstance(min, Tensor) or not input.dtype.is_floating_point:
         return clamp(input, min=min)
     return dispatch(X.clamp_min, (input, _operand(input, min)))
@@ -493,6 +495,8 @@ def clamp_max(input, max):
         >>> tp.clamp_max(tp.tensor([-2.0, 0.5, 3.0]), 1.0)
         tensor([-2.0000,  0.5000,  1.0000])
     """
+    if type(max) is builtins.complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     if isinstance(max, Tensor) or not input.dtype.is_floating_point:
         return clamp(input, max=max)
     return dispatch(X.clamp_max, (input, _operand(input, max)))
@@ -681,6 +685,8 @@ def equal(input, other) -> builtins.bool:
         >>> tp.equal(tp.tensor([1, 2]), tp.tensor([1, 2]))
         True
     """
+    tensor_arg("equal", "input", input, 1)
+    tensor_arg("equal", "other", other)
     return tuple(input.shape) == tuple(other.shape) and builtins.bool((input == other).all())
 
 

@@ -458,7 +458,7 @@ def cat(tensors, dim=0):
     """
     tensors = [_t(x) for x in tensors]
     if not tensors:
-        raise ValueError("tapeflow.cat(): expected a non-empty list of Tensors")
+        raise ValueError(f"{_dtype.PREFIX[0]}.cat(): expected a non-empty list of Tensors")
     ref = next((x for x in tensors if x.ndim > 0), tensors[0])
     tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
     d = _dim(dim, ref.ndim)
