@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 import tapeflow as tp
@@ -414,6 +415,7 @@ def _messages(L):
         "dot bool": lambda: L.dot(b3, b3), "dot bool float": lambda: L.dot(b3, L.ones(3)),
         "dot bool 0d": lambda: L.dot(b3, L.tensor(True)), "inner bool": lambda: L.inner(b3, b3),
         "inner bool float": lambda: L.inner(b3, L.ones(3)), "vdot bool float": lambda: L.vdot(b3, L.ones(3)),
+        **_dtype_outcomes(L),
     }
     out = {}
     for name, call in calls.items():
@@ -427,6 +429,125 @@ def _messages(L):
     return out
 
 
+def _dtype_outcomes(L):
+    """Dtypes a function keeps, promotes or refuses as PyTorch does (integer losses and dropouts, bool
+    products, half-precision special functions, ...)."""
+    F = L.nn.functional
+    i3, u3, b3 = L.tensor([1, 2, 0]), L.tensor([1, 2, 0], dtype=L.uint8), L.tensor([True, False, True])
+    t3 = L.tensor([1, -1, 1])
+    B = lambda *shape: L.ones(*shape, dtype=L.bool)  # noqa: E731
+    h = L.tensor([[0.0, 1.0], [2.0, 3.0]], dtype=L.float16)
+    c = L.tensor([1 + 1j, 2], dtype=L.complex64)
+    return {
+        # margin losses compute in the input's dtype
+        "hinge int none": lambda: F.hinge_embedding_loss(i3, t3, reduction="none"),
+        "hinge int sum": lambda: F.hinge_embedding_loss(i3, -t3, reduction="sum"),
+        "hinge uint8 wraps": lambda: F.hinge_embedding_loss(u3, -t3, reduction="none"),
+        "hinge uint8 sum": lambda: F.hinge_embedding_loss(u3, -t3, reduction="sum"),
+        "hinge int margin 1.5": lambda: F.hinge_embedding_loss(i3, -t3, margin=1.5, reduction="none"),
+        "hinge int float target": lambda: F.hinge_embedding_loss(i3, t3.float(), reduction="none"),
+        "hinge int mean": lambda: F.hinge_embedding_loss(i3, t3),
+        "hinge uint8 margin -1": lambda: F.hinge_embedding_loss(u3, t3, margin=-1, reduction="none"),
+        "hinge int8 margin 300": lambda: F.hinge_embedding_loss(i3.to(L.int8), t3, margin=300, reduction="none"),
+        "hinge bool": lambda: F.hinge_embedding_loss(b3, t3),
+        "soft margin int": lambda: F.soft_margin_loss(i3, t3),
+        "soft margin uint8 none": lambda: F.soft_margin_loss(u3, t3.to(L.int8), reduction="none"),
+        "soft margin int double target": lambda: F.soft_margin_loss(i3, t3.double()),
+        "soft margin int complex target": lambda: F.soft_margin_loss(i3, t3 * 1j),
+        "soft margin half": lambda: F.soft_margin_loss(h[0], L.tensor([1.0, -1.0]), reduction="none"),
+        "soft margin float double target": lambda: F.soft_margin_loss(h[0].float(), L.tensor([1.0, -1.0]).double()),
+        # channel dropouts: an integer input keeps its dtype at p=1 and is refused otherwise
+        "dropout1d int p1": lambda: F.dropout1d(L.ones(2, 3, 4, dtype=L.int64), 1.0),
+        "dropout2d uint8 p1": lambda: F.dropout2d(L.ones(2, 3, 2, 2, dtype=L.uint8), 1.0),
+        "dropout3d bool p1": lambda: F.dropout3d(L.ones(1, 2, 1, 2, 2, dtype=L.bool), 1.0),
+        "dropout3d int 1-d": lambda: F.dropout3d(L.ones(3, dtype=L.int64)),
+        "dropout2d int inplace": lambda: F.dropout2d(L.ones(2, 3, 2, 2, dtype=L.int32), inplace=True),
+        "dropout1d complex": lambda: F.dropout1d(L.ones(2, 3, dtype=L.complex64)),
+        "alpha dropout bool": lambda: F.alpha_dropout(b3, 0.5, training=True),
+        "feature alpha dropout int p1": lambda: F.feature_alpha_dropout(L.ones(2, 3, dtype=L.int64), 1.0, True),
+        # mvlgamma: integers computed in the default float dtype, half types step by step
+        "mvlgamma int": lambda: L.mvlgamma(L.tensor([2, 3, 5]), 2),
+        "mvlgamma uint8 pole": lambda: L.mvlgamma(L.tensor([0, 3], dtype=L.uint8), 2),
+        "mvlgamma bf16": lambda: L.mvlgamma(L.tensor([2.0, 3.0, 5.0], dtype=L.bfloat16), 3),
+        "mvlgamma half": lambda: L.special.multigammaln(L.tensor([2.0, 3.0, 5.0], dtype=L.float16), 2),
+        "mvlgamma bool": lambda: L.mvlgamma(b3, 0), "mvlgamma complex": lambda: L.mvlgamma(c, 1),
+        "mvlgamma_ int": lambda: L.tensor([2, 3]).mvlgamma_(1),
+        "mvlgamma_ bf16": lambda: L.tensor([2.0, 3.5], dtype=L.bfloat16).mvlgamma_(2),
+        # searchsorted runs in the common dtype, which must be neither bool nor complex
+        "searchsorted bool": lambda: L.searchsorted(b3.sort()[0], b3),
+        "searchsorted bool int": lambda: L.searchsorted(b3.sort()[0], i3),
+        "searchsorted bool True": lambda: L.searchsorted(b3.sort()[0], True),
+        "searchsorted bool 2": lambda: L.searchsorted(b3.sort()[0], 2),
+        "searchsorted complex values": lambda: L.searchsorted(L.tensor([0.0, 1.0]), c),
+        "searchsorted int complex": lambda: L.searchsorted(L.tensor([0, 1]), 1j),
+        "bucketize complex bounds": lambda: L.bucketize(i3, L.tensor([0.0, 1.0]) * 1j),
+        "bucketize bool": lambda: L.bucketize(True, b3.sort()[0], out_int32=True),
+        # matrix products of bools: the kernel each shape reaches has no bool version (unless it has nothing to do)
+        "matmul bool": lambda: L.matmul(B(2, 3), B(3, 2)), "matmul bool vec": lambda: L.matmul(B(3), B(3)),
+        "matmul bool mat vec": lambda: L.matmul(B(2, 3), B(3)), "matmul bool vec mat": lambda: B(3) @ B(3, 2),
+        "matmul bool batch": lambda: B(2, 2, 3) @ B(2, 3, 2), "matmul bool batch mat": lambda: B(2, 2, 3) @ B(3, 2),
+        "matmul bool batch vec": lambda: B(2, 2, 3) @ B(3), "matmul bool mat batch": lambda: B(2, 3) @ B(2, 3, 2),
+        "matmul bool empty": lambda: B(2, 0) @ B(0, 3), "matmul bool vec empty": lambda: B(0) @ B(0),
+        "mm bool": lambda: L.mm(B(1, 1), B(1, 1)), "mm bool empty": lambda: L.mm(B(0, 3), B(3, 2)),
+        "bmm bool": lambda: L.bmm(B(2, 2, 3), B(2, 3, 2)), "bmm bool float": lambda: L.bmm(B(2, 2, 3), L.ones(2, 3, 2)),
+        "bmm bool empty": lambda: L.bmm(B(2, 2, 0), B(2, 0, 2)), "mv bool": lambda: L.mv(B(2, 3), B(3)),
+        "mv bool empty": lambda: L.mv(B(0, 3), B(3)),
+        "tensordot bool": lambda: L.tensordot(B(2, 3), B(3, 2), dims=1),
+        "tensordot bool full": lambda: L.tensordot(B(2, 3), B(2, 3)),
+        "tensordot bool outer": lambda: L.tensordot(B(2), B(3), dims=0),
+        "tensordot bool strided": lambda: L.tensordot(B(3, 2).t(), B(3, 2), dims=([0, 1], [1, 0])),
+        "tensordot bool contiguous": lambda: L.tensordot(B(2, 3), B(3, 2), dims=([0, 1], [1, 0])),
+        "tensordot bool empty": lambda: L.tensordot(B(2, 0), B(0, 3), dims=1),
+        "einsum bool product": lambda: L.einsum("ij,jk->ik", B(2, 3), B(3, 2)),
+        "einsum bool sum": lambda: L.einsum("ij->j", B(2, 3)), "einsum bool trace": lambda: L.einsum("ii", B(3, 3)),
+        "einsum bool diagonal": lambda: L.einsum("ii->i", B(3, 3)),
+        "einsum bool outer": lambda: L.einsum("i,j->ij", B(2), b3), "einsum bool sums": lambda: L.einsum("i,j->", B(2), b3),
+        "einsum bool count then bmm": lambda: L.einsum("ij,jk->k", B(2, 3), B(3, 2)),
+        "einsum bool size 1": lambda: L.einsum("ij,jk->ik", B(2, 1), B(1, 2)),
+        "einsum bool empty": lambda: L.einsum("ij,jk->k", B(2, 0), B(0, 2)),
+        "einsum bool three": lambda: L.einsum("i,i,i->", b3, b3, b3),
+        "einsum bool three elementwise": lambda: L.einsum("i,i,i->i", b3, b3, b3),
+        # bitwise operators of a bool tensor and a number promote as the functions do
+        "bool & 1": lambda: b3 & 1, "1 & bool": lambda: 1 & b3, "bool | 2": lambda: b3 | 2, "0 ^ bool": lambda: 0 ^ b3,
+        "bool & True": lambda: b3 & True, "bool ^ int tensor": lambda: b3 ^ i3, "bool | 1.5": lambda: b3 | 1.5,
+        "bool &= 1": lambda: b3.clone().__iand__(1),
+        # frexp of bfloat16, and of subnormal numbers
+        "frexp bf16 mantissa": lambda: L.frexp(L.tensor([3.0, -10.0, 0.001, 0.0, 1e-40], dtype=L.bfloat16))[0],
+        "frexp bf16 exponent": lambda: L.frexp(L.tensor([3.0, -10.0, 0.001, 0.0, 1e-40], dtype=L.bfloat16))[1],
+        "frexp subnormal exponent": lambda: L.frexp(L.tensor([1e-40, -3e-39, 1e-45]))[1],
+        "frexp subnormal mantissa": lambda: L.frexp(L.tensor([1e-40, -3e-39, 1e-45]))[0],
+        # trapezoid rules refuse bools, after returning zeros for no samples
+        "trapezoid bool": lambda: L.trapezoid(b3), "trapezoid bool x": lambda: L.trapezoid(i3.float(), b3),
+        "trapezoid bool dx": lambda: L.trapz(b3, dx=2), "trapezoid bool empty": lambda: L.trapezoid(b3[:0]),
+        "trapezoid int empty x": lambda: L.trapezoid(i3[:0], i3[:0]),
+        "trapezoid bool x wrong length": lambda: L.trapezoid(b3, L.ones(2)),
+        "cumulative_trapezoid bool": lambda: L.cumulative_trapezoid(b3),
+        "cumulative_trapezoid bool x": lambda: L.cumulative_trapezoid(b3, i3),
+        "cumulative_trapezoid bool 0-d": lambda: L.cumulative_trapezoid(L.tensor(True)),
+        "cumulative_trapezoid bool empty": lambda: L.cumulative_trapezoid(b3[:0]),
+        # cdist: no complex; no half kernel but the Euclidean one by matrix products
+        "cdist half": lambda: L.cdist(h, h), "cdist half p1": lambda: L.cdist(h, h, p=1),
+        "cdist half mm": lambda: L.cdist(h, h, compute_mode="use_mm_for_euclid_dist"),
+        "cdist half many rows": lambda: L.cdist(L.ones(30, 2, dtype=L.float16), h).sum(),
+        "cdist bf16 empty": lambda: L.cdist(h[:0].bfloat16(), h.bfloat16()),
+        "cdist complex": lambda: L.cdist(h.to(L.complex64), h.to(L.complex64)),
+        "cdist float complex": lambda: L.cdist(h.float(), h.to(L.complex64)),
+        "cdist int columns": lambda: L.cdist(L.ones(2, 2, dtype=L.int64), L.ones(2, 3, dtype=L.int64)),
+        "cdist half neg p": lambda: L.cdist(h, h, p=-1),
+        # polygamma's kernels and in-place abs refuse complex
+        "polygamma complex 0": lambda: L.polygamma(0, c), "polygamma complex 1": lambda: c.polygamma(1),
+        "polygamma complex 3": lambda: L.special.polygamma(3, c),
+        "abs_ complex": lambda: c.clone().abs_(), "absolute_ complex": lambda: c.clone().absolute_(),
+        "abs_ int": lambda: (-i3).abs_(),
+        # round: an explicit `decimals`, even 0, takes the kernel without an integer version
+        "round int decimals 0": lambda: L.round(i3, decimals=0), "round_ int decimals 0": lambda: i3.clone().round_(decimals=0),
+        "round uint8 decimals 0": lambda: u3.round(decimals=0), "round int decimals -1": lambda: L.round(i3, decimals=-1),
+        # logcumsumexp without dim: the missing argument first
+        "logcumsumexp int no dim": lambda: L.logcumsumexp(i3), "logcumsumexp no dim": lambda: L.logcumsumexp(i3.float()),
+        "logcumsumexp method bool no dim": lambda: b3.logcumsumexp(),
+    }
+
+
 def test_ordered_checks_and_promotions_give_pytorchs_outcome_and_message():
     mine, theirs = _messages(tp), _messages(torch)
     wrong = {k: (mine[k], theirs[k]) for k in theirs if mine[k] != theirs[k]}
@@ -437,7 +558,7 @@ def _functional_call(L, name, a):
     F = L.nn.functional
     f = getattr(F, name)
     two = ("mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "multilabel_soft_margin_loss", "kl_div")
+           "multilabel_soft_margin_loss", "kl_div", "hinge_embedding_loss", "soft_margin_loss")
     special = {
         "layer_norm": lambda: f(a, (4,)), "rms_norm": lambda: f(a, (4,)), "group_norm": lambda: f(a[None], 2),
         "instance_norm": lambda: f(a[None]), "avg_pool1d": lambda: f(a, 2), "max_pool1d": lambda: f(a, 2),
@@ -445,6 +566,7 @@ def _functional_call(L, name, a):
         "linear": lambda: f(a, a), "conv1d": lambda: f(a[None], a[:, :, None][:, :2]), "prelu": lambda: f(a, L.ones(1, dtype=a.dtype)),
         "unfold": lambda: f(a[None, None], 1), "dropout": lambda: f(a, 0.5), "threshold": lambda: f(a * 3, 1.5, -7),
         "hardtanh": lambda: f(a * 3, -1.5, 2.5), "relu6": lambda: f(a * 9),
+        "dropout1d": lambda: f(a, 0.5), "dropout2d": lambda: f(a[None], 0.5), "dropout3d": lambda: f(a[None, None], 0.5),
     }
     if name in two:
         return f(a, a)
@@ -455,7 +577,8 @@ FUNCTIONAL = ["elu", "selu", "celu", "leaky_relu", "rrelu", "prelu", "silu", "so
               "hardswish", "logsigmoid", "glu", "layer_norm", "group_norm", "instance_norm", "rms_norm", "mse_loss",
               "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
               "multilabel_soft_margin_loss", "avg_pool1d", "local_response_norm", "lp_pool1d", "max_pool1d",
-              "adaptive_avg_pool1d", "linear", "conv1d", "unfold", "dropout", "kl_div", "hardtanh", "relu6", "threshold"]
+              "adaptive_avg_pool1d", "linear", "conv1d", "unfold", "dropout", "kl_div", "hardtanh", "relu6", "threshold",
+              "hinge_embedding_loss", "soft_margin_loss", "dropout1d", "dropout2d", "dropout3d"]
 
 
 @pytest.mark.parametrize("name", FUNCTIONAL)
@@ -475,6 +598,90 @@ def test_functional_refuses_the_dtypes_pytorchs_kernels_lack(name):
         return out
 
     assert outcomes(tp) == outcomes(torch)
+
+
+def _interpolations(L):
+    """`interpolate` over modes, ranks and dtypes: uint8 takes the nearest modes, bilinear and bicubic (PyTorch's
+    PIL-like integer path for the last two, antialiased or not); other integers, bools and complex numbers are
+    refused by the kernel each mode reaches."""
+    F = L.nn.functional
+    img = L.tensor([[[[17, 200, 3, 90, 255, 0, 41], [128, 64, 250, 7, 33, 190, 12], [0, 255, 0, 255, 0, 255, 0],
+                      [99, 98, 97, 96, 95, 94, 93], [5, 180, 60, 240, 120, 30, 210]]]], dtype=L.uint8)
+    img = L.cat([img, img.flip(-1), 255 - img], 1)  # (three channels)
+    calls = [lambda: F.interpolate(img, size=(9, 4), mode="bilinear"),
+             lambda: F.interpolate(img, size=(3, 11), mode="bilinear", align_corners=True),
+             lambda: F.interpolate(img, scale_factor=(1.5, 0.6), mode="bilinear"),
+             lambda: F.interpolate(img, size=(2, 3), mode="bilinear", antialias=True),
+             lambda: F.interpolate(img, size=(8, 13), mode="bicubic"),
+             lambda: F.interpolate(img, size=(4, 5), mode="bicubic", align_corners=True),
+             lambda: F.interpolate(img, size=(2, 3), mode="bicubic", antialias=True),
+             lambda: F.interpolate(img, size=(5, 2), mode="bicubic", antialias=True, align_corners=True),
+             lambda: F.interpolate(img.repeat(1, 2, 1, 1), size=(3, 4), mode="bilinear"),  # (six channels)
+             lambda: F.interpolate(img, size=(7, 9), mode="nearest"),
+             lambda: F.interpolate(img, scale_factor=2, mode="nearest-exact"),
+             lambda: F.interpolate(img[0], size=10, mode="nearest"),
+             lambda: F.interpolate(img[:, :, None], size=(2, 3, 3), mode="nearest-exact")]
+    for dt in ("int8", "int64", "bool", "complex64", "uint8"):
+        x = L.ones(1, 1, 2, 2, dtype=getattr(L, dt))
+        calls += [lambda x=x, m=m: F.interpolate(x, scale_factor=2, mode=m)
+                  for m in ("nearest", "nearest-exact", "bilinear", "bicubic", "area")]
+        calls += [lambda x=x, m=m: F.interpolate(x[0], scale_factor=2, mode=m) for m in ("nearest", "linear", "area")]
+        calls += [lambda x=x, m=m: F.interpolate(x[:, :, None], scale_factor=2, mode=m)
+                  for m in ("nearest", "trilinear", "area")]
+        calls += [lambda x=x, m=m: F.interpolate(x, size=(1, 3), mode=m, antialias=True) for m in ("bilinear", "bicubic")]
+    out = []
+    for call in calls:
+        try:
+            r = call()
+            out.append((str(r.dtype).split(".")[-1], r.tolist() if r.dtype is L.uint8 else None))
+        except Exception as ex:  # noqa: BLE001 - class and message are what is compared
+            out.append((type(ex).__name__, str(ex)))
+    return out
+
+
+def test_interpolate_gives_pytorchs_uint8_values_and_refusals():
+    mine, theirs = _interpolations(tp), _interpolations(torch)
+    wrong = [(i, m, t) for i, (m, t) in enumerate(zip(mine, theirs)) if m != t]
+    assert not wrong, wrong
+
+
+def _bool_einsums(L, count=60):
+    """Random einsums of bool operands (seeded): sizes 0, 1 and more, repeated labels, ellipses, implicit and
+    explicit outputs, up to four operands (contracted in opt_einsum's order, as PyTorch does)."""
+    import random
+
+    rng = random.Random(11)
+    out = []
+    for _ in range(count):
+        size = {c: rng.choice([0, 1, 1, 2, 3]) for c in "ijkl"}
+        ell = [rng.choice([1, 2]) for _ in range(rng.randint(0, 2))] if rng.random() < 0.25 else None
+        terms, shapes = [], []
+        for _ in range(rng.choice([1, 2, 2, 3, 4])):
+            term = "".join(rng.choice("ijkl") for _ in range(rng.randint(0, 3)))
+            shape = [size[c] for c in term]
+            if ell is not None:
+                kept = rng.randint(0, len(ell))
+                term, shape = "..." + term, ell[len(ell) - kept:] + shape
+            terms.append(term)
+            shapes.append(shape)
+        labels = sorted(set("".join(terms)) - {"."})
+        equation = ",".join(terms)
+        if rng.random() < 0.5:
+            equation += "->" + ("..." if ell is not None and rng.random() < 0.5 else "")
+            equation += "".join(rng.sample(labels, rng.randint(0, len(labels))))
+        operands = [L.tensor([rng.random() < 0.6 for _ in range(int(np.prod(sh)))], dtype=L.bool).reshape(sh)
+                    for sh in shapes]
+        try:
+            r = L.einsum(equation, *operands)
+            out.append((equation, str(r.dtype).split(".")[-1], r.long().tolist()))
+        except Exception as ex:  # noqa: BLE001 - class and message are what is compared
+            out.append((equation, type(ex).__name__, str(ex)))
+    return out
+
+
+def test_bool_einsum_follows_pytorchs_steps():
+    wrong = [(m, t) for m, t in zip(_bool_einsums(tp), _bool_einsums(torch)) if m != t]
+    assert not wrong, wrong
 
 
 def _gradients(L):

@@ -167,9 +167,26 @@ nextafter = op("nextafter", _nextafter, lambda g, ans, x, y: (unbroadcast(jnp.wh
               opmath=False)
 
 
+_UINT = {2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint64}
+
+
 def _frexp(x):
+    # Subnormal numbers from their bits: XLA's CPU arithmetic treats them as 0, so jnp.frexp gets them wrong
+    # (PyTorch's are exact: frexp(1e-40) = 0.544 * 2**-132). The others keep jnp.frexp's differentiable form.
+    info = jnp.finfo(x.dtype)
+    width, mant = 8 * x.dtype.itemsize, info.nmant
+    u = _UINT[x.dtype.itemsize]
+    bits = jax.lax.bitcast_convert_type(x, u)
+    field = (bits >> u(mant)) & u((1 << info.nexp) - 1)
+    frac = bits & u((1 << mant) - 1)
+    sub = (field == 0) & (frac != 0)
+    top = (width - 1) - jax.lax.clz(frac).astype(jnp.int32)  # (the leading bit of a subnormal's fraction)
+    frac = (frac << (mant - top).astype(u)) & u((1 << mant) - 1)
+    # the sign, the fraction past its leading bit, and the exponent of 0.5
+    normalised = (bits & u(1 << (width - 1))) | frac | u((-info.minexp) << mant)
     m, e = jnp.frexp(x)
-    return m, e.astype(jnp.int32)
+    m = jnp.where(sub, jax.lax.bitcast_convert_type(normalised, x.dtype), m)
+    return m, jnp.where(sub, top - mant + info.minexp + 1, e).astype(jnp.int32)
 
 
 frexp = op("frexp", _frexp, lambda g, ans, x: (g[0] / jnp.exp2(ans[1].astype(g[0].dtype)),), saves=("ans",))

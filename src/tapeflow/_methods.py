@@ -145,9 +145,10 @@ def _invert(self):
 
 
 Tensor.__invert__ = _invert
-Tensor.__and__ = lambda self, other: _ops.logical_and(self, other) if self.dtype is _dtype.bool else _ops.bitwise_and(self, other)
-Tensor.__or__ = lambda self, other: _ops.logical_or(self, other) if self.dtype is _dtype.bool else _ops.bitwise_or(self, other)
-Tensor.__xor__ = lambda self, other: _ops.logical_xor(self, other) if self.dtype is _dtype.bool else _ops.bitwise_xor(self, other)
+# (bitwise for bools too: `mask & 1` is an int64 tensor, as PyTorch promotes it)
+Tensor.__and__ = lambda self, other: _ops.bitwise_and(self, other)
+Tensor.__or__ = lambda self, other: _ops.bitwise_or(self, other)
+Tensor.__xor__ = lambda self, other: _ops.bitwise_xor(self, other)
 Tensor.__rand__ = Tensor.__and__
 Tensor.__ror__ = Tensor.__or__
 Tensor.__rxor__ = Tensor.__xor__
@@ -181,6 +182,27 @@ for _name in ("addmm", "addmv", "addr", "addbmm", "baddbmm"):
 Tensor.arccosh, Tensor.arcsinh, Tensor.arctanh = _ops.acosh, _ops.asinh, _ops.atanh
 Tensor.polygamma = lambda self, n: _ops.polygamma(n, self)  # (the function takes n first)
 Tensor.polygamma_ = lambda self, n: inplace(self, _ops.polygamma(n, self))
+
+
+def _mvlgamma_(self, p):
+    out = _ops.mvlgamma(self, p)
+    if out.dtype is not self.dtype:  # (an integer tensor: its result is float)
+        s = _dtype.SCALAR_NAMES  # (PyTorch names the two dtypes the other way round here)
+        raise RuntimeError(f"mvlgamma: result type {s[self.dtype.name]} can't be cast to the desired output type "
+                           f"{s[out.dtype.name]}")
+    return inplace(self, out)
+
+
+Tensor.mvlgamma_ = _mvlgamma_
+
+
+def _abs_(self):
+    if self._raw.dtype.kind == "c":  # (the result is real: a complex tensor cannot hold it in place)
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return inplace(self, _ops.abs(self))
+
+
+Tensor.abs_ = Tensor.absolute_ = _abs_
 Tensor.logdet = linalg.logdet
 Tensor.slogdet = linalg.slogdet
 

@@ -34,11 +34,26 @@ def _with_dim(whole, along):
 
 
 def _round(dt, args, kwargs):
-    """PyTorch's kernel for `round` with `decimals` other than 0 is another than without."""
+    """PyTorch's kernel for `round` with `decimals` other than 0 is another than without; integers have a
+    version only for a call without `decimals` (given, even as 0, they take the kernels' path)."""
+    if "decimals" not in kwargs and dt.startswith(("int", "uint")):
+        return None
     return _kernel("round_cpu" if kwargs.get("decimals") else "round_vml_cpu")(dt)
 
 
 _round.takes_args = True
+
+
+def _needs_dim(name, make):
+    """PyTorch parses the arguments before its kernel sees the dtype: a call without `dim` is a TypeError."""
+    def rule(dt, args, kwargs):
+        if not args and "dim" not in kwargs:
+            return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+        return make(dt)
+    rule.takes_args = True
+    return rule
+
+
 _COMPLEX_CLAMP = _fixed(NotImplementedError, "clamp is not supported for complex types")
 _SORT = _fixed(RuntimeError, " Sort does not support complex dtypes on CPU")  # (sic: PyTorch's leading space)
 
@@ -67,7 +82,7 @@ RULES = {
     "ceil": {"b": _kernel("ceil_vml_cpu"), "c": _fixed(NotImplementedError, "ceil is not supported for complex inputs")},
     "trunc": {"b": _kernel("trunc_vml_cpu"), "c": _fixed(NotImplementedError, "trunc is not supported for complex inputs")},
     "fix": {"b": _kernel("trunc_vml_cpu"), "c": _fixed(NotImplementedError, "trunc is not supported for complex inputs")},
-    "round": {"bc": _round},
+    "round": {"biuc": _round},
     "frac": {"biuc": _kernel("frac_cpu")},
     "erf": {"c": _kernel("erf_vml_cpu")}, "erfc": {"c": _kernel("erfc_vml_cpu")},
     "erfinv": {"c": _kernel("erfinv_vml_cpu")}, "lgamma": {"c": _kernel("lgamma_vml_cpu")},
@@ -80,7 +95,7 @@ RULES = {
     "nanmean": {"c": _fixed(RuntimeError, "nansum on CPU does not support complex inputs"),
                 "biu": lambda dt: RuntimeError("nanmean(): expected input to have floating point or complex dtype but "
                                                f"got {_dtype.SCALAR_NAMES.get(dt, dt)}")},
-    "logcumsumexp": {"biu": _kernel("logcumsumexp_out_cpu")},
+    "logcumsumexp": {"biu": _needs_dim("logcumsumexp", _kernel("logcumsumexp_out_cpu"))},
     # (softmax and log_softmax refuse these dtypes themselves: the kernel's name depends on the dim)
     "norm": {"biu": lambda dt: RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                                             f"input. Got {_dtype.SCALAR_NAMES.get(dt, dt)}")},

@@ -280,6 +280,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if values.dtype != seq.dtype:
         common = _common(values, seq)
         values, seq = values.to(common), seq.to(common)
+    if seq._raw.dtype.kind in "bc":  # (PyTorch's kernel, run in the common dtype, has no bool or complex version)
+        raise _kernel("searchsorted_out_cpu")(seq.dtype.name)
     return dispatch(X.searchsorted, (seq.detach(), values),
                     (("right", builtins.bool(right)), ("out_int32", builtins.bool(out_int32))))
 

@@ -13,9 +13,10 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch, inplace, view
 from .._tensor import Tensor, as_tensor
-from ..amp import promote
+from ..amp import full_precision, promote
 from ._args import _dim, _operand
 from ._checks import check_expandable, check_indices, check_int_indices
+from ._dtype_rules import _kernel
 
 __all__ = [
     "argwhere", "cdist", "cross", "detach", "gather", "index_add", "index_put", "index_select",
@@ -491,6 +492,7 @@ def detach(input):
 _CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
 
 
+@full_precision  # (at entry, as at the op: its dtype checks see what autocast makes of the inputs)
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Pairwise `p`-norm distances between the rows of `x1` and of `x2` (batch dimensions broadcast), with
     PyTorch's derivative: none at a zero distance, the full gradient to every coordinate tied for the maximum
@@ -506,14 +508,21 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     for name, t in (("X1", x1), ("X2", x2)):
         if t.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
-        if not (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_dtype.SCALAR_NAMES[t.dtype.name]}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    _same_scalar_type(x1, x2)
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point:  # (nor complex)
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_dtype.SCALAR_NAMES[t.dtype.name]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype in (_dtype.float16, _dtype.bfloat16) and x1.numel() and x2.numel():
+        # PyTorch's distance kernel has no half version; its Euclidean path by matrix products has.
+        rows = max(x1.shape[-2], x2.shape[-2])
+        if not (p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+                compute_mode != "donot_use_mm_for_euclid_dist" and rows > 25))):
+            raise _kernel("cdist")(x1.dtype.name)
+    _same_scalar_type(x1, x2)
     return dispatch(X.nn.cdist, (x1, x2), (("p", float(p)),))
 
 

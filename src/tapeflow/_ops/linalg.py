@@ -34,8 +34,14 @@ def matmul(input, other):
     a, b = input._raw.ndim, other._raw.ndim
     if a and b:
         _check_inner(input._raw.shape, other._raw.shape)
-        _same_dtype("dot" if a == b == 1 else "mv" if (a, b) == (2, 1) else "mm" if b <= 2 and a <= 2 else "bmm",
-                    input, other)
+        kind = "dot" if a == b == 1 else "mv" if (a, b) == (2, 1) else "mm" if b <= 2 and a <= 2 else "bmm"
+        # the kernel each shape reaches: a batch folds into rows where the second operand is a matrix or vector
+        kernel = "dot" if a == b == 1 else "addmv_impl_cpu" if b == 1 else "addmm_impl_cpu_" if b == 2 else "bmm"
+        if kernel == "bmm":  # (PyTorch's bmm looks for its kernel before it compares the dtypes)
+            _refuse_bool(kernel, input, other)
+        _same_dtype(kind, input, other)
+        if kernel != "bmm":
+            _refuse_bool(kernel, input, other)
     if a == 2 and b == 2:
         return dispatch(X.mm, (input, other))
     if a == 1 and b == 1:
@@ -47,6 +53,13 @@ def matmul(input, other):
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a}D and {b}D")
     return dispatch(X.matmul, (input, other))
+
+
+def _refuse_bool(kernel: str, a, b) -> None:
+    """PyTorch's products have no bool kernel; one with nothing to sum (an empty operand) never runs it, except
+    `dot`."""
+    if a._raw.dtype == np.bool_ and (kernel == "dot" or (a.numel() and b.numel())):
+        raise _kernel(kernel)("bool")
 
 
 def _same_dtype(kind: str, a, b) -> None:
@@ -116,6 +129,7 @@ def mm(input, mat2):
     if input.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
+    _refuse_bool("addmm_impl_cpu_", input, mat2)
     return dispatch(X.mm, (input, mat2))
 
 
@@ -130,6 +144,7 @@ def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
     _check_inner(input._raw.shape, mat2._raw.shape)
+    _refuse_bool("bmm", input, mat2)
     _same_dtype("bmm", input, mat2)
     return dispatch(X.bmm, (input, mat2))
 
@@ -146,6 +161,7 @@ def mv(input, vec):
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     _check_inner(input._raw.shape, vec._raw.shape)
     _same_dtype("mv", input, vec)
+    _refuse_bool("addmv_impl_cpu", input, vec)
     return dispatch(X.mv, (input, vec))
 
 
@@ -220,7 +236,109 @@ def einsum(equation: str, *operands):
         if isinstance(other, Tensor) and isinstance(operands[0], Tensor) and other._raw.dtype != operands[0]._raw.dtype:
             s = _dtype.SCALAR_NAMES
             raise RuntimeError(f"expected scalar type {s[operands[0].dtype.name]} but found {s[other.dtype.name]}")
+    if operands and isinstance(operands[0], Tensor) and operands[0]._raw.dtype == np.bool_:
+        # Bool operands take PyTorch's path: its sums count (int64), its products of two operands over a
+        # shared dimension are a bmm, which has no bool kernel. The counts are the integer einsum's.
+        out = dispatch(X.einsum, tuple(t.long() for t in operands), (("equation", equation),))
+        return out if _bool_einsum_dtype(equation, [tuple(t.shape) for t in operands]) == "int64" else out.bool()
     return dispatch(X.einsum, tuple(operands), (("equation", equation),))
+
+
+def _bool_einsum_dtype(equation: str, shapes: list) -> str:
+    """The dtype ("bool" or "int64") PyTorch's einsum of bool operands of these shapes gives, following its
+    steps: dimensions of size 1 broadcast, a dimension left in one operand only is summed there (a count), two
+    operands sharing one are multiplied by bmm. Raises PyTorch's refusal where a bmm meets a bool operand."""
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    ell = max((len(sh) - len(t) + 3 for t, sh in zip(terms, shapes) if "..." in t), default=0)
+    ops, count = [], {}
+    for term, shape in zip(terms, shapes):
+        head, dots, tail = term.partition("...")
+        labels = list(head)
+        if dots:  # (the dimensions under an operand's ellipsis align with the last of the widest one's)
+            labels += [("...", j) for j in range(ell - (len(shape) - len(head) - len(tail)), ell)]
+        labels += list(tail)
+        sizes = {}
+        for label, n in zip(labels, shape):
+            sizes.setdefault(label, n)  # (a repeated label: its diagonal)
+            if isinstance(label, str):
+                count[label] = count.get(label, 0) + 1
+        ops.append(sizes)
+    ellipsis = [("...", j) for j in range(ell)]
+    if arrow:
+        out = [x for c in rhs.replace("...", ".") for x in (ellipsis if c == "." else [c])]
+    else:
+        out = ellipsis + sorted(c for c, k in count.items() if k == 1)
+    # PyTorch's dimension order: the output's, then the ellipsis (when summed), then the labels (A-Z, a-z)
+    order = out + [x for x in ellipsis if x not in out] + sorted(c for c in count if c not in out)
+    summed = order[len(out):]
+    ops = [({x: sz.get(x, 1) for x in order}, "bool") for sz in ops]
+    left = {x: sum(sz[x] != 1 for sz, _ in ops) for x in summed}
+    path = None
+    if len(ops) > 2:  # (PyTorch contracts three or more operands in opt_einsum's order, where it has opt_einsum)
+        try:
+            import opt_einsum
+        except ImportError:
+            pass
+        else:
+            path = [tuple(p) for p in opt_einsum.contract_path(equation, *shapes, shapes=True, optimize="auto")[0]]
+    while len(ops) > 1:
+        i, j = sorted(path.pop(0)) if path else (0, 1)
+        a, b = ops[i], ops[j]
+        del ops[j], ops[i]
+        now = []
+        for x in summed:
+            sa, sb = a[0][x] != 1, b[0][x] != 1
+            if sa and sb:
+                left[x] -= 1
+                if left[x] == 1:
+                    now.append(x)
+                    left[x] = 0
+            elif left[x] == 1 and (sa or sb):
+                a, b = (_counted(a, [x]), b) if sa else (a, _counted(b, [x]))
+                left[x] = 0
+        r = _product_pair(a, b, now, order)
+        ops.insert(len(ops) if path is not None else 0, r)
+    # (one operand: PyTorch sums what is not in the output, even dimensions of size 1)
+    return "int64" if summed and len(terms) == 1 else ops[0][1]
+
+
+def _counted(op, dims):
+    """`op` summed over `dims` (kept as size 1): a bool sum is an int64 count."""
+    sizes, _ = op
+    return {x: 1 if x in dims else n for x, n in sizes.items()}, "int64"
+
+
+def _product_pair(a, b, summed, order):
+    """PyTorch's product of two aligned operands: elementwise (promoting) with nothing to sum, else a bmm of
+    (batch, rows, summed) by (batch, summed, columns)."""
+    if not summed:
+        return {x: b[0][x] if a[0][x] == 1 else a[0][x] for x in order}, "bool" if a[1] == b[1] == "bool" else "int64"
+    rows, cols, both, k = [], [], 1, 1
+    for pos, x in enumerate(order):
+        sa, sb = a[0][x] != 1, b[0][x] != 1
+        if x in summed:
+            if sa and sb:
+                k *= a[0][x]
+            elif sa or sb:
+                a, b = (_counted(a, [x]), b) if sa else (a, _counted(b, [x]))
+        elif sa and sb:
+            both *= a[0][x]
+        elif sa:
+            rows.append((pos, a[0][x]))
+        else:  # (PyTorch counts a dimension of size 1 in both among the columns)
+            cols.append((pos, b[0][x]))
+    if rows and cols and cols[-1][0] < rows[0][0]:  # (PyTorch swaps the operands to write the result in order)
+        a, b = b, a
+    sizes = {x: 1 if x in summed else (a[0][x] if a[0][x] != 1 else b[0][x]) for x in order}
+    if not (both * int(np.prod([n for _, n in rows])) * int(np.prod([n for _, n in cols])) and k):
+        return sizes, b[1]  # (an empty bmm runs no kernel; its result takes the second operand's dtype)
+    if a[1] == "bool":
+        raise _kernel("bmm")("bool")
+    if b[1] != a[1]:
+        s = _dtype.SCALAR_NAMES
+        raise RuntimeError(f"expected scalar type {s[a[1]]} but found {s[b[1]]}")
+    return sizes, a[1]
 
 
 @lower_precision
@@ -364,7 +482,52 @@ def tensordot(a, b, dims=2):
     for i, j in zip(da, db):
         lb[j] = la[i]
     out = [c for i, c in enumerate(la) if i not in da] + [c for j, c in enumerate(lb) if j not in db]
-    return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
+    equation = f"{''.join(la)},{''.join(lb)}->{''.join(out)}"
+    if a._raw.dtype == np.bool_:
+        _tensordot_refuses_bool(a, b, da, db)
+        return einsum(equation, a.long(), b.long()) != 0  # (PyTorch's bool sums are `any`)
+    return einsum(equation, a, b)
+
+
+def _tensordot_refuses_bool(a, b, da, db) -> None:
+    """PyTorch's tensordot of bools: a contracted dimension of size 1 in one operand is summed away in the
+    other; the rest is a matrix product (no bool kernel unless it is empty) or, with nothing left uncontracted,
+    a `dot` of the two operands flattened (no bool kernel) where both lie in memory in the contracted order."""
+    sa, sb = list(a.shape), list(b.shape)
+    strides_a, strides_b = a.stride(), b.stride()
+    inner = 1
+    for i, j in zip(da, db):
+        if sb[j] == 1:
+            sa[i], strides_a = 1, None  # (summed: a new contiguous tensor)
+        elif sa[i] == 1:
+            sb[j], strides_b = 1, None
+        else:
+            inner *= sa[i]
+    rows = int(np.prod([n for i, n in enumerate(sa) if i not in da]))
+    cols = int(np.prod([n for j, n in enumerate(sb) if j not in db]))
+    if rows != 1 or cols != 1:
+        if rows and cols and inner:
+            raise _kernel("addmm_impl_cpu_")("bool")
+        return
+    pa = [i for i in range(len(sa)) if i not in da] + list(da)
+    pb = list(db) + [j for j in range(len(sb)) if j not in db]
+    if _contiguous_after(sa, strides_a, pa) and _contiguous_after(sb, strides_b, pb):
+        raise _kernel("dot")("bool")
+
+
+def _contiguous_after(shape: list, strides, perm: list) -> bool:
+    """Whether a tensor of `shape` and `strides` (None: contiguous) is contiguous once permuted by `perm`."""
+    if strides is None:
+        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    if 0 in shape:
+        return True
+    expected = 1
+    for k in reversed(perm):
+        if shape[k] != 1:
+            if strides[k] != expected:
+                return False
+            expected *= shape[k]
+    return True
 
 
 @full_precision(devices=("cpu",))

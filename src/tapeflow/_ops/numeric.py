@@ -154,6 +154,14 @@ def _spacing(y, x, d):
     return diff(x, dim=d - y.ndim)
 
 
+def _no_bool(name, y, x) -> None:
+    if x is None:
+        if y.dtype is _dtype.bool:
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    elif y.dtype is _dtype.bool or _t(x).dtype is _dtype.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+
+
 def _ends(y, d):
     m = y.shape[d]
     return y.narrow(d, 0, m - 1), y.narrow(d, 1, m - 1)
@@ -175,9 +183,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if y.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _dim(dim, y.ndim)
-    y = _to_float(y)
-    if y.shape[d] == 0:
+    if y.shape[d] == 0:  # (PyTorch's zeros before any other check, in the samples' dtype)
+        if not (y.dtype.is_floating_point or y.dtype.is_complex):
+            return y.new_zeros(tuple(n for k, n in enumerate(y.shape) if k != d))
         return y.sum(d) * 0
+    _no_bool("trapezoid", y, x)
+    y = _to_float(y)
     if x is None:
         step = 1 if dx is None else dx
         return (y.sum(d) - (y.select(d, 0) + y.select(d, -1)) * 0.5) * step
@@ -202,6 +213,9 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         >>> tp.cumulative_trapezoid(tp.tensor([1.0, 2.0, 4.0]))
         tensor([1.5000, 4.5000])
     """
+    if x is not None:
+        _dim(dim, y.ndim)  # (with sample points, PyTorch checks the dim first)
+    _no_bool("cumulative_trapezoid", y, x)
     if y.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     d = _dim(dim, y.ndim)

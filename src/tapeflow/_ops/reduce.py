@@ -45,7 +45,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 def _check_floating(input, name):
     if input._raw.dtype.kind in "iub":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {_dtype.SCALAR_NAMES[input.dtype.name]}. Convert first, e.g. x.float().")
+                           f"or complex dtype. Got: {_dtype.SCALAR_NAMES[input.dtype.name]}")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -416,13 +416,15 @@ def cummin(input, dim):
     return return_types.cummin(*dispatch(X.cummin, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 
-def logcumsumexp(input, dim):
-    """Running `log(sum(exp(input)))` along `dim`, computed stably.
+def logcumsumexp(input, dim=None):
+    """Running `log(sum(exp(input)))` along `dim` (required), computed stably.
 
     Example:
         >>> tp.logcumsumexp(tp.tensor([0.0, 0.0, 0.0]), dim=0)
         tensor([0.0000, 0.6931, 1.0986])
     """
+    if dim is None:
+        raise TypeError('logcumsumexp() missing 1 required positional arguments: "dim"')
     return dispatch(X.logcumsumexp, (input,), (("dim", _dim(dim, input.ndim)),))
 
 

@@ -3,13 +3,17 @@ functions, the gamma family, bit shifts (`tapeflow.special` gives them PyTorch's
 
 from __future__ import annotations
 
+import math
+
 import xla_ops as X
 
 from .. import _dtype
 from .._dispatch import dispatch
+from .._factories import tensor
 from ._args import _common, _t, _to_float
 from ._checks import tensor_arg
 from ._dtype_rules import _kernel
+from .unary import lgamma
 
 __all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "deg2rad", "rad2deg", "signbit",
            "isneginf", "isposinf", "i0", "gcd", "lcm", "polygamma", "mvlgamma", "igamma", "igammac", "nextafter",
@@ -227,7 +231,10 @@ def polygamma(n, input):
     """
     if int(n) != n or n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return dispatch(X.polygamma, (_to_float(_t(input)),), (("n", int(n)),))
+    input = _t(input)
+    if input._raw.dtype.kind == "c":  # (PyTorch's kernel for the order: digamma, trigamma or polygamma)
+        raise _kernel(("digamma", "trigamma")[int(n)] if n < 2 else "polygamma")(input.dtype.name)
+    return dispatch(X.polygamma, (_to_float(input),), (("n", int(n)),))
 
 
 def mvlgamma(input, p):
@@ -239,10 +246,21 @@ def mvlgamma(input, p):
         tensor([0.8570, 1.5502])
     """
     input = _t(input)
+    kind = input._raw.dtype.kind
+    if kind == "b":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    if input._raw.dtype.kind not in "fc":
-        raise RuntimeError("mvlgamma is not implemented for " + _dtype.from_jax_dtype(input._raw.dtype).name)
+    if kind == "c":  # (PyTorch builds the offsets -(p-1)/2, ..., 0 with arange in the input's dtype)
+        raise _kernel("arange_cpu")(input.dtype.name)
+    if kind in "iu":
+        input = input.to(_dtype.get_default_dtype())
+    if input.dtype in (_dtype.float16, _dtype.bfloat16):
+        # PyTorch composes it in the half type, each step rounded: offsets + x, lgamma, a sum, + the constant
+        # (itself rounded to the half type first).
+        offsets = tensor([j / 2 - (p - 1) / 2 for j in range(int(p))], dtype=input.dtype)
+        terms = lgamma(offsets + input.unsqueeze(-1))
+        return terms.sum(-1) + tensor(p * (p - 1) * math.log(math.pi) / 4, dtype=input.dtype)
     return dispatch(X.mvlgamma, (input,), (("p", int(p)),))
 
 
@@ -289,7 +307,7 @@ def frexp(input):
     from .reduce import return_types
 
     input = _t(input)
-    if input._raw.dtype.kind not in "f":
+    if input._raw.dtype.kind != "f" and input.dtype is not _dtype.bfloat16:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     return return_types.frexp(*dispatch(X.frexp, (input,)))
 

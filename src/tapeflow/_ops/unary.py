@@ -114,8 +114,6 @@ def round(input, *, decimals: int = 0):
         >>> tp.round(tp.tensor([2.567]), decimals=2)
         tensor([2.5700])
     """
-    if decimals and input._raw.dtype.kind in "iu":  # (PyTorch's kernel with decimals has no integer version)
-        raise NotImplementedError(f'"round_cpu" not implemented for \'{_dtype.SCALAR_NAMES[input.dtype.name]}\'')
     return dispatch(X.round, (input,), (("decimals", decimals),) if decimals else ())
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtype, _factories, _ops
 from .._factories import bernoulli_like, bernoulli_mask, rand, zeros_like
+from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
 from ..amp import lower_precision
 from ..autograd.grad_mode import no_grad
@@ -322,9 +323,17 @@ def _dropout(input, p, training, inplace, feature, alpha):
         return input
     if feature and input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if p == 1.0:
-        out = input * 0.0
+    kind = input._raw.dtype.kind
+    if p == 1.0:  # (PyTorch multiplies by a zero of the input's dtype: an integer input keeps it)
+        out = input * 0.0 if kind not in "biu" else input.new_zeros(input.shape)
         return _F._inplace(input, out) if inplace else out
+    if kind in "biu":
+        # PyTorch draws the noise in the input's dtype and scales it in place by a float, which an integer noise
+        # cannot hold; alpha dropout first adds -1 to it, which makes a bool noise int64.
+        held = "int64" if alpha and kind == "b" else input.dtype.name
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {_dtype.SCALAR_NAMES[held]}")
+    if kind == "c":
+        raise _kernel("bernoulli_scalar_cpu_")(input.dtype.name)
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
     with no_grad():
         keep = _factories.drawn_for(input, bernoulli_mask, shape, 1.0 - p, input.dtype) if feature else \
@@ -400,7 +409,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
                       "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
                       "inputs).", stacklevel=2)
-    if input.ndim == 4:  # unbatched: one sample
+    if input.ndim != 5:  # unbatched: one sample (PyTorch reads every other rank so too)
         out = _dropout(input.unsqueeze(0), p, training, False, True, False).squeeze(0)
         return _F._inplace(input, out) if inplace and out is not input else out
     return _dropout(input, p, training, inplace, True, False)

@@ -14,9 +14,10 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dtype, _ops
-from .._factories import arange, ones_like, zeros_like
+from .._factories import _check_fits, arange, full_like, ones_like, zeros_like
 from .._ops._checks import index_bounds
 from .._tensor import Tensor
+from .._toplevel import can_cast
 from ..amp import full_precision
 from ._functional_distance import pairwise_distance
 from ._functional_losses import _reduction
@@ -79,7 +80,14 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """
     reduction = _reduction(reduction, size_average, reduce)
     zeros = zeros_like(input)
-    hinge = _ops.where(target != 1, _ops.clamp_min(margin - input, 0), zeros)
+    if input._raw.dtype.kind in "biu":
+        # PyTorch fills the margin into a tensor of the input's dtype (refusing one it cannot hold) and subtracts
+        # there: an integer input keeps its dtype, wrapping as it does, and a bool one is refused.
+        _check_fits(float(margin), input._raw.dtype)
+        gap = full_like(input, float(margin)) - input
+    else:
+        gap = margin - input
+    hinge = _ops.where(target != 1, _ops.clamp_min(gap, 0), zeros)
     return _reduce(hinge + _ops.where(target != -1, input, zeros), reduction)
 
 
@@ -93,7 +101,21 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         tensor(1.4100)
     """
     reduction = _reduction(reduction, size_average, reduce)
-    return _reduce(_ops.log1p(_ops.exp(-input * target)), reduction)
+    # PyTorch computes in the input's dtype, in place: the product must cast back to it, and an integer one
+    # cannot hold exp's float result.
+    product = -input * target
+    if product.dtype is not input.dtype:
+        if not can_cast(product.dtype, input.dtype):
+            raise _cannot_cast(product.dtype, input.dtype)
+        product = product.to(input.dtype)
+    if input._raw.dtype.kind in "iu":
+        raise _cannot_cast(_dtype.get_default_dtype(), input.dtype)
+    return _reduce(_ops.log1p(_ops.exp(product)), reduction)
+
+
+def _cannot_cast(src, dst) -> RuntimeError:
+    s = _dtype.SCALAR_NAMES
+    return RuntimeError(f"result type {s[src.name]} can't be cast to the desired output type {s[dst.name]}")
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,

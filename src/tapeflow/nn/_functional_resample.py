@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from .._factories import tensor
+from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
 from ..amp import full_precision
 
@@ -88,6 +89,79 @@ def _aa_taps(out: int, inp: int, scale: float | None, mode: str, align_corners: 
     return [(np.minimum(lo + k, inp - 1), w[:, k]) for k in range(width)]
 
 
+def _filter(mode: str, x: np.ndarray, a: float) -> np.ndarray:
+    """The interpolation kernel at offsets `x`: the triangle (bilinear) or Keys' cubic with parameter `a`."""
+    ax = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(0.0, 1.0 - ax)
+    return np.where(ax < 1, ((a + 2) * ax - (a + 3)) * ax * ax + 1,
+                    np.where(ax < 2, ((a * ax - 5 * a) * ax + 8 * a) * ax - 4 * a, 0.0))
+
+
+def _u8_taps(out: int, inp: int, scale: float | None, mode: str, align_corners: bool, antialias: bool):
+    """PyTorch's taps for uint8 bilinear / bicubic resizing (its PIL-like path): the weights of the input
+    positions each output position reads, in float64, then as integers of `precision` fractional bits (the
+    most a 16-bit integer holds for the largest weight). Returns `([(indices, weights), ...], precision)`."""
+    if align_corners:
+        ratio = (inp - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale and scale > 0 else inp / out
+    half = 1 if mode == "bilinear" else 2  # (the kernel's half-width)
+    if antialias:
+        support = half * ratio if ratio >= 1.0 else float(half)
+        width = int(math.ceil(support)) * 2 + 1
+    else:
+        width = 2 * half
+    lo, w, top = np.zeros(out, np.int64), np.zeros((out, width)), 0.0
+    for i in range(out):
+        if antialias:  # (every input position under the kernel, stretched when downsampling; weights sum to 1)
+            center = ratio * (i + 0.5)
+            lo[i] = max(int(center - support + 0.5), 0)
+            count = min(max(min(int(center + support + 0.5), inp) - lo[i], 0), width)
+            row = _filter(mode, (np.arange(count) + lo[i] - center + 0.5) / max(ratio, 1.0), -0.5)
+            if row.sum() != 0:
+                row = row / row.sum()
+                top = max(top, row.max(initial=0.0))
+            w[i, :count] = row
+            continue
+        src = ratio * i if align_corners else ratio * (i + 0.5) - 0.5
+        if mode == "bilinear" and not align_corners:
+            src = max(src, 0.0)
+        base = min(int(np.floor(np.float32(src))), inp - 1)
+        t = min(max(src - base, 0.0), 1.0)
+        first = base - half + 1
+        lo[i] = max(first, 0)
+        count = min(max(min(base + half + 1, inp) - lo[i], 0), width)
+        # taps beyond either edge add their weight to the edge's (the float kernels clamp their indices)
+        k = 0
+        for j in range(width):
+            if first + j <= 0:
+                k = 0
+            elif first + j >= inp - 1:
+                k = count - 1
+            w[i, k] += _filter(mode, np.float64(j + 1 - half) - t, -0.75)
+            top = max(top, w[i, k])
+            k += 1
+    precision = 0
+    while precision < 22 and int(0.5 + top * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = w * (1 << precision)
+    fixed = np.where(scaled < 0, np.trunc(scaled - 0.5), np.trunc(scaled + 0.5)).astype(np.int32)
+    return [(np.minimum(lo + k, inp - 1), fixed[:, k]) for k in range(width)], precision
+
+
+def _along_u8(x: Tensor, dim: int, taps, precision: int) -> Tensor:
+    """One pass of PyTorch's uint8 resize: integer products, rounded at `precision` bits, clamped to 0..255."""
+    total = None
+    for idx, w in taps:
+        shape = [1] * x.ndim
+        shape[dim] = len(w)
+        term = x.index_select(dim, tensor(idx)).to(_dtype.int32) * tensor(w.reshape(shape), dtype=_dtype.int32)
+        total = term if total is None else total + term
+    total = (total + (1 << (precision - 1))) >> precision
+    return total.clamp(0, 255).to(_dtype.uint8)
+
+
 def _along(x: Tensor, dim: int, taps) -> Tensor:
     out = None
     for idx, w in taps:
@@ -98,6 +172,23 @@ def _along(x: Tensor, dim: int, taps) -> Tensor:
             picked = picked * tensor(w.reshape(shape), dtype=x.dtype)
         out = picked if out is None else out + picked
     return out
+
+
+def _refusing_kernel(input: Tensor, mode: str, spatial: int, antialias: bool) -> str | None:
+    """The CPU kernel that refuses `input`'s dtype for `mode`, as PyTorch names it (None: it takes it). Floating
+    dtypes pass; uint8 passes the nearest modes, bilinear and bicubic."""
+    if input.dtype.is_floating_point or (input.dtype is _dtype.uint8 and mode in (
+            "nearest", "nearest-exact", "bilinear", "bicubic")):
+        return None
+    if antialias:
+        return "compute_index_ranges_weights"
+    if mode == "area":
+        return "adaptive_avg_pool3d_cpu" if spatial == 3 else "adaptive_avg_pool2d"
+    if mode in ("nearest", "nearest-exact"):
+        return "upsample_nearest2d_channels_last" if spatial == 2 else "compute_indices_weights_nearest"
+    if mode == "bilinear":
+        return "upsample_bilinear2d_channels_last"
+    return "compute_indices_weights_cubic" if mode == "bicubic" else "compute_indices_weights_linear"
 
 
 @full_precision(devices=("cuda",))
@@ -128,9 +219,9 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex) and mode != "area":
-        kernel = "compute_indices_weights_nearest" if mode.startswith("nearest") else f"upsample_{mode}{spatial}d"
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES[input.dtype.name]}\'')
+    kernel = _refusing_kernel(input, mode, spatial, antialias)
+    if kernel is not None:
+        raise _kernel(kernel)(input.dtype.name)
     if size is None and scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     if size is not None and scale_factor is not None:
@@ -149,6 +240,14 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         from ._functional_pooling import _adaptive_avg_pool
 
         return _adaptive_avg_pool(spatial, input, sizes)
+    if input.dtype is _dtype.uint8 and mode in ("bilinear", "bicubic"):
+        out = input  # (PyTorch's uint8 path: the last dimension first, each pass rounded to uint8)
+        for k in reversed(range(spatial)):
+            if sizes[k] != input.shape[2 + k]:
+                taps, precision = _u8_taps(sizes[k], input.shape[2 + k], scales[k], mode, bool(align_corners),
+                                           antialias)
+                out = _along_u8(out, 2 + k, taps, precision)
+        return out
     taps = _aa_taps if antialias else _taps
     out = input
     for k in range(spatial):
