@@ -180,3 +180,32 @@ def test_a_one_element_target_of_a_1d_input_gives_pytorchs_loss():
                             for L in (torch, tp))
             assert tuple(mine.shape) == tuple(theirs.shape)
             assert mine.item() == pytest.approx(theirs.item(), rel=1e-6)
+
+
+_INPLACE = ["add_", "sub_", "div_", "floor_divide_", "remainder_", "fmod_", "atan2_", "bitwise_and_", "clamp_min_",
+            "hypot_", "true_divide_"]
+_PAIRS = [("bool", "int64"), ("bool", 2), ("bool", 1.5), ("int32", "float32"), ("int64", 1.5), ("int64", 1j),
+          ("float16", 1j), ("float32", "complex64"), ("uint8", "complex64"), ("bfloat16", "float64"), ("float32", 2)]
+
+
+@pytest.mark.parametrize("op", _INPLACE)
+def test_in_place_ops_check_the_result_dtype_first(op):
+    """An in-place op whose promoted result does not fit the tensor's dtype is refused with PyTorch's cast error
+    before its kernel's own refusals (and `lerp`'s dtype message names C++ types as PyTorch's does)."""
+    for a, b in _PAIRS:
+        outcomes = []
+        for L in (torch, tp):
+            other = b if not isinstance(b, str) else L.ones(2, dtype=getattr(L, b))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outcomes.append(_outcome(lambda L=L, a=a, other=other: getattr(L.ones(2, dtype=getattr(L, a)), op)(other)))
+        (theirs, their_msg), (mine, my_msg) = outcomes
+        assert mine == theirs, (a, b, my_msg, their_msg)
+        assert my_msg.startswith(their_msg.split("\n")[0]), (a, b, my_msg, their_msg)
+
+
+def test_lerp_names_dtypes_as_pytorch():
+    for a, b in [("float16", "int32"), ("float32", "float64"), ("complex64", "bool"), ("uint8", "float32")]:
+        outcomes = [_outcome(lambda L=L, a=a, b=b: L.lerp(L.ones(2, dtype=getattr(L, a)), L.ones(2, dtype=getattr(L, b)),
+                                                      0.5)) for L in (torch, tp)]
+        assert outcomes[0] == outcomes[1]

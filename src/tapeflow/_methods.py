@@ -161,9 +161,53 @@ Tensor.__ge__ = _ops.ge
 
 
 # -- in-place variants: compute out of place, then write through --------------------------------
+# Binary ops whose in-place form checks, before anything else, that the promoted result fits the tensor's dtype
+# (`int_tensor.floor_divide_(1j)` is a cast error in PyTorch, not the kernel's missing complex version).
+_CAST_FIRST = frozenset("""add sub mul div pow remainder fmod atan2 arctan2 floor_divide clamp_min clamp_max
+bitwise_and bitwise_or bitwise_xor hypot true_divide divide multiply subtract copysign fmax fmin logaddexp
+nextafter""".split())
+
+
+_FLOATING_RESULTS = frozenset(("div", "divide", "true_divide", "atan2", "arctan2"))  # (for integer operands too)
+_TENSOR_ONLY = frozenset(("atan2", "arctan2", "hypot", "nextafter", "fmax", "fmin", "logaddexp"))
+
+
+def _check_cast_first(self, op: str, other, rounding_mode) -> None:
+    if (op in ("sub", "subtract") and self.dtype.name == "bool") or (op in ("clamp_min", "clamp_max")
+                                                                     and type(other) is complex):
+        return  # (the op's own refusal comes first there)
+    if op in _TENSOR_ONLY and not isinstance(other, Tensor):
+        raise TypeError(f"{op}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    if isinstance(other, Tensor):
+        if other.dtype is self.dtype:
+            return
+    elif type(other) is float:
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            return
+    elif type(other) not in (int, bool, complex):
+        return
+    from ._dispatch import _category
+    from ._toplevel import result_type
+
+    rt = result_type(self, other)
+    if op in _FLOATING_RESULTS and rounding_mode is None and _category(rt) < 2:
+        rt = _dtype.get_default_dtype()  # (true division of integers is floating)
+    if _category(rt) > _category(self.dtype):
+        name = "ComplexHalf" if type(other) is complex and self.dtype.name == "float16" else \
+            _dtype.SCALAR_NAMES[rt.name]  # (PyTorch's complex32: tapeflow computes it as complex64)
+        # (PyTorch's clamp with a number names the tensor's type in C++: `int`, `bool`)
+        names = _dtype.CPP_NAMES if op.startswith("clamp") and not isinstance(other, Tensor) else _dtype.SCALAR_NAMES
+        raise RuntimeError(f"result type {name} can't be cast to the desired output type {names[self.dtype.name]}")
+
+
 def _make_inplace(fn, name):
-    def method(self, *args, **kwargs):
-        return inplace(self, fn(self, *args, **kwargs))
+    if name[:-1] in _CAST_FIRST:
+        def method(self, *args, **kwargs):
+            _check_cast_first(self, name[:-1], args[0] if args else kwargs.get("other"), kwargs.get("rounding_mode"))
+            return inplace(self, fn(self, *args, **kwargs))
+    else:
+        def method(self, *args, **kwargs):
+            return inplace(self, fn(self, *args, **kwargs))
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place `{name[:-1]}`: writes the result into this tensor (and its aliases)."
     return method

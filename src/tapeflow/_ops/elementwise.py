@@ -381,9 +381,8 @@ def lerp(input, end, weight):
         weight = weight.to(input.dtype)  # (a 0-d weight is taken in the input's dtype, as PyTorch takes it)
     for what, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t._raw.dtype != input._raw.dtype:
-            raise RuntimeError(f"expected dtype {input.dtype.name.replace('float32', 'float').replace('float64', 'double')}"
-                               f" for `{what}` but got dtype "
-                               f"{t.dtype.name.replace('float32', 'float').replace('float64', 'double')}")
+            c = _dtype.CPP_NAMES
+            raise RuntimeError(f"expected dtype {c[input.dtype.name]} for `{what}` but got dtype {c[t.dtype.name]}")
     if input._raw.dtype.kind not in "fcV":
         raise _unsupported("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor",
                            input._raw.dtype)
@@ -558,8 +557,7 @@ def _cmp(op, name):
 
     def f(input, other):
         a, b = _pair(_t(input), other)
-        if bitwise:
-            _integral(name, a, b)
+        if bitwise:  # (PyTorch's message names the promoted type)
             if _kind_of(a, b).kind in "fcV":
                 raise _unsupported(f"{name}_cpu", _kind_of(a, b))
         elif ordered:
@@ -597,7 +595,7 @@ __all__ += [*_COMPARISONS, "greater", "greater_equal", "less", "less_equal", "no
 
 
 def _integral(name: str, *tensors) -> None:
-    """Bitwise ops take integers and bools (PyTorch's message names the first floating operand's type)."""
+    """Bitwise NOT takes integers and bools."""
     for t in tensors:
         if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtype.SCALAR_NAMES[t.dtype.name]}\'')
