@@ -555,7 +555,11 @@ def _cmp(op, name):
 
     ordered = name in ("lt", "le", "gt", "ge")
 
+    logical = name.startswith("logical_")
+
     def f(input, other):
+        if logical:
+            tensor_arg(name, "other", other)  # (PyTorch's logical ops take no numbers)
         a, b = _pair(_t(input), other)
         if bitwise:  # (PyTorch's message names the promoted type)
             if _kind_of(a, b).kind in "fcV":

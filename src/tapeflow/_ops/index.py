@@ -15,7 +15,7 @@ from .._dispatch import dispatch, inplace, view
 from .._tensor import Tensor, as_tensor
 from ..amp import full_precision, promote
 from ._args import _dim, _operand
-from ._checks import check_expandable, check_indices, check_int_indices
+from ._checks import check_expandable, check_indices, check_int_indices, tensor_arg
 from ._dtype_rules import _kernel
 
 __all__ = [
@@ -152,6 +152,7 @@ def index_add(input, dim, index, source, *, alpha=1):
         >>> tp.index_add(tp.zeros(3), 0, tp.tensor([0, 0, 2]), tp.tensor([1.0, 2.0, 3.0]))
         tensor([3., 0., 3.])
     """
+    tensor_arg("index_add", "source", source, 4)
     d = _along(input, dim, index, name="index_add")
     check_index_source("index_add_", input, d, index, source)
     return dispatch(X.index_add, (input, index, source), (("dim", d), ("alpha", alpha)))
