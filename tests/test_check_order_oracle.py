@@ -135,6 +135,11 @@ def _api_cases(L):
         "logical_and with a number": lambda: L.logical_and(L.ones(2), 2),
         "logical_xor with a float": lambda: L.logical_xor(L.ones(2), 1.5),
         "index_add of a number": lambda: L.index_add(L.ones(2), 0, L.tensor([0]), 3),
+        "write to an element of a leaf": lambda: L.ones(2, requires_grad=True).__setitem__(0, 3.0),
+        "write to a slice of a leaf": lambda: L.ones(2, requires_grad=True).__setitem__(slice(1, None), 3.0),
+        "write to all of a leaf": lambda: L.ones(2, requires_grad=True).__setitem__(slice(None), 3.0),
+        "write through a Python bool to a leaf": lambda: L.ones(2, requires_grad=True).__setitem__(True, 3.0),
+        "write through an index tensor to a leaf": lambda: L.ones(2, requires_grad=True).__setitem__(L.tensor([0]), 3.0),
         "embedding of float64 indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.float64), L.ones(3, 2)),
         "embedding of int16 indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.int16), L.ones(3, 2)),
         "embedding of bool indices": lambda: nn.functional.embedding(L.ones(2, dtype=L.bool), L.ones(3, 2)),
@@ -212,3 +217,15 @@ def test_lerp_names_dtypes_as_pytorch():
         outcomes = [_outcome(lambda L=L, a=a, b=b: L.lerp(L.ones(2, dtype=getattr(L, a)), L.ones(2, dtype=getattr(L, b)),
                                                       0.5)) for L in (torch, tp)]
         assert outcomes[0] == outcomes[1]
+
+
+def test_writes_through_python_bools_select_everything_or_nothing():
+    results = []
+    for L in (torch, tp):
+        x, y, z, w = L.ones(2), L.ones(2, 2), L.ones(2, 2), L.ones(2)
+        x[True] = 5.0
+        y[0, True] = 7.0
+        z[True, 1] = L.tensor([3.0, 4.0])
+        w[False] = 5.0
+        results.append([t.tolist() for t in (x, y, z, w)])
+    assert results[0] == results[1]

@@ -12,6 +12,7 @@ import xla_ops as X
 
 from .. import _dtype
 from .._dispatch import dispatch, inplace, view
+from .._state import state
 from .._tensor import Tensor, as_tensor
 from ..amp import full_precision, promote
 from ._args import _dim, _operand
@@ -398,7 +399,21 @@ def _setitem(self, index, value):
         return
     if not isinstance(index, tuple):
         index = tuple(index) if _sequence_as_tuple(index) else (index,)
+    if builtins.any(type(i) is builtins.bool for i in index):
+        # (a Python bool adds a dimension of length 1 (True) or 0 (False): it selects everything, or nothing)
+        if False in [i for i in index if type(i) is builtins.bool]:
+            return
+        index = tuple(None if type(i) is builtins.bool else i for i in index)
+    if self._requires_grad and self.grad_fn is None and state.grad_enabled and _basic(index):
+        # (PyTorch writes a basic index through the view it selects: the leaf is refused as that view's base)
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     inplace(self, index_put(self, index, value))
+
+
+def _basic(index: tuple) -> builtins.bool:
+    """Whether `index` selects a proper view (integers, slices, None; not only full slices)."""
+    return all(type(i) in (int, slice) or i is None or i is Ellipsis or isinstance(i, np.integer) for i in index) \
+        and not all(i is Ellipsis or i == slice(None) for i in index)
 
 
 def _scalar_bool(index) -> builtins.bool:
