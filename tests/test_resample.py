@@ -113,3 +113,15 @@ def test_a_scale_factor_that_leaves_or_doubles_a_size_resamples_as_pytorch(mode,
         mine = tp.nn.functional.interpolate(tp.tensor(x), scale_factor=scale, mode=mode)
         theirs = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=scale, mode=mode)
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12, err_msg=f"{scale}")
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_source_indices_are_pytorchs_float32_ones(mode):
+    for inp in [*range(1, 40), 97, 131, 255]:
+        x = np.arange(inp, dtype=np.float32).reshape(1, 1, inp)
+        calls = [dict(size=out) for out in (1, 3, 7, 13, 29, 33, 100, 301)]
+        calls += [dict(scale_factor=sf) for sf in (0.3, 0.7, 1.3, 2.5, 3.3, 7.77) if int(inp * sf) >= 1]
+        for kw in calls:
+            theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kw).numpy()
+            mine = tp.nn.functional.interpolate(tp.tensor(x), mode=mode, **kw).numpy()
+            np.testing.assert_array_equal(mine, theirs, err_msg=f"{inp} {kw}")

@@ -48,8 +48,10 @@ def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list[np.ndarray]:
 def _taps(out: int, inp: int, scale: float | None, mode: str, align_corners: bool):
     """`[(indices, weights), ...]`: the input positions each output position reads and how it weighs them."""
     if mode in ("nearest", "nearest-exact"):
-        s = 1.0 / scale if scale else inp / out
-        dst = np.arange(out, dtype=np.float64) + (0.5 if mode == "nearest-exact" else 0.0)
+        # NOTE: PyTorch computes the source index in float32 (`floorf((i + 0.5) * scale)`), so a float64 product
+        # would pick another pixel at some scales.
+        s = np.float32(1.0 / scale) if scale and scale > 0 else np.float32(inp) / np.float32(out)
+        dst = np.arange(out, dtype=np.float32) + np.float32(0.5 if mode == "nearest-exact" else 0.0)
         return [(np.minimum(np.floor(dst * s).astype(np.int64), inp - 1), None)]
     cubic = mode == "bicubic"
     src = _source(out, inp, scale, align_corners, cubic)
