@@ -863,7 +863,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 # -- *_like -------------------------------------------------------------------------------------------------------
 def _like(t: Tensor, dtype, fn: str):
     if not isinstance(t, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
+        from ._ops._checks import tensor_arg  # (the `_ops` package imports this module)
+
+        tensor_arg(fn, "input", t, 1)
     return t.shape, (dtype if dtype is not None else t.dtype)
 
 

@@ -10,8 +10,9 @@ import xla_ops as X
 from . import _dtype, _layout, _ops, linalg
 from ._device import device as _device
 from ._device import is_meta_device, to_jax_device
-from ._dispatch import dispatch, inplace
+from ._dispatch import _category, dispatch, inplace
 from ._meta import NO_DATA, MetaArray, meta_of
+from ._ops._checks import tensor_arg
 from ._tensor import Tensor, as_tensor
 
 # Functions of `_ops` that are also Tensor methods (same name).
@@ -172,21 +173,20 @@ _FLOATING_RESULTS = frozenset(("div", "divide", "true_divide", "atan2", "arctan2
 _TENSOR_ONLY = frozenset(("atan2", "arctan2", "hypot", "nextafter", "fmax", "fmin", "logaddexp"))
 
 
+_NUMBER_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+
+
 def _check_cast_first(self, op: str, other, rounding_mode) -> None:
     if (op in ("sub", "subtract") and self.dtype.name == "bool") or (op in ("clamp_min", "clamp_max")
                                                                      and type(other) is complex):
         return  # (the op's own refusal comes first there)
-    if op in _TENSOR_ONLY and not isinstance(other, Tensor):
-        raise TypeError(f"{op}_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    if op in _TENSOR_ONLY:
+        tensor_arg(f"{op}_", "other", other, 1)
     if isinstance(other, Tensor):
         if other.dtype is self.dtype:
             return
-    elif type(other) is float:
-        if self.dtype.is_floating_point or self.dtype.is_complex:
-            return
-    elif type(other) not in (int, bool, complex):
-        return
-    from ._dispatch import _category
+    elif _NUMBER_CATEGORY.get(type(other), -1) <= _category(self.dtype):
+        return  # (a number of the tensor's category or lower, or not a number: nothing to check first)
     from ._toplevel import result_type
 
     rt = result_type(self, other)
