@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 import tapeflow as tp
@@ -17,6 +18,8 @@ torch = pytest.importorskip("torch", reason="PyTorch (the oracle) is not install
 def _outcome(fn):
     try:
         fn()
+    except NameError:  # (a mistake of the test itself, never an outcome)
+        raise
     except Exception as e:  # noqa: BLE001 (the class is what is compared)
         return type(e).__name__, str(e).split("\nException raised from")[0]  # (without PyTorch's C++ frames)
     return "ok", ""
@@ -149,12 +152,67 @@ def _api_cases(L):
     }
 
 
-CASES = {**_loss_cases(torch), **_other_cases(torch), **_api_cases(torch)}
+def _argument_cases(L):
+    x3, cl, cl3 = L.ones(2, 3, 4), L.channels_last, L.channels_last_3d
+    return {
+        "randint(high)": lambda: L.randint(5),
+        "randint(low, high)": lambda: L.randint(0, 5),
+        "randint(low, high, int)": lambda: L.randint(0, 5, 3),
+        "randint(high, size=int)": lambda: L.randint(5, size=3),
+        "randint(high=)": lambda: L.randint(high=5),
+        "randint(size=)": lambda: L.randint(size=(2,)),
+        "randint(float high, size)": lambda: L.randint(5.5, (2,)),
+        "randint(bool high, size)": lambda: L.randint(True, (2,)),
+        "randint(low, float high, size)": lambda: L.randint(0, 5.5, (2,)),
+        "randint(low, high, int, dtype=)": lambda: L.randint(0, 5, 3, dtype=L.float32),
+        "randint(high, size, generator=int)": lambda: L.randint(5, (2,), generator=3),
+        "requires_grad_(int)": lambda: L.ones(2).requires_grad_(1),
+        "requires_grad_(str)": lambda: L.ones(2).requires_grad_("x"),
+        "requires_grad_(None)": lambda: L.ones(2).requires_grad_(None),
+        "requires_grad_(numpy bool)": lambda: L.ones(2).requires_grad_(np.bool_(True)),
+        "requires_grad = int": lambda: setattr(L.ones(2), "requires_grad", 1),
+        "manual_seed(2**64)": lambda: L.manual_seed(2**64),
+        "manual_seed(-2**63 - 1)": lambda: L.manual_seed(-2**63 - 1),
+        "Generator.manual_seed(2**70)": lambda: L.Generator().manual_seed(2**70),
+        "save to an int": lambda: L.save(1, 123),
+        "save to None": lambda: L.save(1, None),
+        "load from an int": lambda: L.load(123),
+        "load from None": lambda: L.load(None),
+        "numpy of bfloat16": lambda: L.ones(2, dtype=L.bfloat16).numpy(),
+        "np.asarray of bfloat16": lambda: np.asarray(L.ones(2, dtype=L.bfloat16)),
+        "np.asarray of a tensor requiring grad": lambda: np.asarray(L.ones(2, requires_grad=True)),
+        "np.array of a tensor requiring grad": lambda: np.array(L.ones(2, requires_grad=True)),
+        "to(channels_last) of 3-D": lambda: x3.to(memory_format=cl),
+        "to(dtype, channels_last) of 3-D": lambda: x3.to(L.float64, memory_format=cl),
+        "to(device, channels_last) of 2-D": lambda: L.ones(2, 3).to("cpu", memory_format=cl),
+        "to(channels_last_3d) of 4-D": lambda: L.ones(2, 3, 4, 5).to(memory_format=cl3),
+        "float(channels_last) of 3-D": lambda: x3.float(memory_format=cl),
+        "cpu(channels_last) of 3-D": lambda: x3.cpu(memory_format=cl),
+        "clone(channels_last) of 3-D": lambda: x3.clone(memory_format=cl),
+        "resize_ to 3-D channels_last": lambda: L.ones(2).resize_(2, 3, 4, memory_format=cl),
+        "empty 3-D channels_last": lambda: L.empty(2, 3, 4, memory_format=cl),
+        "empty 4-D channels_last_3d": lambda: L.empty((2, 3, 4, 5), memory_format=cl3),
+        **{f"{name} channels_last of 3-D": (lambda name=name: getattr(L, name)(x3, memory_format=cl))
+           for name in ("zeros_like", "ones_like", "rand_like", "randn_like", "empty_like")},
+        "full_like channels_last of 3-D": lambda: L.full_like(x3, 2.0, memory_format=cl),
+        "randint_like channels_last of 3-D": lambda: L.randint_like(x3, 5, memory_format=cl),
+        "addcmul_ with a number tensor1": lambda: L.ones(3).addcmul_(1, L.ones(3)),
+        "addcdiv_ with a number tensor2": lambda: L.ones(3).addcdiv_(L.ones(3), 2),
+        "addcmul method with a number": lambda: L.ones(3).addcmul(1, L.ones(3)),
+        "addcdiv function with a number": lambda: L.addcdiv(L.ones(3), L.ones(3), 2),
+        "logical_and_ with a number": lambda: L.ones(3, dtype=L.bool).logical_and_(2),
+        "logical_or_ with a float": lambda: L.ones(3).logical_or_(1.5),
+        "logical_xor method with a number": lambda: L.ones(3).logical_xor(1),
+        "maximum method with a number": lambda: L.ones(3).maximum(1),
+    }
+
+
+CASES = {**_loss_cases(torch), **_other_cases(torch), **_api_cases(torch), **_argument_cases(torch)}
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_first_failing_check_is_pytorchs(name):
-    cases = CASES, {**_loss_cases(tp), **_other_cases(tp), **_api_cases(tp)}
+    cases = CASES, {**_loss_cases(tp), **_other_cases(tp), **_api_cases(tp), **_argument_cases(tp)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         (theirs, their_msg), (mine, my_msg) = (_outcome(c[name]) for c in cases)
@@ -229,3 +287,32 @@ def test_writes_through_python_bools_select_everything_or_nothing():
         w[False] = 5.0
         results.append([t.tolist() for t in (x, y, z, w)])
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64 - 1, -2**63, 2**63, 2**32 + 5])
+def test_seeds_are_read_as_64_bit_integers(seed):
+    torch.manual_seed(seed)
+    tp.manual_seed(seed)
+    assert tp.initial_seed() == torch.initial_seed()
+    np.testing.assert_array_equal(tp.rand(3).numpy(), torch.rand(3).numpy())
+    np.testing.assert_array_equal(tp.randn(3).numpy(), torch.randn(3).numpy())
+
+
+@pytest.mark.parametrize("fmt", ["preserve_format", "contiguous_format", "channels_last"])
+def test_like_factories_and_conversions_take_a_memory_format(fmt):
+    x = tp.ones(2, 3, 4, 5)
+    f = getattr(tp, fmt)
+    for name in ("zeros_like", "ones_like", "rand_like", "randn_like", "empty_like"):
+        assert getattr(tp, name)(x, memory_format=f).shape == x.shape
+    assert tp.full_like(x, 2.0, memory_format=f).shape == x.shape
+    assert tp.randint_like(x, 5, memory_format=f).shape == x.shape
+    assert x.double(memory_format=f).dtype == tp.float64 and x.half(memory_format=f).dtype == tp.float16
+    assert x.to(tp.int64, memory_format=f).dtype == tp.int64
+
+
+def test_randint_keyword_forms():
+    assert tp.randint(high=5, size=(3,)).shape == (3,)
+    assert tp.randint(low=2, high=3, size=[2]).tolist() == [2, 2]
+    assert tp.randint(2, 3, size=(2,)).tolist() == [2, 2]
+    assert tp.randint(tp.tensor(3), (2,)).shape == (2,)
+    assert tp.randint(3, tp.Size([2, 1])).shape == (2, 1)

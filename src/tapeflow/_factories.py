@@ -17,10 +17,11 @@ from . import _adaptive, _dtype, _mt19937
 from ._adaptive import trace_state_clean
 from ._device import device as _as_device
 from ._device import is_meta_device, to_jax_device
+from ._layout import check_memory_format
 from ._meta import meta_of
 from ._mt19937 import DEFAULT_SEED, MT19937
 from ._state import state
-from ._tensor import Tensor
+from ._tensor import Tensor, py_type_name
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
            "eye", "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like", "full_like",
@@ -221,7 +222,7 @@ def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memor
         tapeflow.Size([2, 2])
     """
     size = _sized("empty", shape, size)
-    _shape(size)  # (PyTorch's message for a negative size, not zeros')
+    check_memory_format(memory_format, len(_shape(size)))  # (and PyTorch's message for a negative size)
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -409,9 +410,14 @@ class Generator:
         self.key = jax.random.key_data(jax.random.key(DEFAULT_SEED))
 
     def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
+        # PyTorch reads the seed as a 64-bit integer: negative seeds stand for their unsigned two's complement
+        seed = int(seed)
+        if not -2**63 <= seed < 2**64:
+            raise ValueError("Overflow when unpacking long long")
+        self._seed = seed % 2**64
         self.mt.seed(self._seed)
-        self.key = jax.random.key_data(jax.random.key(int(seed)))
+        signed = self._seed - 2**64 if self._seed >= 2**63 else self._seed  # (JAX's keys take signed 64-bit seeds)
+        self.key = jax.random.key_data(jax.random.key(signed))
         return self
 
     def initial_seed(self) -> int:
@@ -782,8 +788,9 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
     return _leaf(_sample(generator, shape, jd, "normal", xla_ops.random.normal, device), device, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Integers uniform on [low, high). `randint(high, size)` or `randint(low, high, size)`.
+def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
+    """Integers uniform on [low, high). `randint(high, size)` or `randint(low, high, size)` (each also with
+    keywords).
 
     Example:
         >>> import tapeflow as tp
@@ -791,10 +798,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         >>> x.dtype, bool(((x >= 0) & (x < 10)).all())
         (tapeflow.int64, True)
     """
-    if size is None:
-        low, high, size = 0, low, high
-    if high is None and isinstance(size, tuple):
-        low, high = 0, low
+    low, high, size = _randint_arguments(args, kwargs, generator=generator, dtype=dtype)
     if int(low) >= int(high):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={int(low)} >= to={int(high)}")
     jd = _dtype.to_jax_dtype(dtype) if dtype is not None else np.dtype(np.int64)
@@ -808,6 +812,60 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if arr.dtype != jd:
         arr = arr.astype(jd)
     return _leaf(arr, device, requires_grad)
+
+
+_RANDINT_SIGNATURES = [f" * ({form}, *, {gen}Tensor out = None, {{0}}.dtype dtype = None, {{0}}.layout layout = None, "
+                       "{0}.device device = None, bool pin_memory = False, bool requires_grad = False)"
+                       for form in ("int high, tuple of ints size", "int low, int high, tuple of ints size")
+                       for gen in ("{0}.Generator generator, ", "")]
+
+
+def _randint_arguments(args: tuple, kwargs: dict, **given) -> tuple:
+    """`(low, high, size)` of a `randint` call, with PyTorch's TypeErrors for any other combination."""
+    three = "low" in kwargs or len(args) >= 3 or (len(args) == 2 and "size" in kwargs)
+    names = ("low", "high", "size") if three else ("high", "size")
+    bound = dict(zip(names, args))
+    generator = given.get("generator")
+    if len(args) > len(names) or set(kwargs) - set(names) or set(kwargs) & set(bound) or set(names) - {*bound, *kwargs} \
+            or not (generator is None or isinstance(generator, Generator)):
+        raise _randint_invalid(args, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
+    bound.update(kwargs)
+    for position, name in enumerate(names, 1):
+        value = bound[name]
+        where = f"(position {position}) " if position <= len(args) else ""
+        if name == "size":
+            ok = isinstance(value, (tuple, list)) and all(_is_int_like(v) for v in value)
+            want = "tuple of ints"
+        else:
+            ok = _is_int_like(value)
+            want = "int"
+        if not ok:
+            if len(names) == 3:
+                raise _randint_invalid(args, {**kwargs, **{k: v for k, v in given.items() if v is not None}})
+            raise TypeError(f"randint(): argument '{name}' {where}must be {want}, not {py_type_name(value)}")
+    return bound.get("low", 0), bound["high"], tuple(bound["size"])
+
+
+def _is_int_like(v) -> bool:
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and not v.is_floating_point() and not v.is_complex() and v.dtype.name != "bool"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _randint_invalid(args: tuple, kwargs: dict) -> TypeError:
+    def kind(v):
+        if isinstance(v, Tensor):
+            return "Tensor"
+        if isinstance(v, _dtype.dtype):
+            return f"{_dtype.PREFIX[0]}.dtype"
+        return py_type_name(v)
+
+    got = ", ".join([kind(a) for a in args] + [f"{k}={kind(v)}" for k, v in kwargs.items()])
+    if kwargs and not args:
+        got += ", "
+    lines = "\n".join(line.format(_dtype.PREFIX[0]) for line in _RANDINT_SIGNATURES)
+    return TypeError(f"randint() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f"{lines}\n")
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -861,11 +919,12 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 # -- *_like -------------------------------------------------------------------------------------------------------
-def _like(t: Tensor, dtype, fn: str):
+def _like(t: Tensor, dtype, fn: str, memory_format=None):
     if not isinstance(t, Tensor):
         from ._ops._checks import tensor_arg  # (the `_ops` package imports this module)
 
         tensor_arg(fn, "input", t, 1)
+    check_memory_format(memory_format, t.ndim)
     return t.shape, (dtype if dtype is not None else t.dtype)
 
 
@@ -883,7 +942,7 @@ def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
     return out
 
 
-def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Zeros with the shape (and, by default, the dtype) of `input`.
 
     Example:
@@ -891,11 +950,11 @@ def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
         >>> tp.zeros_like(tp.ones(2, dtype=tp.int64))
         tensor([0, 0])
     """
-    shape, dt = _like(input, dtype, "zeros_like")
+    shape, dt = _like(input, dtype, "zeros_like", memory_format)
     return _placed_like(zeros(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
-def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Ones with the shape (and, by default, the dtype) of `input`.
 
     Example:
@@ -903,7 +962,7 @@ def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Te
         >>> tp.ones_like(tp.zeros(2))
         tensor([1., 1.])
     """
-    shape, dt = _like(input, dtype, "ones_like")
+    shape, dt = _like(input, dtype, "ones_like", memory_format)
     return _placed_like(ones(shape, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
@@ -915,11 +974,12 @@ def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False, memo
         >>> tp.empty_like(tp.ones(2, 3)).shape
         tapeflow.Size([2, 3])
     """
-    _like(input, dtype, "empty_like")
+    _like(input, dtype, "empty_like", memory_format)
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
     """`fill_value` everywhere, with the shape (and, by default, the dtype) of `input`.
 
     Example:
@@ -927,11 +987,11 @@ def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=
         >>> tp.full_like(tp.zeros(2), 3.5)
         tensor([3.5000, 3.5000])
     """
-    shape, dt = _like(input, dtype, "full_like")
+    shape, dt = _like(input, dtype, "full_like", memory_format)
     return _placed_like(full(shape, fill_value, dtype=dt, device=device, requires_grad=requires_grad), input, device)
 
 
-def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Uniform samples on [0, 1) shaped like `input`.
 
     Example:
@@ -939,12 +999,12 @@ def rand_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Te
         >>> tp.rand_like(tp.zeros(2, 2)).shape
         tapeflow.Size([2, 2])
     """
-    shape, dt = _like(input, dtype, "rand_like")
+    shape, dt = _like(input, dtype, "rand_like", memory_format)
     out = drawn_for(input, rand, shape, dtype=dt, device=device, requires_grad=requires_grad)
     return _placed_like(out, input, device)
 
 
-def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
     """Standard normal samples shaped like `input`.
 
     Example:
@@ -952,12 +1012,13 @@ def randn_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> T
         >>> tp.randn_like(tp.zeros(3, dtype=tp.float64)).dtype
         tapeflow.float64
     """
-    shape, dt = _like(input, dtype, "randn_like")
+    shape, dt = _like(input, dtype, "randn_like", memory_format)
     out = drawn_for(input, randn, shape, dtype=dt, device=device, requires_grad=requires_grad)
     return _placed_like(out, input, device)
 
 
-def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint_like(input: Tensor, low, high=None, dtype=None, device=None, requires_grad=False,
+                 memory_format=None) -> Tensor:
     """Integers in [low, high) shaped like `input` (its dtype by default).
 
     Example:
@@ -965,6 +1026,7 @@ def randint_like(input: Tensor, low, high=None, dtype=None, device=None, require
         >>> tp.randint_like(tp.zeros(3), 5).dtype
         tapeflow.float32
     """
+    _like(input, dtype, "randint_like", memory_format)
     if high is None:
         low, high = 0, low
     out = drawn_for(input, randint, low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,

@@ -248,3 +248,14 @@ _STEPS = {"reshape": _reshape, "permute": _permute, "transpose": _transpose, "t"
           "unbind": _unbind, "unfold": _unfold, "as_strided": _as_strided, "alias": _same, "detach": _same,
           "real": _real, "imag": lambda *a: _real(*a, imag=1), "view_as_real": _view_as_real,
           "view_as_complex": _view_as_complex}
+
+
+def check_memory_format(memory_format, ndim: int) -> None:
+    """PyTorch's refusal of a channels-last format for a tensor of another rank (4-D for `channels_last`,
+    5-D for `channels_last_3d`); every other format suits every rank."""
+    if memory_format is None:
+        return
+    name = getattr(memory_format, "name", None)
+    rank = {"channels_last": 4, "channels_last_3d": 5}.get(name)
+    if rank is not None and ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {name} format")

@@ -3,6 +3,8 @@ variants and conversions. Nothing here computes; it only delegates."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 
 import xla_ops as X
@@ -43,6 +45,27 @@ for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
 
 
+_ARGUMENT_ERROR = re.compile(r"(\w+)\(\): argument '\w+' \(position (\d+)\) must be Tensor")
+
+
+def as_method_error(e: TypeError, method: str) -> TypeError | None:
+    """PyTorch's wording of a function's TypeError for a non-tensor argument when the call was the method
+    `method` (of the same function, or its in-place form): the method's name, positions counted from 1 after
+    `self` (`x.addcmul_(1, y)` names "addcmul_(): argument 'tensor1' (position 1)"). None for other errors."""
+    m = _ARGUMENT_ERROR.match(str(e))
+    if m is None or m.group(1) != method.rstrip("_") or m.group(2) == "1":
+        return None
+    text = str(e)
+    return TypeError(f"{method}(){text[m.end(1) + 2:m.start(2)]}{int(m.group(2)) - 1}{text[m.end(2):]}")
+
+
+def _raise_as_method(e: TypeError, method: str):
+    error = as_method_error(e, method)
+    if error is None:
+        raise e
+    raise error from None
+
+
 def _counted_from_self(fn):
     """`fn` as a method whose TypeError for a non-tensor argument counts positions as PyTorch's methods do
     (from 1: `x.maximum(2)` names "position 1")."""
@@ -50,16 +73,14 @@ def _counted_from_self(fn):
         try:
             return fn(self, *args, **kwargs)
         except TypeError as e:
-            if "(position 2) must be Tensor" not in str(e):
-                raise
-            raise TypeError(str(e).replace("(position 2)", "(position 1)")) from None
+            _raise_as_method(e, fn.__name__)
     method.__name__ = method.__qualname__ = fn.__name__
     method.__doc__ = fn.__doc__
     return method
 
 
 for _name in """atan2 arctan2 hypot maximum minimum fmax fmin heaviside logaddexp logaddexp2 gcd lcm igamma igammac
-nextafter ldexp dist kron dot outer""".split():
+nextafter ldexp dist kron dot outer addcmul addcdiv logical_and logical_or logical_xor""".split():
     setattr(Tensor, _name, _counted_from_self(getattr(_ops, _name)))
 
 Tensor.unfold = _ops.arrange.unfold
@@ -201,13 +222,21 @@ def _check_cast_first(self, op: str, other, rounding_mode) -> None:
 
 
 def _make_inplace(fn, name):
+    # (a `try` costs nothing until something raises; a TypeError is reworded as the method's own)
     if name[:-1] in _CAST_FIRST:
         def method(self, *args, **kwargs):
-            _check_cast_first(self, name[:-1], args[0] if args else kwargs.get("other"), kwargs.get("rounding_mode"))
-            return inplace(self, fn(self, *args, **kwargs))
+            try:
+                _check_cast_first(self, name[:-1], args[0] if args else kwargs.get("other"),
+                                  kwargs.get("rounding_mode"))
+                return inplace(self, fn(self, *args, **kwargs))
+            except TypeError as e:
+                _raise_as_method(e, name)
     else:
         def method(self, *args, **kwargs):
-            return inplace(self, fn(self, *args, **kwargs))
+            try:
+                return inplace(self, fn(self, *args, **kwargs))
+            except TypeError as e:
+                _raise_as_method(e, name)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place `{name[:-1]}`: writes the result into this tensor (and its aliases)."
     return method
@@ -371,6 +400,8 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, **k
 
     Differentiable: gradients are converted back to this tensor's dtype.
     """
+    if kwargs.get("memory_format") is not None:
+        _layout.check_memory_format(kwargs["memory_format"], self.ndim)
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -413,17 +444,21 @@ def _is_dtype_name(s: str) -> bool:
 
 Tensor.to = to
 Tensor.type_as = lambda self, other: to(self, other.dtype)
-Tensor.cpu = lambda self: to(self, "cpu")
-Tensor.cuda = lambda self, device=None: to(self, "cuda" if device is None else f"cuda:{int(device)}")
-Tensor.float = lambda self: to(self, _dtype.float32)
-Tensor.double = lambda self: to(self, _dtype.float64)
-Tensor.half = lambda self: to(self, _dtype.float16)
-Tensor.bfloat16 = lambda self: to(self, _dtype.bfloat16)
-Tensor.long = lambda self: to(self, _dtype.int64)
-Tensor.int = lambda self: to(self, _dtype.int32)
-Tensor.short = lambda self: to(self, _dtype.int16)
-Tensor.bool = lambda self: to(self, _dtype.bool)
-Tensor.byte = lambda self: to(self, _dtype.uint8)
+Tensor.cpu = lambda self, memory_format=None: to(self, "cpu", memory_format=memory_format)
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
+    to(self, "cuda" if device is None else f"cuda:{int(device)}", memory_format=memory_format)
+
+
+def _conversion(dtype):
+    def convert(self, memory_format=None):
+        return to(self, dtype, memory_format=memory_format)
+    return convert
+
+
+for _name, _dt in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                   ("bfloat16", _dtype.bfloat16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("bool", _dtype.bool), ("byte", _dtype.uint8)]:
+    setattr(Tensor, _name, _conversion(_dt))
 
 
 def _new_factory(fn):

@@ -30,9 +30,15 @@ __all__ = ["Tensor", "as_tensor", "is_tensor", "Size"]
 _new = object.__new__
 
 
+def py_type_name(value) -> str:
+    """How PyTorch's argument checks name a Python value's type: `int`, `NoneType`, `numpy.bool`."""
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
 
 class TracedValueError(RuntimeError):
     """A Python value (`item()`, `bool()`, `numpy()`) was asked of a tensor that JAX is tracing."""
+
 
 class Size(tuple):
     """A tensor shape: a tuple with PyTorch's repr (`tapeflow.Size([2, 3])`).
@@ -288,6 +294,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype")
 
     @requires_grad.deleter
@@ -330,6 +338,9 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records ops on this leaf (in place); returns self."""
+        if type(requires_grad) is not bool:
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                            f"{py_type_name(requires_grad)}")
         return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
 
     def _set_requires_grad(self, requires_grad, who: str) -> Tensor:
@@ -594,11 +605,18 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (read-only view of the JAX buffer where possible)."""
-        if self._requires_grad and not force and _mode.grad_enabled:  # (under no_grad PyTorch allows it)
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        self._check_numpy(force)
         return np.asarray(self._concrete("numpy()"))
 
+    def _check_numpy(self, force: bool = False) -> None:
+        """PyTorch's refusals of `numpy()` (and of NumPy conversions, which go through it)."""
+        if self._requires_grad and not force and _mode.grad_enabled:  # (under no_grad PyTorch allows it)
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self._raw.dtype == jnp.bfloat16:  # (NumPy has no bfloat16 of its own)
+            raise TypeError("Got unsupported ScalarType BFloat16")
+
     def __array__(self, dtype=None, copy=None):
+        self._check_numpy()
         a = np.asarray(self._concrete("conversion to NumPy"))
         return a.astype(dtype) if dtype is not None else a
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _dtype, _ops, _toplevel, linalg
 from ._dispatch import inplace
+from ._layout import check_memory_format
 from ._tensor import Tensor
 
 __all__ = ["layout", "strided", "sparse_coo", "memory_format", "contiguous_format", "channels_last",
@@ -194,6 +195,7 @@ def _resize_(self, *sizes, memory_format=None):
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    check_memory_format(memory_format, len(shape))
     if shape == tuple(self.shape):
         return self  # nothing changes (and the version stays, as in PyTorch)
     n = int(np.prod(shape, dtype=np.int64))

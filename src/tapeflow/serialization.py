@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
+from . import _dtype
+
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals"]
 
 # What a tapeflow checkpoint names: the rebuild functions of tensors, parameters, dtypes and devices, and
@@ -128,7 +130,9 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes], pickle_protocol: int = pick
         >>> sorted(tp.load(path))
         ['bias', 'weight']
     """
-    if hasattr(f, "write"):
+    if not isinstance(f, (str, os.PathLike)):
+        if not hasattr(f, "write"):
+            raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
         pickle.dump(obj, f, protocol=pickle_protocol)
         return
     path = os.fspath(f)
@@ -181,7 +185,11 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module=None
         warnings.warn("tapeflow.load(weights_only=False) unpickles arbitrary objects, which can run code from the "
                       "file: use it only for files you trust.", UserWarning, stacklevel=2)
     unpickler = _WeightsUnpickler if safe else (pickle_module or pickle).Unpickler
-    if hasattr(f, "read"):
+    if not isinstance(f, (str, os.PathLike)):
+        if not hasattr(f, "seek"):  # (an int would open that file descriptor)
+            raise AttributeError(f"'{type(f).__name__}' object has no attribute 'seek'. You can only "
+                                 f"{_dtype.PREFIX[0]}.load from a file that is seekable. Please pre-load the data into "
+                                 "a buffer like io.BytesIO and try to load from it instead.")
         obj = _unpickle(unpickler, f, getattr(f, "name", "the file object"), pickle_load_args)
     else:
         with open(f, "rb") as fh:

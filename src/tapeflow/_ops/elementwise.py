@@ -9,7 +9,7 @@ import numpy as np
 
 import xla_ops as X
 
-from .. import _dtype
+from .. import _dtype, _layout
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
 from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported, result_dtype
@@ -701,6 +701,8 @@ def clone(input, *, memory_format=None):
         >>> tp.clone(x)
         tensor([1., 2.], grad_fn=<CloneBackward0>)
     """
+    if memory_format is not None:
+        _layout.check_memory_format(memory_format, input.ndim)
     return dispatch(X.clone, (input,))
 
 

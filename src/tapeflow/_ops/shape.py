@@ -660,10 +660,8 @@ def contiguous(input, memory_format=None):
         >>> tp.contiguous(x) is x, tp.contiguous(x.t()) is x.t(), tp.contiguous(x.t()).is_contiguous()
         (True, False, True)
     """
-    if memory_format is not None and str(memory_format).endswith(("channels_last", "channels_last_3d")):
-        rank, name = (5, "channels_last_3d") if str(memory_format).endswith("3d") else (4, "channels_last")
-        if input.ndim != rank:
-            raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+    if getattr(memory_format, "name", None) in ("channels_last", "channels_last_3d"):
+        _layout.check_memory_format(memory_format, input.ndim)
         return input
     if input.is_contiguous():
         return input
