@@ -11,7 +11,7 @@ from .._state import state
 from .._tensor import Tensor, _is_float_array
 from .backward import grad as _grad
 
-__all__ = ["vjp", "jvp", "jacobian", "hessian", "second", "check_v"]
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "second", "check_v", "as_tuple", "check_float_inputs"]
 
 
 class _enable_grad:
@@ -23,13 +23,40 @@ class _enable_grad:
         state.grad_enabled = self.prev
 
 
-def _prep(xs: tuple, create_graph: bool) -> tuple:
-    """Inputs to record on: connected to the caller's graph when `create_graph`, else fresh leaves."""
-    res = []
+def as_tuple(x, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
+    """`(is_tuple, elements)` of a Tensor or a tuple of Tensors (`x` is the `arg_name` of `fn_name`), with
+    PyTorch's TypeError for anything else (a list included)."""
+    is_tuple = isinstance(x, tuple)
+    xs = x if is_tuple else (x,)
+    for i, el in enumerate(xs):
+        if not isinstance(el, Tensor):
+            where = f"value at index {i}" if is_tuple else f"given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the "
+                            f"{where} has type {type(el)}.")
+    return is_tuple, xs
+
+
+# PyTorch's message: its functional API makes each input require grad (`requires_grad_()`).
+_NOT_FLOAT = "only Tensors of floating point dtype can require gradients"
+
+
+def check_float_inputs(xs: tuple) -> None:
+    """The inputs are differentiated: each must be floating point or complex."""
     for x in xs:
         if not _is_float_array(x._data):
-            raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got "
-                               f"{x.dtype}); convert the inputs first, e.g. x.double()")
+            raise RuntimeError(_NOT_FLOAT)
+
+
+#: PyTorch's message for `strict=True` with `vectorize=True` (also what `hessian` reports).
+_STRICT_VECTORIZE = ("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
+                    "together. Please either set `strict=False` or `vectorize=False`.")
+
+
+def _prep(xs: tuple, create_graph: bool) -> tuple:
+    """Inputs to record on: connected to the caller's graph when `create_graph`, else fresh leaves."""
+    check_float_inputs(xs)
+    res = []
+    for x in xs:
         if create_graph and x._requires_grad:
             res.append(x.view_as(x))
         else:
@@ -38,14 +65,8 @@ def _prep(xs: tuple, create_graph: bool) -> tuple:
 
 
 def _call(func, xs: tuple, fn_name: str, strict: bool = False) -> tuple[bool, tuple]:
-    out = func(*xs)
-    is_tuple = isinstance(out, tuple)
-    outs = out if is_tuple else (out,)
+    is_tuple, outs = as_tuple(func(*xs), "outputs of the user-provided function", fn_name)
     for i, o in enumerate(outs):
-        if not isinstance(o, Tensor):
-            raise TypeError(f"The outputs of the user-provided function given to {fn_name} must be either a Tensor "
-                            f"or a tuple of Tensors but the given outputs of the user-provided function has an "
-                            f"output of type {type(o).__name__} at index {i}.")
         if strict and not o.requires_grad:
             raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
                                "must be computed in a differentiable manner from the input when running in strict "
@@ -91,16 +112,25 @@ _JACOBIAN_INDEPENDENT = ("The jacobian of the user-provided function is independ
                          "allowed in strict mode.")
 _NO_GRAPH = ("The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict "
              "mode when create_graph=True.")
+_GRAD_INPUT_NO_GRAPH = ("The gradient with respect to input {i} is independent of the inputs of the user-provided "
+                        "function. This is not allowed in strict mode.")
+_BACK_TRICK = ("The gradient with respect to the input is independent of entry {i} in the grad_outputs when using the "
+               "double backward trick to compute forward mode gradients. This is not allowed in strict mode.")
+_HVP_TRICK = ("The hessian of the user-provided function is independent of entry {i} in the grad_jacobian. This is "
+              "not allowed in strict mode as it prevents from using the double backward trick to replace forward "
+              "mode AD.")
 _JACOBIAN_NO_GRAPH = ("While computing the hessian, found that the jacobian of the user-provided function with "
                       "respect to input {i} is independent of the input. This is not allowed in strict mode. You "
                       "should ensure that your function is twice differentiable and that the jacobian depends on "
                       "the inputs (this would be violated by a linear function for example).")
 
 
-def vjp(func, in_tuple, xs, vs, create_graph, strict):
+def vjp(func, in_tuple, xs, v, create_graph, strict):
+    """`v` as given: PyTorch checks its type once the function has run."""
     with _enable_grad():
         ins = _prep(xs, create_graph)
         out_tuple, outs = _call(func, ins, "vjp", strict)
+        vs = None if v is None else as_tuple(v, "v", "vjp")[1]
         if vs is None:
             if len(outs) != 1 or outs[0]._data.size != 1:
                 raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
@@ -129,8 +159,8 @@ def jvp(func, in_tuple, xs, vs, create_graph, strict):
         ins = _prep(xs, create_graph)
         out_tuple, outs = _call(func, ins, "jvp", strict)
         us = tuple(Tensor._make(jnp.zeros(o._data.shape, o._data.dtype), None, 0, True) for o in outs)
-        gs = _grads(outs, ins, us, True, False, _INDEPENDENT)
-        tangents = _grads(gs, us, vs, create_graph, strict, _INDEPENDENT, _NO_GRAPH if create_graph else None)
+        gs = _grads(outs, ins, us, True, strict, _INDEPENDENT, _GRAD_INPUT_NO_GRAPH)
+        tangents = _grads(gs, us, vs, create_graph, strict, _BACK_TRICK, _NO_GRAPH if create_graph else None)
     return _post(_out(outs, create_graph), out_tuple), _post(tangents, out_tuple)
 
 
@@ -161,10 +191,13 @@ def _jac_rows(outs, ins, create_graph, strict):
     return tuple(blocks)
 
 
-def jacobian(func, in_tuple, xs, create_graph, strict):
+def jacobian(func, in_tuple, xs, create_graph, strict, vectorize=False):
+    """With `strict` and `vectorize`, PyTorch's refusal comes once the outputs passed the strict checks."""
     with _enable_grad():
         ins = _prep(xs, create_graph)
         out_tuple, outs = _call(func, ins, "jacobian", strict)
+        if strict and vectorize:
+            raise RuntimeError(_STRICT_VECTORIZE)
         blocks = _jac_rows(outs, ins, create_graph, strict)
     if not in_tuple:
         blocks = tuple(b[0] for b in blocks)
@@ -172,20 +205,23 @@ def jacobian(func, in_tuple, xs, create_graph, strict):
 
 
 def _scalar_out(func, ins, fn_name, strict=False):
+    """`(output, output as a 0-d tensor)`: one Tensor (not a tuple, even of one) with a single element."""
     out_tuple, outs = _call(func, ins, fn_name, strict)
-    if len(outs) != 1:
+    if out_tuple:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outs[0]._data.size != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
-    return outs[0].reshape(())
+    return outs[0], outs[0].reshape(())
 
 
-def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy):
+def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy, vectorize=False):
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out = _scalar_out(func, ins, "hessian", strict)
+        _, out = _scalar_out(func, ins, "hessian", strict)
         # (PyTorch's inner jacobian is not strict: a gradient that is None there is zeros without a graph)
         gs = _grads((out,), ins, (None,), True, strict, _JACOBIAN_NO_GRAPH, _JACOBIAN_NO_GRAPH)
+        if strict and vectorize:  # PyTorch's outer jacobian refuses once the first gradients passed the checks
+            raise RuntimeError(_STRICT_VECTORIZE)
         blocks = _jac_rows(gs, ins, create_graph, strict)
     if not in_tuple:
         blocks = tuple(b[0] for b in blocks)
@@ -193,10 +229,17 @@ def hessian(func, in_tuple, xs, create_graph, strict, outer_strategy):
 
 
 def second(kind, func, in_tuple, xs, vs, create_graph, strict):
-    """`vhp` (`v^T H`) or `hvp` (`H v`); equal for the symmetric Hessian of a twice-differentiable function."""
+    """`vhp` (`v^T H`) or `hvp` (`H v`); equal for the symmetric Hessian of a twice-differentiable function.
+
+    The output keeps its shape (a `(1, 1)` output stays `(1, 1)`), as in PyTorch."""
     with _enable_grad():
         ins = _prep(xs, create_graph)
-        out = _scalar_out(func, ins, kind, strict)
-        gs = _grads((out,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
-        prods = _grads(gs, ins, vs, create_graph, strict, _JACOBIAN_INDEPENDENT)
+        out, scalar = _scalar_out(func, ins, kind, strict)
+        gs = _grads((scalar,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
+        independent = _JACOBIAN_INDEPENDENT if kind == "vhp" else _HVP_TRICK
+        # (PyTorch also refuses, with strict and create_graph, a product without a graph ("The hessian of the
+        # user-provided function is independent of input i ... when create_graph=True"). Not checked here:
+        # tapeflow's second derivative of `x ** 2` / `square` has no graph where PyTorch's has one, so the check
+        # would refuse `(x ** 2).sum()`, which PyTorch accepts.)
+        prods = _grads(gs, ins, vs, create_graph, strict, independent)
     return (out if create_graph else out.detach()), _post(prods, in_tuple)

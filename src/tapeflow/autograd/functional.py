@@ -27,7 +27,7 @@ from .._staging import pure
 from .._staging.implicit import FAILED, MISS, Implicit, uncached
 from .._tensor import Tensor
 from . import _functional_tape as tape
-from ._functional_tape import check_v
+from ._functional_tape import as_tuple, check_float_inputs, check_v
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -38,6 +38,16 @@ class _Unsupported(Exception):
     """The fast path does not apply (the tape path gives the answer, or PyTorch's error)."""
 
 
+# PyTorch's messages (the missing space in "isonly" included).
+_STRATEGY = 'Expected strategy to be either "forward-mode" or "reverse-mode".'
+_STRATEGY_HINT = (' Hint: If your function has more outputs than inputs, "forward-mode" tends to be more performant. '
+                  'Otherwise, prefer to use "reverse-mode".')
+_FWD_CREATE_GRAPH = ('torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not '
+                     'supported together (yet). Please either set `create_graph=False` or `strategy="reverse-mode"`.')
+_FWD_STRICT = ('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported '
+               'together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+_FWD_VECTORIZE = ("Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for "
+                  "`vectorize=True`.")
 
 
 def _staged(func, kind, prog, tensors: tuple):
@@ -77,19 +87,35 @@ def _array_function(func):
 
 # -- argument handling ------------------------------------------------------------------------
 def _as_tuple(x, arg_name: str, fn_name: str) -> tuple[bool, tuple]:
-    is_tuple = isinstance(x, tuple)
-    xs = x if is_tuple else (x,)
-    for i, el in enumerate(xs):
-        if not isinstance(el, Tensor):
-            if is_tuple:
-                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
-                                f"but the value at index {i} has type {type(el).__name__}.")
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
-                            f"but the given {arg_name} has type {type(el).__name__}.")
-        if arg_name == "inputs" and not el.dtype.is_floating_point and not el.dtype.is_complex:
-            raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients, but input "
-                               f"{i} of {fn_name} is {el.dtype}; convert it first, e.g. x.double()")
+    """`as_tuple`; the inputs (differentiated) must also be floating point or complex, checked after all types."""
+    is_tuple, xs = as_tuple(x, arg_name, fn_name)
+    if arg_name == "inputs":
+        check_float_inputs(xs)
     return is_tuple, xs
+
+
+def _is_tensors(v) -> bool:
+    return isinstance(v, Tensor) or (isinstance(v, tuple) and all(isinstance(e, Tensor) for e in v))
+
+
+def _construct_standard_basis_for(tensors: tuple, tensor_numels: tuple) -> tuple:
+    """The columns of the `N x N` identity (`N = sum(tensor_numels)`), split into one block per tensor.
+
+    Block `k` has shape `(N, tensor_numels[k])` and the dtype of `tensors[k]`; its ones sit in the rows
+    that belong to tensor `k` (the rows of the tensors before it come first). A private helper of
+    PyTorch's module, kept for programs and tests that call it."""
+    if len(tensors) != len(tensor_numels):
+        raise AssertionError(f"Expected tensors and tensor_numels to have the same length, but got {len(tensors)} "
+                             f"and {len(tensor_numels)}")
+    if len(tensors) == 0:
+        raise AssertionError("Expected at least one tensor")
+    total = sum(tensor_numels)
+    rows = jnp.arange(total)[:, None]
+    blocks, first = [], 0
+    for t, n in zip(tensors, tensor_numels):
+        blocks.append(Tensor._wrap((rows == first + jnp.arange(n)[None, :]).astype(t._data.dtype)))
+        first += n
+    return tuple(blocks)
 
 
 def _post(res, is_tuple_flags):
@@ -148,13 +174,12 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         tensor([2., 4.])
     """
     in_tuple, xs = _as_tuple(inputs, "inputs", "vjp")
-    vs = None if v is None else _as_tuple(v, "v", "vjp")[1]
-    if _fast(create_graph, strict):
+    if _fast(create_graph, strict) and (v is None or _is_tensors(v)):  # (else the tape path reports v's type)
         try:
-            return _vjp_fast(func, in_tuple, xs, vs)
+            return _vjp_fast(func, in_tuple, xs, None if v is None else as_tuple(v, "v", "vjp")[1])
         except _Unsupported:
             pass
-    return tape.vjp(func, in_tuple, xs, vs, create_graph, strict)
+    return tape.vjp(func, in_tuple, xs, v, create_graph, strict)
 
 
 def _vjp_prog(n, g, *args):
@@ -228,10 +253,12 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         inputs: a Tensor or a tuple of Tensors.
         create_graph: keep the results connected to the graph (higher order).
         strict: raise if an output does not depend on an input.
-        vectorize: accepted for compatibility (the compiled path is always vectorised).
-        strategy: `"reverse-mode"` (rows by VJPs) or `"forward-mode"` (columns by JVPs;
-            needs `vectorize=True`, as in PyTorch). With `create_graph=True` the rows are
-            computed on the tape either way; the result is the same Jacobian.
+        vectorize: accepted for compatibility (the compiled path is always vectorised);
+            not together with `strict=True` (RuntimeError, as in PyTorch).
+        strategy: `"reverse-mode"` (rows by VJPs) or `"forward-mode"` (columns by JVPs).
+            As in PyTorch, forward-mode needs `vectorize=True` and refuses `create_graph=True`
+            (NotImplementedError) and `strict=True` (RuntimeError); another value is an
+            AssertionError.
 
     Returns:
         A Tensor, or nested tuples following the tuple-ness of outputs (outer) and inputs (inner).
@@ -243,16 +270,13 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
         tapeflow.Size([2, 4])
     """
     if strategy not in _STRATEGIES:
-        raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-                         f'function has more outputs than inputs, "forward-mode" tends to be more performant. '
-                         f'Otherwise, prefer to use "reverse-mode". Got {strategy!r}.')
-    if strategy == "forward-mode" and not vectorize:
-        raise ValueError("jacobian: `strategy=\"forward-mode\"` is only implemented for `vectorize=True`; "
-                         "pass vectorize=True.")
-    if strict and vectorize:
-        raise RuntimeError("jacobian: `strict=True` and `vectorize=True` are not supported together. Please "
-                           "either set `strict=False` or `vectorize=False`.")
-    in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
+        raise AssertionError(_STRATEGY + _STRATEGY_HINT)
+    if strategy == "forward-mode":
+        in_tuple, xs = _forward_mode_checks(inputs, "jacobian", create_graph, strict, vectorize)
+    else:
+        in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
+        if strict and vectorize:  # refused once the outputs passed the strict checks (PyTorch's order)
+            return tape.jacobian(func, in_tuple, xs, create_graph, strict, vectorize)
     if _fast(create_graph, strict):
         try:
             jac = _staged(func, ("jacobian", strategy), _jacobian_prog(strategy), xs)
@@ -265,6 +289,21 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     return tape.jacobian(func, in_tuple, xs, create_graph, strict)
 
 
+def _forward_mode_checks(inputs, fn_name: str, create_graph: bool, strict: bool, vectorize: bool):
+    """PyTorch's refusals for a forward-mode (outer) Jacobian, in its order; then the inputs."""
+    if create_graph:
+        raise NotImplementedError(_FWD_CREATE_GRAPH)
+    if strict:
+        raise RuntimeError(_FWD_STRICT)
+    in_tuple, xs = as_tuple(inputs, "inputs", fn_name)
+    if not vectorize:
+        raise NotImplementedError(_FWD_VECTORIZE)
+    for x in xs:  # PyTorch makes each input a dual tensor (`forward_ad.make_dual`'s message)
+        if not (x.dtype.is_floating_point or x.dtype.is_complex):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: {x.dtype}")
+    return in_tuple, xs
+
+
 def _jacobian_prog(strategy: str):
     transform = jax.jacfwd if strategy == "forward-mode" else jax.jacrev
 
@@ -274,17 +313,18 @@ def _jacobian_prog(strategy: str):
 
 
 # -- second order -----------------------------------------------------------------------------
-def _scalar(g, what: str):
+def _scalar(g, what: str, aux: bool = False):
+    """`g` as a 0-d function: one Tensor (not a tuple, even of one) with a single element.
+
+    With `aux`, `(0-d value, the output as returned)`."""
     def s(*a):
         out = g(*a)
         if isinstance(out, tuple):
-            if len(out) != 1:
-                raise RuntimeError(f"The function given to {what} should return a single Tensor")
-            out = out[0]
+            raise RuntimeError(f"The function given to {what} should return a single Tensor")
         if out.size != 1:
             raise RuntimeError(f"The Tensor returned by the function given to {what} should contain a single "
                                "element")
-        return out.reshape(())
+        return (out.reshape(()), out) if aux else out.reshape(())
     return s
 
 
@@ -297,10 +337,12 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         inputs: a Tensor or a tuple of Tensors.
         create_graph: keep the results connected to the graph.
         strict: raise if the output does not depend on an input.
-        vectorize: accepted for compatibility (the compiled path is always vectorised).
-        outer_jacobian_strategy: `"reverse-mode"` or `"forward-mode"` (the latter needs
-            `vectorize=True`, as in PyTorch). The result is the same exact Hessian: the
-            compiled path always uses forward-over-reverse, the tape path reverse-over-reverse.
+        vectorize: accepted for compatibility (the compiled path is always vectorised);
+            not together with `strict=True` (RuntimeError, as in PyTorch).
+        outer_jacobian_strategy: `"reverse-mode"` or `"forward-mode"` (the latter with the
+            refusals of `jacobian`'s forward mode, as in PyTorch). The result is the same exact
+            Hessian: the compiled path always uses forward-over-reverse, the tape path
+            reverse-over-reverse.
 
     Returns:
         A Tensor, or a tuple of tuples for tuple inputs.
@@ -311,23 +353,20 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         tensor([[2., 0.],
                 [0., 2.]])
     """
+    # PyTorch's order: the inputs' types, the strategy, then its outer jacobian's checks
+    in_tuple, xs = as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in _STRATEGIES:
-        raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode". '
-                         f'Got {outer_jacobian_strategy!r}.')
-    if outer_jacobian_strategy == "forward-mode" and not vectorize:
-        raise ValueError("hessian: `outer_jacobian_strategy=\"forward-mode\"` is only implemented for "
-                         "`vectorize=True`; pass vectorize=True.")
-    if strict and vectorize:
-        raise RuntimeError("hessian: `strict=True` and `vectorize=True` are not supported together. Please "
-                           "either set `strict=False` or `vectorize=False`.")
-    in_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
+        raise AssertionError(_STRATEGY)
+    if outer_jacobian_strategy == "forward-mode":
+        _forward_mode_checks(inputs, "hessian", create_graph, strict, vectorize)
+    check_float_inputs(xs)
     if _fast(create_graph, strict):
         try:
             h = _staged(func, "hessian", _hessian_prog, xs)
             return _post(tuple(_wrap(row) for row in h), (in_tuple, in_tuple))
         except _Unsupported:
             pass
-    return tape.hessian(func, in_tuple, xs, create_graph, strict, outer_jacobian_strategy)
+    return tape.hessian(func, in_tuple, xs, create_graph, strict, outer_jacobian_strategy, vectorize)
 
 
 def _hessian_prog(g, *args):
@@ -348,15 +387,15 @@ def _second(kind: str, func, inputs, v, create_graph, strict):
 
 
 def _second_prog(kind, g, *args):
+    """`(output in its own shape, product)`: the output rides along as the gradient's auxiliary value."""
     n = len(args) // 2
-    s = _scalar(g, kind)
-    grad = jax.grad(s, argnums=tuple(range(n)))
+    grad = jax.grad(_scalar(g, kind, aux=True), argnums=tuple(range(n)), has_aux=True)
     if kind == "hvp":
-        _, prod = jax.jvp(grad, args[:n], args[n:])
+        _, prod, out = jax.jvp(grad, args[:n], args[n:], has_aux=True)
     else:
-        _, pull = jax.vjp(grad, *args[:n])
+        _, pull, out = jax.vjp(grad, *args[:n], has_aux=True)
         prod = pull(tuple(args[n:]))
-    return s(*args[:n]), prod
+    return out, prod
 
 
 def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
