@@ -204,6 +204,16 @@ def _argument_cases(L):
         "logical_or_ with a float": lambda: L.ones(3).logical_or_(1.5),
         "logical_xor method with a number": lambda: L.ones(3).logical_xor(1),
         "maximum method with a number": lambda: L.ones(3).maximum(1),
+        **{f"backward through {name}": (lambda f=f: f(L.nn.functional, L.tensor([-1.0, 1.0], requires_grad=True)
+                                                       .clone()).sum().backward())
+           for name, f in [("leaky_relu_ of slope -2", lambda F, x: F.leaky_relu_(x, -2)),
+                           ("leaky_relu_ of slope 0", lambda F, x: F.leaky_relu_(x, 0.0)),
+                           ("leaky_relu(inplace) of slope -2", lambda F, x: F.leaky_relu(x, -2, inplace=True)),
+                           ("rrelu_ (eval) of a negative slope", lambda F, x: F.rrelu_(x, -5.0, -1.0)),
+                           ("elu_ of alpha -2", lambda F, x: F.elu_(x, alpha=-2)),
+                           ("celu_ of alpha -2", lambda F, x: F.celu_(x, alpha=-2)),
+                           ("ELU(inplace) of alpha -1", lambda F, x: L.nn.ELU(-1.0, inplace=True)(x)),
+                           ("elu of alpha -2", lambda F, x: F.elu(x, alpha=-2))]},
     }
 
 

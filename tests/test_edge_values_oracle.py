@@ -165,3 +165,18 @@ def test_a_complex_zero_base_to_a_tensor_power_is_pytorchs():
     np.testing.assert_allclose(mine, theirs, rtol=1e-6, equal_nan=True)
     real_base = (tp.tensor([0.0, 2.0]) ** tp.tensor([1 + 1j, 0j])).numpy()
     np.testing.assert_allclose(real_base, (torch.tensor([0.0, 2.0]) ** torch.tensor([1 + 1j, 0j])).numpy())
+
+
+@pytest.mark.parametrize("dtype, values", [("float32", [1.0, 100.0]), ("float32", [[200.0, 0.5], [0.3, 0.7]]),
+                                           ("float64", [[10000.0, 0.5], [0.3, 0.7]]), ("float64", [3.0, 800.0, -1.0])])
+def test_logcumsumexp_second_derivative_at_large_values_is_pytorchs(dtype, values):
+    # (the running value is past exp's overflow and the next element leaves it unchanged)
+    def second(lib):
+        x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+        go = lib.full_like(x, 0.3).requires_grad_()
+        (g,) = lib.autograd.grad(x.logcumsumexp(0), x, go, create_graph=True)
+        return [t.detach().numpy() for t in (g, *lib.autograd.grad(g, (x, go), lib.ones_like(x)))]
+
+    for m, t in zip(second(tp), second(torch)):
+        assert not np.isnan(m).any()
+        np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)

@@ -332,3 +332,21 @@ def test_sdpa_kernel_allows_and_refuses_what_pytorch_does_on_the_cpu():
     assert mine.keys() == theirs.keys()
     for k in theirs:
         assert mine[k] == theirs[k], k
+
+
+@pytest.mark.parametrize("backend", ["cudnn", "mkldnn"])
+def test_backend_flags_set_switches_inside_and_restore_them(backend):
+    ns = getattr(tp.backends, backend)
+    before = ns.enabled, ns.deterministic
+    with ns.flags(enabled=False, deterministic=True):
+        assert (ns.enabled, ns.deterministic) == (False, True)
+    assert (ns.enabled, ns.deterministic) == before
+    with ns.flags():  # (PyTorch's default turns the backend off)
+        assert ns.enabled is False
+    assert ns.enabled == before[0]
+    with pytest.raises(ValueError), ns.flags(enabled=False):
+        raise ValueError
+    assert ns.enabled == before[0]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        with ns.flags(bogus=1):
+            pass

@@ -228,7 +228,8 @@ def _logcumsumexp_vjp(g, ans, x, dim):
     where `x` holds infinities (JAX's derivative of the scan is not): PyTorch's values there."""
     nxt = jnp.concatenate([jax.lax.slice_in_dim(ans, 1, None, axis=dim),
                            jax.lax.slice_in_dim(ans, -1, None, axis=dim)], axis=dim)
-    decay = jnp.where(ans == nxt, 1, jnp.exp(ans - jnp.where(ans == nxt, 0, nxt))).astype(g.dtype)
+    # (where the running value does not change the unused branch is exp(0): no overflow to poison derivatives)
+    decay = jnp.where(ans == nxt, 1, jnp.exp(ans - jnp.where(ans == nxt, ans, nxt))).astype(g.dtype)
 
     def compose(earlier, later):  # S -> b + a S, applied after `earlier`
         return earlier[0] * later[0], later[1] + later[0] * earlier[1]

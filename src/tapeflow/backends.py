@@ -6,10 +6,14 @@ Example:
     >>> tp.backends.cudnn.benchmark = True
     >>> tp.backends.mps.is_available()
     False
+    >>> with tp.backends.cudnn.flags(enabled=False):
+    ...     tp.backends.cudnn.enabled
+    False
 """
 
 from __future__ import annotations
 
+import contextlib
 import types
 
 from . import _toplevel
@@ -17,8 +21,34 @@ from . import cuda as _cuda
 
 __all__ = ["cudnn", "cuda", "mps", "mkldnn", "openmp"]
 
-cudnn = types.SimpleNamespace(enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
+
+def _flags_of(namespace, **defaults):
+    """`namespace.flags(...)`, PyTorch's context manager over a backend's switches (`with cudnn.flags(enabled=False):`):
+    the switches hold the given values inside and their old values after. Its defaults are PyTorch's."""
+    @contextlib.contextmanager
+    def flags(**values):
+        unknown = set(values) - set(defaults)
+        if unknown:
+            raise TypeError(f"flags() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+        new = {**defaults, **values}
+        old = {k: getattr(namespace, k) for k in new if hasattr(namespace, k)}
+        for k, v in new.items():
+            setattr(namespace, k, v)
+        try:
+            yield
+        finally:
+            for k in new:
+                if k in old:
+                    setattr(namespace, k, old[k])
+                else:
+                    delattr(namespace, k)
+    return flags
+
+
+cudnn = types.SimpleNamespace(enabled=True, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
                               is_available=_cuda.is_available, version=lambda: None)
+cudnn.flags = _flags_of(cudnn, enabled=False, benchmark=False, benchmark_limit=10, deterministic=False,
+                        allow_tf32=True, fp32_precision="none", depthwise_kernel="auto")
 
 
 class _Matmul:
@@ -60,5 +90,6 @@ for _kind in ("flash", "mem_efficient", "math", "cudnn"):
     _sdp_switch(_kind)
 del _kind
 mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
-mkldnn = types.SimpleNamespace(enabled=True, is_available=lambda: False)
+mkldnn = types.SimpleNamespace(enabled=True, deterministic=False, is_available=lambda: False)
+mkldnn.flags = _flags_of(mkldnn, enabled=False, deterministic=False, allow_tf32=True, fp32_precision="none")
 openmp = types.SimpleNamespace(is_available=lambda: False)

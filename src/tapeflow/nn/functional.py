@@ -10,7 +10,7 @@ from __future__ import annotations
 import xla_ops as X
 
 from .. import _dtype, _ops
-from .._dispatch import dispatch, inplace
+from .._dispatch import dispatch, edge, inplace
 from .._factories import bernoulli_like
 from .._legacy import argument_type_name
 from .._ops._checks import check_indices
@@ -557,9 +557,29 @@ def _float_only(input, kernel) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES.get(name, name)}\'')
 
 
-def _act(op, input, params=(), inplace=False):
+def _act(op, input, params=(), inplace=False, negative=None):
     out = dispatch(op, (_ops._to_float(input),), params)
-    return _inplace(input, out) if inplace else out
+    if not inplace:
+        return out
+    if negative is not None and out.requires_grad:
+        out = _refused_backward(out, negative)
+    return _inplace(input, out)
+
+
+# PyTorch's in-place forms of these keep only the result, from which a negative slope's branch cannot be told.
+_NEGATIVE_SLOPE_INPLACE = ("In-place {} backward calculation is triggered with a negative slope which is not supported. "
+                           "This is caused by calling in-place forward function with a negative slope, please call "
+                           "out-of-place version instead.")
+_LEAKY_NEGATIVE_INPLACE = _NEGATIVE_SLOPE_INPLACE.format("leakyReLu") + (
+    " File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward "
+    "calculation with negative slope")
+
+
+def _refused_backward(out, message: str):
+    """`out` behind a node that raises `message` when a backward pass reaches it (the values are unchanged)."""
+    from ..autograd.function import Error
+
+    return Tensor._make(out._data, Error(message, (edge(out),)), 0, True)
 
 
 def relu(input, inplace=False) -> Tensor:
@@ -618,7 +638,8 @@ def elu(input, alpha=1.0, inplace=False) -> Tensor:
         >>> tp.nn.functional.elu(x)
         tensor([-0.8647, -0.3935,  0.0000,  1.0000])
     """
-    return _act(X.nn.elu, input, (("alpha", float(alpha)),), inplace)
+    return _act(X.nn.elu, input, (("alpha", float(alpha)),), inplace,
+                _NEGATIVE_SLOPE_INPLACE.format("elu") if alpha < 0 else None)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
@@ -630,7 +651,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False) -> Tensor:
         >>> tp.nn.functional.leaky_relu(x)
         tensor([-0.0200, -0.0050,  0.0000,  1.0000])
     """
-    return _act(X.nn.leaky_relu, input, (("negative_slope", float(negative_slope)),), inplace)
+    return _act(X.nn.leaky_relu, input, (("negative_slope", float(negative_slope)),), inplace,
+                _LEAKY_NEGATIVE_INPLACE if negative_slope < 0 else None)
 
 
 def celu(input, alpha=1.0, inplace=False) -> Tensor:
@@ -644,7 +666,8 @@ def celu(input, alpha=1.0, inplace=False) -> Tensor:
     """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu with alpha=0 divides by zero; pass a non-zero alpha")
-    return _act(X.nn.celu, input, (("alpha", float(alpha)),), inplace)
+    return _act(X.nn.celu, input, (("alpha", float(alpha)),), inplace,
+                _NEGATIVE_SLOPE_INPLACE.format("elu") if alpha < 0 else None)
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
