@@ -38,3 +38,28 @@ def test_steps_equal_pytorch(name, kwargs):
     np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
     assert set(my_state) == set(their_state), (sorted(my_state), sorted(their_state))
     assert float(my_state["step"]) == float(their_state["step"]) == 8
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adagrad", "RMSprop", "NAdam"])
+def test_step_counters_stay_separate_tensors_that_share_one_array(name):
+    # Parameters stepped together hold one counter array (one program input and output per group, not one per
+    # parameter); each still has its own tensor, so a change to one counter leaves the others alone.
+    a, b, c = (tp.ones(2, requires_grad=True) for _ in range(3))
+    opt = getattr(tp.optim, name)([a, b, c], lr=0.1)
+    for i in range(3):
+        opt.zero_grad()
+        (a.sum() + b.sum() + (c.sum() if i != 1 else 0)).backward()
+        opt.step()
+    steps = [opt.state[p]["step"] for p in (a, b, c)]
+    assert [float(s) for s in steps] == [3.0, 3.0, 2.0]  # (c had no gradient in the second step)
+    assert steps[0] is not steps[1] and steps[0]._raw is steps[1]._raw and steps[2]._raw is not steps[0]._raw
+    steps[0].add_(10)
+    assert [float(opt.state[p]["step"]) for p in (a, b, c)] == [13.0, 3.0, 2.0]
+    opt.state[a]["step"] = tp.tensor(3.0)
+    state = opt.state_dict()
+    opt2 = getattr(tp.optim, name)([a, b, c], lr=0.1)
+    opt2.load_state_dict(state)
+    opt.step(), opt2.step()
+    assert [float(opt2.state[p]["step"]) for p in (a, b, c)] == [float(opt.state[p]["step"]) for p in (a, b, c)]
+    for p in (a, b, c):
+        np.testing.assert_array_equal(opt2.state[p]["step"].numpy(), opt.state[p]["step"].numpy())

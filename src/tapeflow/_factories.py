@@ -188,6 +188,48 @@ def _float_dtype(dtype):
     return _dtype.to_jax_dtype(dtype) if dtype is not None else _dtype.get_default_dtype().jax
 
 
+# -- filled tensors: one cached program without inputs per (what, shape, dtype) ---------------------------------
+_MADE_LIMIT = 4096
+_made_programs: dict = {}  # (what, *static) -> jitted program without inputs
+
+
+def _made(key: tuple, build, device, requires_grad) -> Tensor:
+    """A new leaf holding `build()` (a filled tensor, exact in any order of evaluation). On the default device
+    it comes from one jitted program per `key`, recorded into the pending segment with adaptive eager (no JAX
+    call of its own: a factory inside a model's forward costs a few microseconds and is folded into the
+    step's program), run at once otherwise."""
+    if device is not None and not _is_default_device(device):
+        return _leaf(build(), device, requires_grad)
+    fn = _made_programs.get(key)
+    if fn is None:
+        if len(_made_programs) >= _MADE_LIMIT:
+            _made_programs.clear()
+        fn = _made_programs[key] = jax.jit(build)
+    t = _adaptive.constant(fn)
+    if requires_grad:
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
+    return t
+
+
+def _is_default_device(device) -> bool:
+    """Whether `device` is where JAX puts a program's results by default (the meta device is not)."""
+    if is_meta_device(device):
+        return False
+    default = jax.config.jax_default_device
+    return to_jax_device(device) == (default if isinstance(default, jax.Device) else jax.devices()[0])
+
+
+def _fill_key(value):
+    """`value` as a cache key that tells apart what `==` does not (`0.0` and `-0.0`, `1` and `True`); None
+    where no key is exact (NaN, complex numbers, tensors)."""
+    t = type(value)
+    if t is builtins.float:
+        return None if value != value else (t, value, math.copysign(1.0, value))
+    if t is builtins.int or t is builtins.bool:
+        return (t, value)
+    return None
+
+
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros.
 
@@ -198,7 +240,8 @@ def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Te
                 [0., 0., 0.]])
     """
     size = _sized("zeros", shape, size)
-    return _leaf(jnp.zeros(_shape(size, "zeros"), _float_dtype(dtype)), device, requires_grad)
+    shape, jd = _shape(size, "zeros"), _float_dtype(dtype)
+    return _made(("zeros", shape, jd), functools.partial(jnp.zeros, shape, jd), device, requires_grad)
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -210,7 +253,8 @@ def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Ten
         tensor([1, 1])
     """
     size = _sized("ones", shape, size)
-    return _leaf(jnp.ones(_shape(size), _float_dtype(dtype)), device, requires_grad)
+    shape, jd = _shape(size), _float_dtype(dtype)
+    return _made(("ones", shape, jd), functools.partial(jnp.ones, shape, jd), device, requires_grad)
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -245,8 +289,12 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     if dtype is None:
         dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
                  _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
-    return _leaf(jnp.full(_shape((size,) if isinstance(size, int) else (tuple(size),)), fill_value,
-                          _dtype.to_jax_dtype(dtype)), device, requires_grad)
+    shape, jd = _shape((size,) if isinstance(size, int) else (tuple(size),)), _dtype.to_jax_dtype(dtype)
+    build = functools.partial(jnp.full, shape, fill_value, jd)
+    value = _fill_key(fill_value)
+    if value is None:
+        return _leaf(build(), device, requires_grad)
+    return _made(("full", shape, jd, value), build, device, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -270,8 +318,23 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
-    arr = (vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64)).astype(jd)
-    return _leaf(jnp.asarray(arr), device, requires_grad)
+    key = (*map(_fill_key, vals), jd)
+    cacheable = n <= _ARANGE_CACHED_SIZE and None not in key[:3] and (device is None or _is_default_device(device))
+    arr = _aranges.get(key) if cacheable else None
+    if arr is None:
+        arr = jnp.asarray((vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64))
+                          .astype(jd))
+        if cacheable and not isinstance(arr, jax.core.Tracer):
+            if len(_aranges) >= _MADE_LIMIT:
+                _aranges.clear()
+            _aranges[key] = arr  # (immutable; held here, a segment never donates its buffer)
+    return _leaf(arr, device, requires_grad)
+
+
+# Small `arange`s, kept (positions in a model's forward are asked for at every step): the same values, without
+# a transfer to the device each time.
+_ARANGE_CACHED_SIZE = 1 << 16
+_aranges: dict = {}
 
 
 def _steps(steps) -> None:
@@ -388,7 +451,8 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=Fal
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    return _leaf(jnp.eye(n, m, dtype=_float_dtype(dtype)), device, requires_grad)
+    jd = _float_dtype(dtype)
+    return _made(("eye", n, m, jd), functools.partial(jnp.eye, n, m, dtype=jd), device, requires_grad)
 
 
 # -- random numbers ------------------------------------------------------------------------------------------
@@ -932,8 +996,8 @@ def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
     """Without a `device`, a `*_like` result lives where its input does (its device, or its sharding)."""
     if device is None and input.is_meta:
         out._data = meta_of(out._data)
-    elif device is None and (jax.device_count() > 1 or type(input._raw) is not _adaptive.Pending):
-        # (pending values are not read here: with one device there is no other place they could be)
+    elif device is None and jax.device_count() > 1:
+        # (nothing is read with one device, where there is no other place: pending values stay pending)
         src, data = input._data, out._data
         if not isinstance(src, jax.core.Tracer) and not isinstance(data, jax.core.Tracer):
             sharding = getattr(src, "sharding", None)

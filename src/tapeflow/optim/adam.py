@@ -64,6 +64,7 @@ class Adam(Optimizer):
                           ("amsgrad", amsgrad), ("maximize", group["maximize"]))
                 lr = group["lr"]
                 buffers = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])
+                advanced = {}
                 for p, state in self._params_with_state(group, buffers):
                     # The fused op also advances the step counter and derives the bias corrections
                     # from it on the device: no host sync, and traceable by tp.compile.
@@ -72,7 +73,8 @@ class Adam(Optimizer):
                         (p, p.grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"), state["step"],
                          lr), static)
                     self._write(p, new_p)
-                    state["step"], state["exp_avg"], state["exp_avg_sq"] = step, m, v
+                    state["step"] = self._advanced_step(advanced, state["step"], step)
+                    state["exp_avg"], state["exp_avg_sq"] = m, v
                     if amsgrad:
                         state["max_exp_avg_sq"] = new_vmax
         return loss

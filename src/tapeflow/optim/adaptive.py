@@ -8,8 +8,9 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._factories import full_like, tensor
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _zero_step
 
 __all__ = ["Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Rprop"]
 
@@ -42,13 +43,14 @@ class _FusedOptimizer(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 static = self._static(group)
+                advanced = {}
                 for p, state in self._params_with_state(group, list(self._buffers)):
                     out = dispatch(self._update, (p, p.grad, *(state[b] for b in self._buffers), state["step"],
                                                   group["lr"]), static)
                     self._write(p, out[0])
                     for name, value in zip(self._buffers, out[1:-1]):
                         state[name] = value
-                    state["step"] = out[-1]
+                    state["step"] = self._advanced_step(advanced, state["step"], out[-1])
         return loss
 
 
@@ -76,7 +78,7 @@ class Adagrad(_FusedOptimizer):
                                       maximize=maximize, differentiable=differentiable, fused=fused))
         for group in self.param_groups:  # PyTorch creates Adagrad's state up front
             for p in group["params"]:
-                self.state[p]["step"] = tensor(0.0, dtype=_dtype.float32)
+                self.state[p]["step"] = Tensor._wrap(_zero_step())
                 self.state[p]["sum"] = full_like(p, group["initial_accumulator_value"])
 
     def _static(self, group):

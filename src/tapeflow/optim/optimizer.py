@@ -145,6 +145,18 @@ class Optimizer:
     def _write(p: Tensor, new: Tensor) -> None:
         inplace(p, new)
 
+    @staticmethod
+    def _advanced_step(advanced: dict, old: Tensor, new: Tensor) -> Tensor:
+        """The step counter to keep after an update advanced `old` to `new`: parameters whose counters held one
+        array before the update share one array after it too (each keeps its own tensor). A step's program
+        then reads and writes one counter, not one per parameter. `advanced` collects them over one step."""
+        before = old._raw
+        seen = advanced.get(id(before))
+        if seen is None:
+            advanced[id(before)] = (before, new)  # (`before` kept: its id stays its own)
+            return new
+        return Tensor._wrap(seen[1]._raw)
+
     def _params_with_state(self, group: dict, buffers: list[str]) -> Iterator[tuple[Tensor, dict]]:
         """`(p, state)` for each parameter of `group` that has a gradient.
 
@@ -155,7 +167,7 @@ class Optimizer:
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = tensor(0.0, dtype=_dtype.float32)
+                state["step"] = Tensor._wrap(_zero_step())  # (one array for all: see `_advanced_step`)
                 for name in buffers:
                     state[name] = zeros_like(p)
             yield p, state
@@ -329,3 +341,13 @@ def _cast_state(name: str, value, param: Tensor):
     if isinstance(value, Tensor) and name == "step":
         return value.to(dtype=_dtype.float32)
     return value
+
+
+_zero_steps: list = []
+
+
+def _zero_step():
+    """The float32 zero that new step counters hold (one array, created once)."""
+    if not _zero_steps:
+        _zero_steps.append(tensor(0.0, dtype=_dtype.float32)._data)
+    return _zero_steps[0]

@@ -63,13 +63,14 @@ class RMSprop(Optimizer):
                           ("momentum", momentum), ("centered", centered), ("maximize", group["maximize"]))
                 buffers = (["square_avg"] + (["momentum_buffer"] if momentum > 0 else [])
                            + (["grad_avg"] if centered else []))
+                advanced = {}
                 for p, state in self._params_with_state(group, buffers):
                     new_p, sq, gavg, buf, step = dispatch(
                         X.optim.rmsprop_update,
                         (p, p.grad, state["square_avg"], state.get("grad_avg"), state.get("momentum_buffer"),
                          state["step"], group["lr"]), static)
                     self._write(p, new_p)
-                    state["step"], state["square_avg"] = step, sq
+                    state["step"], state["square_avg"] = self._advanced_step(advanced, state["step"], step), sq
                     if centered:
                         state["grad_avg"] = gavg
                     if momentum > 0:
