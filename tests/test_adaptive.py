@@ -242,6 +242,25 @@ def test_factories_give_pytorchs_values_and_leave_pending_inputs_pending(adaptiv
         np.testing.assert_array_equal(np.signbit(got.detach().numpy()), np.signbit(expected.detach().numpy()))
 
 
+@pytest.mark.parametrize("make", [lambda: tp.zeros(2, 3), lambda: tp.ones(4, dtype=tp.int64), lambda: tp.eye(3),
+                                  lambda: tp.full((2,), -0.0), lambda: tp.empty(5, device="cpu"),
+                                  lambda: tp.zeros_like(tp.ones(2)), lambda: tp.ones(2, requires_grad=True)])
+def test_factories_are_recorded_as_one_op_not_run(adaptive, make):
+    before = _stats()["ops recorded"]
+    t = make()
+    assert type(t._raw) is _adaptive.Pending  # (no JAX dispatch of its own: it joins the segment)
+    assert _stats()["ops recorded"] - before <= 2 and t.is_leaf
+
+
+def test_kept_aranges_are_separate_tensors(adaptive):
+    a = tp.arange(6)
+    a.add_(1)
+    b = tp.arange(6)
+    assert b.tolist() == list(range(6)) and a.tolist() == list(range(1, 7)) and a is not b
+    assert tp.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert tp.arange(3, dtype=tp.float32).dtype == tp.float32 and tp.arange(3).dtype == tp.int64
+
+
 def test_a_training_step_that_makes_tensors_every_step_runs_as_one_program(adaptive):
     w = tp.randn(3, 3, requires_grad=True)
 
