@@ -196,6 +196,17 @@ def _argument_cases(L):
            for name in ("zeros_like", "ones_like", "rand_like", "randn_like", "empty_like")},
         "full_like channels_last of 3-D": lambda: L.full_like(x3, 2.0, memory_format=cl),
         "randint_like channels_last of 3-D": lambda: L.randint_like(x3, 5, memory_format=cl),
+        "full with an int64 overflow": lambda: L.full((2,), 2**63, dtype=L.int64),
+        "full of infinity as int64": lambda: L.full((2,), float("inf"), dtype=L.int64),
+        "full of NaN as int32": lambda: L.full((2,), float("nan"), dtype=L.int32),
+        "full int32 overflow": lambda: L.full((2,), 2**40, dtype=L.int32),
+        "full uint8 of -300": lambda: L.full((1,), -300, dtype=L.uint8),
+        "full int8 of 200": lambda: L.full((1,), 200, dtype=L.int8),
+        "full float32 of 1e39": lambda: L.full((1,), 1e39, dtype=L.float32),
+        "full float32 of a complex": lambda: L.full((1,), 1 + 1j, dtype=L.float32),
+        "eye of a float": lambda: L.eye(2.0),
+        "full float16 of 1e6": lambda: L.full((2,), 1e6, dtype=L.float16),
+        "full bfloat16 of 1e39": lambda: L.full((3,), 1e39, dtype=L.bfloat16),
         "addcmul_ with a number tensor1": lambda: L.ones(3).addcmul_(1, L.ones(3)),
         "addcdiv_ with a number tensor2": lambda: L.ones(3).addcdiv_(L.ones(3), 2),
         "addcmul method with a number": lambda: L.ones(3).addcmul(1, L.ones(3)),
@@ -326,3 +337,14 @@ def test_randint_keyword_forms():
     assert tp.randint(2, 3, size=(2,)).tolist() == [2, 2]
     assert tp.randint(tp.tensor(3), (2,)).shape == (2,)
     assert tp.randint(3, tp.Size([2, 1])).shape == (2, 1)
+
+
+@pytest.mark.parametrize("value, dtype", [(1 + 2j, None), (1 + 0j, "float32"), (2 + 0j, "int64"), (-1, "uint8"),
+                                          (6e4, "float16"), (1e38, "bfloat16"), (3.7, "int32"), (1j, "bool"),
+                                          (float("inf"), "float32"), (-0.0, None), (True, None), (7, None)])
+def test_full_fills_as_pytorch(value, dtype):
+    mine = tp.full((2,), value, dtype=None if dtype is None else getattr(tp, dtype))
+    theirs = torch.full((2,), value, dtype=None if dtype is None else getattr(torch, dtype))
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(mine.float().numpy() if dtype == "bfloat16" else mine.numpy(),
+                                  theirs.float().numpy() if dtype == "bfloat16" else theirs.numpy())

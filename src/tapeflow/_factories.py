@@ -286,10 +286,20 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         tensor([0.5000, 0.5000])
     """
     _number("full", fill_value)
+    is_complex = isinstance(fill_value, (complex, np.complexfloating))
     if dtype is None:
+        default = _dtype.get_default_dtype()
         dtype = (_dtype.bool if isinstance(fill_value, builtins.bool) else
-                 _dtype.int64 if isinstance(fill_value, int) else _dtype.get_default_dtype())
+                 _dtype.int64 if isinstance(fill_value, int) else
+                 (_dtype.complex128 if default is _dtype.float64 else _dtype.complex64) if is_complex else default)
     shape, jd = _shape((size,) if isinstance(size, int) else (tuple(size),)), _dtype.to_jax_dtype(dtype)
+    if jd.kind != "b" and jd.kind != "c" and not isinstance(fill_value, Tensor):
+        # PyTorch's check that the dtype holds the value
+        if is_complex:
+            if fill_value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {_C_TYPES[jd.name]} without overflow")
+            fill_value = fill_value.real
+        _check_fits(fill_value, jd)
     build = functools.partial(jnp.full, shape, fill_value, jd)
     value = _fill_key(fill_value)
     if value is None:
@@ -447,6 +457,9 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=Fal
         tensor([[1., 0.],
                 [0., 1.]])
     """
+    for position, name, value in ((1, "n", n), (2, "m", m)):
+        if value is not None and not isinstance(value, (int, np.integer)):
+            raise TypeError(f"eye(): argument '{name}' (position {position}) must be int, not {py_type_name(value)}")
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
