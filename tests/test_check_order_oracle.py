@@ -335,6 +335,7 @@ def test_randint_keyword_forms():
     assert tp.randint(high=5, size=(3,)).shape == (3,)
     assert tp.randint(low=2, high=3, size=[2]).tolist() == [2, 2]
     assert tp.randint(2, 3, size=(2,)).tolist() == [2, 2]
+    assert tp.randint(2, high=3, size=(2,)).tolist() == [2, 2] == torch.randint(2, high=3, size=(2,)).tolist()
     assert tp.randint(tp.tensor(3), (2,)).shape == (2,)
     assert tp.randint(3, tp.Size([2, 1])).shape == (2, 1)
 

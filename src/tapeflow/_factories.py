@@ -899,7 +899,8 @@ _RANDINT_SIGNATURES = [f" * ({form}, *, {gen}Tensor out = None, {{0}}.dtype dtyp
 
 def _randint_arguments(args: tuple, kwargs: dict, **given) -> tuple:
     """`(low, high, size)` of a `randint` call, with PyTorch's TypeErrors for any other combination."""
-    three = "low" in kwargs or len(args) >= 3 or (len(args) == 2 and "size" in kwargs)
+    three = "low" in kwargs or len(args) >= 3 or (len(args) == 2 and "size" in kwargs) or \
+        (len(args) == 1 and "high" in kwargs)
     names = ("low", "high", "size") if three else ("high", "size")
     bound = dict(zip(names, args))
     generator = given.get("generator")
