@@ -205,6 +205,32 @@ def _argument_cases(L):
         "full float32 of 1e39": lambda: L.full((1,), 1e39, dtype=L.float32),
         "full float32 of a complex": lambda: L.full((1,), 1 + 1j, dtype=L.float32),
         "eye of a float": lambda: L.eye(2.0),
+        "tensor of 2**63": lambda: L.tensor([2**63]),
+        "tensor of -2**63 - 1": lambda: L.tensor([[1], [-2**63 - 1]]),
+        "tensor scalar 2**63": lambda: L.tensor(2**63),
+        "tensor uint8 of 300": lambda: L.tensor([300], dtype=L.uint8),
+        "tensor uint8 of -300": lambda: L.tensor([1, -300], dtype=L.uint8),
+        "tensor uint8 of -1.0": lambda: L.tensor([-1.0], dtype=L.uint8),
+        "tensor int8 of -129": lambda: L.tensor([-129], dtype=L.int8),
+        "tensor int32 of 1e10": lambda: L.tensor([[1e10]], dtype=L.int32),
+        "tensor int64 of NaN": lambda: L.tensor([float("nan")], dtype=L.int64),
+        "fill_ int8 with 300": lambda: L.zeros(2, dtype=L.int8).fill_(300),
+        "fill_ int32 with NaN": lambda: L.zeros(2, dtype=L.int32).fill_(float("nan")),
+        "fill_ float with 1j": lambda: L.zeros(2).fill_(1j),
+        "fill_ float16 with 1e6": lambda: L.zeros(2, dtype=L.float16).fill_(1e6),
+        "write 300 into int8 at 0": lambda: L.zeros(2, dtype=L.int8).__setitem__(0, 300),
+        "write 300 into an int8 slice": lambda: L.zeros(2, dtype=L.int8).__setitem__(slice(None), 300),
+        "write 300 through an int8 mask": lambda: L.zeros(2, dtype=L.int8).__setitem__(L.tensor([True, False]), 300),
+        "write 300 through int8 indices": lambda: L.zeros(2, dtype=L.int8).__setitem__(L.tensor([0]), 300),
+        "write 1e40 into float32": lambda: L.zeros(2).__setitem__(0, 1e40),
+        "masked_fill int8 with 300": lambda: L.zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]), 300),
+        "masked_fill_ float16 with 1e6": lambda: L.zeros(2, dtype=L.float16).masked_fill_(L.tensor([True, False]),
+                                                                                        1e6),
+        "clamp int8 max 300": lambda: L.zeros(2, dtype=L.int8).clamp(max=300),
+        "clamp int8 min -300": lambda: L.zeros(2, dtype=L.int8).clamp(min=-300),
+        "clamp_min int8 300": lambda: L.zeros(2, dtype=L.int8).clamp_min(300),
+        "clamp float32 max 1e40": lambda: L.zeros(2).clamp(max=1e40),
+        "clamp float16 max 1e6": lambda: L.zeros(2, dtype=L.float16).clamp(max=1e6),
         "full float16 of 1e6": lambda: L.full((2,), 1e6, dtype=L.float16),
         "full bfloat16 of 1e39": lambda: L.full((3,), 1e39, dtype=L.bfloat16),
         "addcmul_ with a number tensor1": lambda: L.ones(3).addcmul_(1, L.ones(3)),
@@ -349,3 +375,18 @@ def test_full_fills_as_pytorch(value, dtype):
     assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     np.testing.assert_array_equal(mine.float().numpy() if dtype == "bfloat16" else mine.numpy(),
                                   theirs.float().numpy() if dtype == "bfloat16" else theirs.numpy())
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.tensor([-1], dtype=L.uint8), lambda L: L.tensor([1.7, -2.5], dtype=L.int32),
+    lambda L: L.tensor([1e6], dtype=L.float16), lambda L: L.tensor(np.array([300]), dtype=L.uint8),
+    lambda L: L.zeros(2, dtype=L.uint8).fill_(-1), lambda L: L.zeros(2).fill_(1 + 0j),
+    lambda L: L.zeros(2, dtype=L.int32).fill_(2.7), lambda L: L.zeros(2, dtype=L.bool).fill_(5),
+    lambda L: L.zeros(1, dtype=L.float16).fill_(1e6), lambda L: L.zeros(2, dtype=L.int8).clamp(max=2.5),
+    lambda L: (lambda x: (x.__setitem__(0, -1), x)[1])(L.zeros(2, dtype=L.uint8)),
+    lambda L: (lambda x: (x.__setitem__(0, 1e6), x)[1])(L.zeros(2, dtype=L.float16)),
+    lambda L: L.tensor([2**63 - 1, -2**63])])
+def test_numbers_that_fit_or_wrap_as_in_pytorch(make):
+    mine, theirs = make(tp), make(torch)
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())

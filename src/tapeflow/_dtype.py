@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 import jax.numpy as jnp
 import numpy as np
@@ -135,3 +136,42 @@ def to_dtype(d) -> dtype:
 
 def to_jax_dtype(d):
     return None if d is None else to_dtype(d).jax
+
+
+# -- whether a Python number fits a dtype ----------------------------------------------------------------------
+#: The C++ type names PyTorch's overflow message gives.
+C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+           "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def check_fits(v, jd) -> None:
+    """PyTorch's refusal of a number its dtype cannot hold (a negative integer wraps into an unsigned
+    dtype; infinities and NaN fit a floating one)."""
+    if isinstance(v, builtins.complex) or jd.kind == "c" or jd.name not in C_TYPES:
+        return
+    if jd.kind in "iu":
+        info = np.iinfo(jd)
+        unsigned_int = jd.kind == "u" and isinstance(v, (builtins.int, np.integer))
+        low = -builtins.int(info.max) if unsigned_int else builtins.int(info.min)
+        fits = v == v and low <= v <= info.max
+    else:
+        fits = not math.isfinite(v) or abs(v) <= builtins.float(jnp.finfo(jd).max)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {C_TYPES[jd.name]} without overflow")
+
+
+def check_number_fits(value, jd, numel: int | None = None):
+    """`value` (a Python number written into a tensor of JAX dtype `jd`: `full`, `fill_`, `masked_fill`, an
+    indexed write, a `clamp` bound) after PyTorch's check that `jd` holds it: its real part where a complex
+    number with no imaginary part goes into a real dtype. Bools take anything. A one-element write into a
+    half-precision tensor overflows to infinity instead, as in PyTorch (`numel` 1)."""
+    if type(value) not in (builtins.int, builtins.float, builtins.complex) or jd.kind in "bc":
+        return value
+    if type(value) is builtins.complex:
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {C_TYPES.get(jd.name, jd.name)} without overflow")
+        value = value.real
+    if numel == 1 and jd.name in ("float16", "bfloat16"):
+        return value
+    check_fits(value, jd)
+    return value

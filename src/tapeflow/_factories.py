@@ -54,6 +54,8 @@ def _infer(data, exact: bool = False):
     except ValueError:
         _ragged(data)
         raise
+    if arr.dtype in _WIDE_OR_OBJECT and any(type(d) is builtins.int and not -2**63 <= d < 2**63 for d in _flat(data)):
+        raise ValueError("Overflow when unpacking long long")  # (PyTorch reads Python ints as 64-bit integers)
     if exact and arr.dtype.kind in "fiucb":
         return arr
     if arr.dtype.kind in "fc" and arr.dtype.itemsize in (8, 16) and _holds_wide_numpy_scalars(data):
@@ -72,6 +74,9 @@ def _infer(data, exact: bool = False):
     elif arr.size == 0 and arr.dtype.kind != "b":
         arr = arr.astype(_dtype.get_default_dtype().jax)
     return arr
+
+
+_WIDE_OR_OBJECT = (np.dtype(np.uint64), np.dtype(object))
 
 
 def _ragged(data, dim: int = 0) -> None:
@@ -126,10 +131,23 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
         target = _dtype.to_jax_dtype(dtype)
         if arr.dtype.kind == "c" and np.dtype(target).kind != "c" and not isinstance(data, (Tensor, jax.Array)):
             raise TypeError("must be real number, not complex")
+        if np.dtype(target).kind in "iu" and arr.dtype.kind in "iuf" and arr.size \
+                and not isinstance(data, (Tensor, jax.Array, np.ndarray, np.generic)):
+            _check_range(arr, np.dtype(target))
         arr = jnp.asarray(arr, target)
     else:
         arr = jnp.asarray(arr)
     return _leaf(arr, device, requires_grad)
+
+
+def _check_range(arr: np.ndarray, target: np.dtype) -> None:
+    """PyTorch's refusal of Python numbers an integer dtype cannot hold (`tensor([300], dtype=uint8)`); a
+    negative integer wraps into an unsigned dtype, a negative float does not."""
+    info = np.iinfo(target)
+    low = -builtins.int(info.max) if target.kind == "u" and arr.dtype.kind in "iu" else builtins.int(info.min)
+    lo, hi = arr.min(), arr.max()
+    if not (lo >= low and hi <= info.max):  # (NaN fails both)
+        raise RuntimeError(f"value cannot be converted to type {target.name} without overflow")
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -293,13 +311,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
                  _dtype.int64 if isinstance(fill_value, int) else
                  (_dtype.complex128 if default is _dtype.float64 else _dtype.complex64) if is_complex else default)
     shape, jd = _shape((size,) if isinstance(size, int) else (tuple(size),)), _dtype.to_jax_dtype(dtype)
-    if jd.kind != "b" and jd.kind != "c" and not isinstance(fill_value, Tensor):
-        # PyTorch's check that the dtype holds the value
-        if is_complex:
-            if fill_value.imag != 0:
-                raise RuntimeError(f"value cannot be converted to type {_C_TYPES[jd.name]} without overflow")
-            fill_value = fill_value.real
-        _check_fits(fill_value, jd)
+    if not isinstance(fill_value, Tensor):
+        fill_value = _dtype.check_number_fits(fill_value, jd)
     build = functools.partial(jnp.full, shape, fill_value, jd)
     value = _fill_key(fill_value)
     if value is None:
@@ -388,23 +401,8 @@ def _endpoint(name: str, v, which: str):
     return v
 
 
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-
-
-def _check_fits(v, jd) -> None:
-    """PyTorch's refusal of a number its dtype cannot hold (a negative integer wraps into an unsigned
-    dtype; infinities and NaN fit a floating one)."""
-    if isinstance(v, complex) or jd.kind == "c" or jd.name not in _C_TYPES:
-        return
-    if jd.kind in "iu":
-        info = np.iinfo(jd)
-        low = -int(info.max) if jd.kind == "u" and isinstance(v, (int, np.integer)) else int(info.min)
-        fits = v == v and low <= v <= info.max
-    else:
-        fits = not math.isfinite(v) or abs(v) <= float(jnp.finfo(jd).max)
-    if not fits:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[jd.name]} without overflow")
+_C_TYPES = _dtype.C_TYPES
+_check_fits = _dtype.check_fits
 
 
 def _linspace_values(start, end, steps: int, jd) -> np.ndarray:

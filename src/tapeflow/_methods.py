@@ -313,6 +313,7 @@ def copy_(self, src, non_blocking=False):
 
 
 def fill_(self, value):
+    value = _dtype.check_number_fits(value, self._raw.dtype, self._raw.size)
     return inplace(self, dispatch(X.copy, (self, value)))
 
 

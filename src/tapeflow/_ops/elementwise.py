@@ -462,9 +462,13 @@ def clamp(input, min=None, max=None):
         return dispatch(X.clamp, (input, _operand(input, min), _operand(input, max)))
     if builtins.complex in (type(min), type(max)) and input._raw.dtype.kind in "fV":
         raise RuntimeError("value cannot be converted to type double without overflow")  # (PyTorch's words)
-    if result_dtype(input, min, max).kind == "c":
+    rt = result_dtype(input, min, max)
+    if rt.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
-    if result_dtype(input, min, max).kind == "b":
+    if rt.kind != "b":  # (PyTorch's check that the result dtype holds a bound)
+        for bound in (min, max):
+            _dtype.check_number_fits(bound, rt)
+    if rt.kind == "b":
         raise _unsupported({"clamp": "clamp_scalar_cpu", "maximum": "clamp_min_scalar_cpu",
                             "minimum": "clamp_max_scalar_cpu"}[kernel], input._raw.dtype)
     return dispatch(X.clamp_scalar, (input, _operand(input, min), _operand(input, max)))
@@ -538,6 +542,8 @@ def masked_fill(input, mask, value):
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
+    if isinstance(input, Tensor):
+        value = _dtype.check_number_fits(value, input._raw.dtype)
     return dispatch(X.masked_fill, (input, mask, value))
 
 

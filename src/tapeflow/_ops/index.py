@@ -385,6 +385,9 @@ def _getitem(self, index):
 
 
 def _setitem(self, index, value):
+    if type(value) in (builtins.int, builtins.float, builtins.complex):
+        # (PyTorch's check that the tensor's dtype holds the number; a half-precision one overflows to infinity)
+        value = _dtype.check_number_fits(value, self._raw.dtype, 1)
     if isinstance(value, Tensor) and value.ndim and value._raw.shape[0] == 1:
         shape = value._raw.shape
         k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
