@@ -216,3 +216,42 @@ JVP_CASES = {
 @pytest.mark.parametrize("case", list(JVP_CASES))
 def test_jvp_strict_checks(case):
     check(lambda m: JVP_CASES[case](m, m.autograd.functional))
+
+
+# -- second-order products under strict and create_graph: PyTorch refuses one without a graph -----------------
+SECOND_ORDER = {
+    "x ** 2": lambda a: (a ** 2).sum(),
+    "square": lambda a: a.square().sum(),
+    "pow(x, 2.0)": lambda a: a.pow(2.0).sum(),
+    "a * a": lambda a: (a * a).sum(),
+    "x ** 3": _cube,
+    "exp": lambda a: a.exp().sum(),
+    "sin * cos": lambda a: (a.sin() * a.cos()).sum(),
+    "linear": lambda a: (2 * a).sum(),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("kind", ["vhp", "hvp"])
+@pytest.mark.parametrize("name", list(SECOND_ORDER))
+def test_strict_second_order_products(name, kind, create_graph):
+    def scenario(m):
+        return getattr(m.autograd.functional, kind)(SECOND_ORDER[name], _x(m), m.ones(4, dtype=m.float64),
+                                                   strict=True, create_graph=create_graph)
+    check(scenario)
+
+
+@pytest.mark.parametrize("name", ["x ** 2", "square", "pow(x, 2.0)", "a * a", "x ** 3"])
+def test_third_derivative_graph(name):
+    """PyTorch differentiates `x ** 2` as `2 * x.pow(1)` and that as `x.pow(0)`: the second derivative stays on
+    the graph, and a third `grad` gives zeros (`a * a`'s second derivative has no graph)."""
+    def scenario(m):
+        x = _x(m)
+        x.requires_grad_()
+        (g,) = m.autograd.grad(SECOND_ORDER[name](x), x, create_graph=True)
+        (h,) = m.autograd.grad(g, x, m.ones(4, dtype=m.float64), create_graph=True)
+        if not h.requires_grad:
+            return h
+        (k,) = m.autograd.grad(h, x, m.ones(4, dtype=m.float64), create_graph=True)
+        return h, k
+    check(scenario)

@@ -96,3 +96,22 @@ def test_setitem_of_a_value_made_by_new_gets_its_gradient():
         return x.grad.tolist(), value.grad.tolist()
 
     assert grads(tp) == grads(torch)
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once(monkeypatch):
+    """PyTorch warns, once per process, that `float()` of a tensor that requires grad leaves the graph; `item()`,
+    `int()` and tensors that need no grad do not warn."""
+    from tapeflow import _tensor
+
+    monkeypatch.setattr(_tensor, "_warned_float", False)
+    x = tp.tensor(2.0, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert x.item() == 2.0 and int(x) == 2 and float(tp.tensor(3.0)) == 3.0
+        assert not caught
+        assert float(x) == 2.0
+        assert float(x * 2) == 4.0
+    assert [str(w.message) for w in caught] == [
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+        "Consider using tensor.detach() first."]
+    assert caught[0].category is UserWarning and caught[0].filename == __file__

@@ -384,7 +384,7 @@ class Op:
         gop = self._grad_op_cache.get(key)
         if gop is None:
             impl = functools.partial(self._vjp_torch, params, needs, metas, nout)
-            gop = Op(f"{self.name}_backward", impl, nin=-1, node=self.node.replace("Backward", "BackwardBackward"),
+            gop = Op(f"{self.name}_backward", impl, nin=-1, node=_backward_of(self.node),
                      deferrable=self.deferrable, unread_inputs=True)
             self._grad_op_cache[key] = gop
         return gop
@@ -603,3 +603,10 @@ def _reads(jaxpr, in_reads: list) -> list:
             outs = [every] * len(eqn.outvars)
         env.update(zip(eqn.outvars, outs))
     return [read(v) for v in jaxpr.outvars]
+
+
+def _backward_of(node: str) -> str:
+    """The name of the node that differentiates the node `node`: `"MulBackward0"` -> `"MulBackwardBackward0"`,
+    one `Backward` more at each order (PyTorch's `ThresholdBackwardBackward0`)."""
+    i = node.rfind("Backward")
+    return node if i < 0 else node[:i] + "Backward" + node[i:]

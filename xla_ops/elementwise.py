@@ -7,6 +7,21 @@ import jax.numpy as jnp
 
 from ._op import op, true_divide, unbroadcast, wide_unary
 
+
+@jax.custom_jvp
+def _read_by_derivative(x):
+    """`x`, whose derivative (ones) still reads `x`. PyTorch differentiates `x ** 2` as `2 * x.pow(1)` and that
+    as `x.pow(0)`: the second derivative stays on the graph through `x`, so a third `grad` gives zeros where it
+    would otherwise raise "does not require grad"."""
+    return x
+
+
+@_read_by_derivative.defjvp
+def _read_by_derivative_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x, t * jax.lax.integer_pow_p.bind(x, y=0)
+
+
 # -- broadcasting arithmetic -----------------------------------------------
 add = op("add", lambda x, y, alpha=1: x + y if alpha == 1 else x + alpha * y,
          lambda g, ans, x, y, alpha=1: (unbroadcast(g, x), unbroadcast(g if alpha == 1 else g * alpha, y)))
@@ -145,7 +160,7 @@ log1p = op("log1p", jnp.log1p, lambda g, ans, x: (true_divide(g, 1 + x),), saves
 sqrt = op("sqrt", jnp.sqrt, lambda g, ans, x: (true_divide(g, 2 * ans),), saves=("ans",))
 rsqrt = op("rsqrt", jax.lax.rsqrt, lambda g, ans, x: (-0.5 * g * ans * ans * ans,), saves=("ans",))
 reciprocal = op("reciprocal", jnp.reciprocal, lambda g, ans, x: (-g * ans * ans,), saves=("ans",))
-square = op("square", jnp.square, lambda g, ans, x: (2 * g * x,), saves=("x",), node="PowBackward0")
+square = op("square", jnp.square, lambda g, ans, x: (2 * g * _read_by_derivative(x),), saves=("x",), node="PowBackward0")
 sin = op("sin", jnp.sin, lambda g, ans, x: (g * jnp.cos(x),), saves=("x",))
 cos = op("cos", jnp.cos, lambda g, ans, x: (-g * jnp.sin(x),), saves=("x",))
 tan = op("tan", jnp.tan, lambda g, ans, x: (g * (1 + ans * ans),), saves=("ans",))

@@ -133,6 +133,18 @@ _NON_LEAF_GRAD = ("The .grad attribute of a Tensor that is not a leaf Tensor is 
                   "Tensor by mistake, make sure you access the leaf Tensor instead.")
 
 
+_warned_float = False
+
+
+def _warn_float_of_requires_grad() -> None:
+    """PyTorch's warning, once per process, for `float()` of a tensor that requires grad (the number leaves the
+    graph: nothing computed from it is differentiated)."""
+    global _warned_float
+    _warned_float = True
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                  "Consider using tensor.detach() first.", UserWarning, stacklevel=3)
+
+
 class Tensor:
     """A multi-dimensional array with autograd, backed by a JAX array.
 
@@ -647,6 +659,8 @@ class Tensor:
     def __float__(self) -> float:
         if self._raw.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self._requires_grad and not _warned_float:
+            _warn_float_of_requires_grad()
         return float(_real_part(self.item(), "double"))
 
     def __int__(self) -> int:

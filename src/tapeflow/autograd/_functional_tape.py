@@ -112,6 +112,8 @@ _JACOBIAN_INDEPENDENT = ("The jacobian of the user-provided function is independ
                          "allowed in strict mode.")
 _NO_GRAPH = ("The jacobian of the user-provided function is independent of input {i}. This is not allowed in strict "
              "mode when create_graph=True.")
+_HESSIAN_NO_GRAPH = ("The hessian of the user-provided function is independent of input {i}. This is not allowed in "
+                     "strict mode when create_graph=True.")
 _GRAD_INPUT_NO_GRAPH = ("The gradient with respect to input {i} is independent of the inputs of the user-provided "
                         "function. This is not allowed in strict mode.")
 _BACK_TRICK = ("The gradient with respect to the input is independent of entry {i} in the grad_outputs when using the "
@@ -237,9 +239,5 @@ def second(kind, func, in_tuple, xs, vs, create_graph, strict):
         out, scalar = _scalar_out(func, ins, kind, strict)
         gs = _grads((scalar,), ins, (None,), True, strict, _INDEPENDENT, _JACOBIAN_NO_GRAPH)
         independent = _JACOBIAN_INDEPENDENT if kind == "vhp" else _HVP_TRICK
-        # (PyTorch also refuses, with strict and create_graph, a product without a graph ("The hessian of the
-        # user-provided function is independent of input i ... when create_graph=True"). Not checked here:
-        # tapeflow's second derivative of `x ** 2` / `square` has no graph where PyTorch's has one, so the check
-        # would refuse `(x ** 2).sum()`, which PyTorch accepts.)
-        prods = _grads(gs, ins, vs, create_graph, strict, independent)
+        prods = _grads(gs, ins, vs, create_graph, strict, independent, _HESSIAN_NO_GRAPH if create_graph else None)
     return (out if create_graph else out.detach()), _post(prods, in_tuple)
