@@ -561,6 +561,9 @@ spec("alias", [C(F((3, 4))), C(F(()))], lambda x: x, tf=lambda x: x.squeeze(0),
      node="SqueezeBackward1")  # (squeeze(dim) of a dimension that is not 1: PyTorch names the overload called)
 spec("detach", [C(F((3, 4))), C(F(()))], lambda x: x, diff=False, tf=lambda x: x.detach().clone(),
      tf_ref=lambda x: x)
+spec("view_dtype", [C(F((3, 4)), dtype="int64", src="float64"), C(F((3, 4)), dtype="float32", src="float64"),
+                    C(F((2,)), dtype="uint8", src="float64"), C(F(()), dtype="int64", src="float64")],
+     lambda x, dtype, src: x.view(dtype), diff=False, f32=False, tf=lambda x: x.view(tp.int64))
 spec("split", [C(F((2, 5)), sizes=(2, 3), dim=1), C(F((4,)), sizes=(1, 3, 0), dim=0)],
      lambda x, sizes, dim: tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim)), tf=lambda x: x.split([2, 3], 1))
 spec("split_even", [C(F((2, 5)), sizes=(2, 2, 1), dim=1), C(F((6,)), sizes=(3, 3), dim=0)],

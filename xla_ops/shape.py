@@ -66,6 +66,41 @@ alias = op("alias", lambda x: x, lambda g, ans, x: (g,), node="AliasBackward0")
 detach = op("detach", jax.lax.stop_gradient, differentiable=False, node="DetachBackward0")
 
 
+def _bitcast(x, dtype, src=None):
+    """`x`'s bytes read as `dtype` (PyTorch's `view(dtype)`): the last dimension grows or shrinks by the ratio of
+    the element sizes (a 0-d `x` keeps its shape: only equal sizes are allowed there). XLA bitcasts neither
+    bools nor complex numbers: those go through `uint8` and (real, imaginary) pairs. (`src`, `x`'s dtype, is for
+    the view's strides.)"""
+    dst = jnp.dtype(dtype)
+    if x.dtype == dst:
+        return x
+    scalar = x.ndim == 0
+    if scalar:
+        x = x[None]
+    if x.dtype == jnp.bool_:
+        x = x.astype(jnp.uint8)
+    elif jnp.iscomplexobj(x):
+        x = jnp.stack([jnp.real(x), jnp.imag(x)], axis=-1).reshape(*x.shape[:-1], 2 * x.shape[-1])
+    via = jnp.dtype(jnp.uint8) if dst == jnp.bool_ else jnp.finfo(dst).dtype if jnp.issubdtype(dst, jnp.complexfloating) \
+        else dst
+    a, b = x.dtype.itemsize, via.itemsize
+    if a > b:
+        x = jax.lax.bitcast_convert_type(x, via).reshape(*x.shape[:-1], x.shape[-1] * (a // b))
+    elif a < b:
+        x = jax.lax.bitcast_convert_type(x.reshape(*x.shape[:-1], x.shape[-1] * a // b, b // a), via)
+    else:
+        x = jax.lax.bitcast_convert_type(x, via)
+    if dst == jnp.bool_:
+        x = x != 0
+    elif via != dst:
+        x = jax.lax.complex(x[..., 0::2], x[..., 1::2])
+    return x[0] if scalar else x
+
+
+# PyTorch's `view(dtype)`: the same bytes under another dtype; its output never requires grad.
+view_dtype = op("view_dtype", _bitcast, differentiable=False, node="ViewBackward0")
+
+
 def _split(x, sizes, dim):
     out, start = [], 0
     for n in sizes:
@@ -105,6 +140,9 @@ def _view_scatter(base, new, chain):
     detached = any(step[0] == "detach" for step in chain)
     if detached:
         chain = tuple(step for step in chain if step[0] != "detach")
+    for k in range(len(chain) - 1, -1, -1):
+        if chain[k][0] == "view_dtype":
+            return _bitcast_scatter(base, new, chain, k)
     if any(step[0] in _PART_VIEWS for step in chain):
         return _part_scatter(base, new, chain, detached)
     # Where each element of the view lives in `base`: the chain applied to an iota.
@@ -115,6 +153,21 @@ def _view_scatter(base, new, chain):
         old = apply_chain(base, chain)
         new = old + jax.lax.stop_gradient(new - old)
     return base.ravel().at[where.ravel()].set(new.ravel()).reshape(base.shape)
+
+
+def _bitcast_scatter(base, new, chain, k):
+    """Write `new` through a view chain whose step `k` (its last) reinterprets bytes (`view_dtype`): write into
+    that reinterpreted view, read the bytes back in the dtype before it, and write those into `base`. Bytes
+    carry no derivative (PyTorch's `view(dtype)` is not differentiable)."""
+    before = chain[:k]
+    mid = jax.lax.stop_gradient(apply_chain(base, before))
+    seen = _bitcast(mid, **dict(chain[k][1]))
+    if k + 1 < len(chain):
+        seen = _view_scatter(seen, new, chain[k + 1:])
+    else:
+        seen = jnp.broadcast_to(jnp.asarray(new).astype(seen.dtype), seen.shape)
+    back = _bitcast(jax.lax.stop_gradient(seen), mid.dtype).reshape(mid.shape)
+    return _view_scatter(base, back, before) if before else back
 
 
 def _part_scatter(base, new, chain, detached):

@@ -653,9 +653,19 @@ def _cast_for_inplace(x, result):
     return dispatch(xla_ops.to_dtype, (result,), (("dtype", x._raw.dtype),))
 
 
+def reads_bytes(chain) -> bool:
+    """Whether a view chain reinterprets bytes (`view(dtype)`): autograd does not see such a view, as in PyTorch,
+    so writes through it, and the view's values after writes to its base, carry no history."""
+    for step in chain:
+        if step[0] == "view_dtype":
+            return True
+    return False
+
+
 def _write_view(v: Tensor, base: Tensor, result: Tensor, st) -> None:
     chain = v._view
-    if state.grad_enabled and (v._requires_grad or result._requires_grad or base._requires_grad):  # (a value with
+    if state.grad_enabled and (v._requires_grad or result._requires_grad or base._requires_grad) \
+            and not reads_bytes(chain):  # (a value with
         # history makes the base and the view part of the graph, even when neither required grad before; a base
         # that came to require grad after the view was taken is refused if a leaf, recorded otherwise)
         if base.grad_fn is None and base._requires_grad:
@@ -741,7 +751,7 @@ def _refresh_views(st, base: Tensor, writer: Tensor) -> None:
             invalid = True
         if w is writer:
             continue
-        if rehistory and w._view and w._base is base and not invalid:
+        if rehistory and w._view and w._base is base and not invalid and not reads_bytes(w._view):
             # A view reads the base's new history (PyTorch regenerates its grad_fn the same way), and so requires
             # grad from now on if it did not. (A view of a detached alias of the base, `detach()` of a view, only
             # reads the new values.)

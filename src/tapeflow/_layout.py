@@ -242,12 +242,25 @@ def _view_as_complex(shape, strides, off, p, out):
     return shape[:-1], [s // 2 for s in strides[:-1]], off // 2
 
 
+def _view_dtype(shape, strides, off, p, out):
+    import numpy as np
+
+    a, b = np.dtype(p["src"]).itemsize, np.dtype(p["dtype"]).itemsize
+    if a == b:
+        return shape, strides, off
+    if a > b:  # (PyTorch's view(dtype) checked that the last stride is 1)
+        r = a // b
+        return shape[:-1] + [shape[-1] * r], [s * r for s in strides[:-1]] + [1], off * r
+    r = b // a
+    return shape[:-1] + [shape[-1] // r], [s // r for s in strides[:-1]] + [1], off // r
+
+
 _STEPS = {"reshape": _reshape, "permute": _permute, "transpose": _transpose, "t": _t, "expand": _expand,
           "squeeze": _squeeze, "unsqueeze": _unsqueeze, "select": _select, "slice": _slice,
           "index_basic": _index_basic, "diagonal": _diagonal, "split": _split, "split_even": _split,
           "unbind": _unbind, "unfold": _unfold, "as_strided": _as_strided, "alias": _same, "detach": _same,
           "real": _real, "imag": lambda *a: _real(*a, imag=1), "view_as_real": _view_as_real,
-          "view_as_complex": _view_as_complex}
+          "view_as_complex": _view_as_complex, "view_dtype": _view_dtype}
 
 
 def check_memory_format(memory_format, ndim: int) -> None:

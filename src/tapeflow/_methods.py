@@ -12,7 +12,7 @@ import xla_ops as X
 from . import _dtype, _layout, _ops, linalg
 from ._device import device as _device
 from ._device import is_meta_device, to_jax_device
-from ._dispatch import _category, dispatch, inplace
+from ._dispatch import _category, dispatch, inplace, view
 from ._meta import NO_DATA, MetaArray, meta_of
 from ._ops._checks import tensor_arg
 from ._tensor import Tensor, as_tensor
@@ -93,10 +93,19 @@ Tensor.cholesky_inverse = linalg.cholesky_inverse
 Tensor.det = linalg.det
 
 
-def _view(self, *shape):
-    """The same data with a new shape (a view). `view(dtype)` is not supported."""
+def _view(self, *shape, dtype=None):
+    """The same data with a new shape, or (`view(dtype)`) the same bytes read as another dtype; a view either way.
+
+    Example:
+        >>> tp.arange(6.0).view(2, 3).shape
+        tapeflow.Size([2, 3])
+        >>> tp.tensor([1.0, -2.0]).view(tp.int32)
+        tensor([ 1065353216, -1073741824], dtype=tapeflow.int32)
+    """
+    if dtype is not None and not shape:
+        shape = (dtype,)
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-        raise RuntimeError("view(dtype) is not supported; use .to(dtype) for a converted copy")
+        return _view_dtype(self, shape[0])
     out = _ops.reshape(self, *shape)
     if (self._view and self._base is not None) or "_own_layout" in self.__dict__:  # (a view's layout may not
         # allow it, as in PyTorch; nor may a tensor rearranged in place by `t_`, `transpose_`, `as_strided_`)
@@ -104,6 +113,33 @@ def _view(self, *shape):
         if lay is not None and _layout.view_strides(lay[0], lay[1], tuple(out._raw.shape)) is None:
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return out
+
+
+def _view_dtype(x, dtype):
+    """PyTorch's `view(dtype)`: with another element size the last dimension scales by the ratio, and PyTorch's
+    layout checks apply; the result shares `x`'s storage and never requires grad."""
+    src = x._raw.dtype
+    a, b = src.itemsize, dtype.itemsize
+    if a != b:
+        what = f"to view {_dtype.SCALAR_NAMES[src.name]} as {_dtype.SCALAR_NAMES[dtype.name]} (different element sizes)"
+        if x.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        lay = _layout.layout(x)
+        shape, strides, off = lay if lay is not None else (tuple(x.shape), _layout.contiguous_strides(x.shape), 0)
+        r = b // a
+        if b > a and shape[-1] % r:
+            raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
+        if b > a and off % r:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {off}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        for i, s in enumerate(strides[:-1] if b > a else ()):
+            if s % r:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {s}")
+    out = view(x, X.view_dtype, (("dtype", dtype.jax.name), ("src", src.name)))
+    out._requires_grad = False
+    out._no_grad_view = out._untracked_no_grad_view = None  # (autograd does not see this view: see `reads_bytes`)
     return out
 
 
