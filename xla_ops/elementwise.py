@@ -266,7 +266,9 @@ polar = op("polar", lambda r, theta: jax.lax.complex(r * jnp.cos(theta), r * jnp
 def _angle(x):
     if _is_complex(x.dtype):
         return jnp.angle(x)
-    dt = jnp.angle(x).dtype  # (PyTorch's: pi below 0, else 0, so -0 has angle 0; NaN stays NaN)
+    # (PyTorch's: pi below 0, else 0, so -0 has angle 0; NaN stays NaN. In x's own float dtype: JAX's angle of a
+    # 0-d float32 is float64.)
+    dt = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.angle(x).dtype
     x = x.astype(dt)
     return jnp.where(jnp.isnan(x), x, jnp.where(x < 0, jnp.pi, 0).astype(dt))
 

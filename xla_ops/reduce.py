@@ -42,7 +42,8 @@ mean_dim = op("mean_dim", lambda x, dim, keepdim=False, dtype=None: jnp.mean(x, 
               lambda g, ans, x, dim, keepdim=False, dtype=None:
               ((_expand(g, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype),),
               node="MeanBackward1")
-nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim))
+nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim,
+                                                                   dtype=x.dtype if x.dtype.kind in "iu" else None))
 prod = op("prod", lambda x: jnp.prod(x))
 prod_dim = op("prod_dim", lambda x, dim, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim), node="ProdBackward1")
 

@@ -195,6 +195,10 @@ _out.install(vars(linalg), _out.LINALG, "linalg")
 _out.install(vars(special), _out.SPECIAL)
 _out.install(vars(fft), _out.FFT, "fft")
 
+from . import _first_arg  # noqa: E402
+
+_first_arg.install(globals())  # PyTorch's TypeError for `tp.maximum(2, x)` (see `_first_arg`)
+
 from . import _gc  # noqa: E402
 
 _gc.freeze_import_time_objects()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +20,38 @@ def _dim(d: int, ndim: int) -> int:
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d % n
+
+
+def one_element_dims(pos: int | None, name: str = "dim", default=None):
+    """Decorator: a 0-d input given a dim (`dim` at `pos` among the arguments after the input, or by keyword;
+    `default` when not given). PyTorch reads dim 0 / -1 of a 0-d tensor as that of its one element: the function
+    runs on the input as a one-element vector and its results are 0-d again (any other dim raises PyTorch's
+    IndexError)."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def run(input, *args, **kwargs):
+            if isinstance(input, Tensor) and not input._raw.shape:
+                given = pos is not None and len(args) > pos
+                dim = args[pos] if given else kwargs.get(name, default)
+                if dim is not None and not isinstance(dim, Tensor) and (not isinstance(dim, (list, tuple)) or dim):
+                    zero = [0] * len(_dims(dim, 0)) if isinstance(dim, (list, tuple)) else _dim(dim, 0)
+                    if given:
+                        args = (*args[:pos], zero, *args[pos + 1:])
+                    else:
+                        kwargs[name] = zero
+                    return _as_0d(fn(input.reshape(1), *args, **kwargs))
+            return fn(input, *args, **kwargs)
+        return run
+    return decorate
+
+
+def _as_0d(out):
+    if isinstance(out, Tensor):
+        return out.reshape(())
+    if isinstance(out, tuple):
+        parts = [_as_0d(o) for o in out]
+        return type(out)(*parts) if hasattr(out, "_fields") else tuple(parts)
+    return out
 
 
 def _dims(dim, ndim: int):

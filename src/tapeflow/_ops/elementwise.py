@@ -35,10 +35,13 @@ def add(input, other, *, alpha=1):
         >>> tp.add(tp.tensor([1., 2.]), tp.tensor([10., 20.]), alpha=2)
         tensor([21., 42.])
     """
-    if alpha == 1:
+    if type(alpha) is int and alpha == 1:
         return dispatch(X.add, _pair(_t(input), other))
     pair = _pair(_t(input), other)
-    return dispatch(X.add, pair, (("alpha", _alpha(alpha, pair)),))
+    alpha = _alpha(alpha, pair)
+    if alpha is True or (type(alpha) is int and alpha == 1):
+        return dispatch(X.add, pair)
+    return dispatch(X.add, pair, (("alpha", alpha),))
 
 
 def sub(input, other, *, alpha=1):
@@ -50,7 +53,7 @@ def sub(input, other, *, alpha=1):
     """
     input = _t(input)
     _no_bool_sub(input, other)
-    if alpha == 1:
+    if type(alpha) is int and alpha == 1:
         return dispatch(X.sub, _pair(input, other))
     pair = _pair(input, other)
     return dispatch(X.sub, pair, (("alpha", _alpha(alpha, pair)),))
@@ -60,6 +63,19 @@ def _alpha(alpha, pair):
     """`alpha` as PyTorch's add/sub kernels take it: in the result's dtype when that is float16 or bfloat16
     (`add(x, y, alpha=0.3)` in bfloat16 scales by 0.30078125)."""
     dt = result_dtype(*pair)
+    if isinstance(alpha, Tensor):
+        alpha = alpha.item()
+    elif isinstance(alpha, np.generic):
+        alpha = alpha.item()
+    # PyTorch's checks of alpha against the result's dtype
+    if isinstance(alpha, builtins.bool) and dt.name != "bool":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dt.kind not in "fc" and dt.name != "bfloat16" and not isinstance(alpha, int):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dt.kind != "c" and isinstance(alpha, complex):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    if dt.name == "bool":
+        return builtins.bool(alpha)  # (a bool result: `a + alpha * b` is `a or (alpha and b)`)
     if dt.name in ("float16", "bfloat16") and isinstance(alpha, builtins.float):
         return builtins.float(np.asarray(alpha).astype(dt))
     return alpha
@@ -76,7 +92,8 @@ def rsub(input, other, *, alpha=1):
         tensor([9., 8.])
     """
     input = _t(input)
-    if alpha != 1:
+    if not (type(alpha) is int and alpha == 1):
+        _alpha(alpha, _pair(input, other))  # (PyTorch's checks of alpha)
         return sub(other, input * alpha)
     _no_bool_sub(input, other)
     return dispatch(X.rsub, _pair(input, other))
@@ -543,6 +560,8 @@ def masked_fill(input, mask, value):
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     if isinstance(input, Tensor):
+        if isinstance(value, Tensor) and value._raw.dtype.kind == "c" and input._raw.dtype.kind not in "bc":
+            _dtype.check_number_fits(value.item(), input._raw.dtype)  # (PyTorch reads a complex value to check it)
         value = _dtype.check_number_fits(value, input._raw.dtype)
     return dispatch(X.masked_fill, (input, mask, value))
 

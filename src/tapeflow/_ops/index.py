@@ -143,7 +143,14 @@ def index_select(input, dim, index):
     """
     if isinstance(index, Tensor) and index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return dispatch(X.index_select, (input, index), (("dim", _along(input, dim, index, "index", "index_select")),))
+    d = _along(input, dim, index, "index", "index_select")
+    if isinstance(index, Tensor) and index.ndim == 0:
+        index = index.reshape(1)  # (a 0-d index selects one entry and keeps the dimension, as in PyTorch)
+    if input.ndim == 0:
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+        return dispatch(X.index_select, (input.reshape(1), index), (("dim", 0),)).reshape(())
+    return dispatch(X.index_select, (input, index), (("dim", d),))
 
 
 def index_add(input, dim, index, source, *, alpha=1):

@@ -14,7 +14,7 @@ from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor
 from ..amp import full_precision
-from ._args import _dim, _dims, _to_float
+from ._args import _dim, _dims, _to_float, one_element_dims
 from ._checks import tensor_arg
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
 
 
 # -- reductions ---------------------------------------------------------------------------------------
+@one_element_dims(0)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of all elements, or over `dim` (int or tuple).
 
@@ -48,6 +49,13 @@ def _check_floating(input, name):
                            f"or complex dtype. Got: {_dtype.SCALAR_NAMES[input.dtype.name]}")
 
 
+def _check_requested_floating(dtype, name):
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {_dtype.SCALAR_NAMES[dtype.name]}")
+
+
+@one_element_dims(0)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of all elements, or over `dim`.
 
@@ -57,6 +65,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dtype is None:
         _check_floating(input, "mean")
+    else:
+        _check_requested_floating(dtype, "mean")
     d = _dims(dim, input._raw.ndim)
     jd = _dtype.to_jax_dtype(dtype)
     if d is None:
@@ -64,29 +74,37 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return dispatch(X.mean_dim, (input,), (("dim", d), ("keepdim", keepdim), ("dtype", jd)))
 
 
-def nansum(input, dim=None, keepdim=False):
-    """Sum that treats NaN as zero.
+@one_element_dims(0)
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum that treats NaN as zero (in `dtype`, when given).
 
     Example:
         >>> tp.nansum(tp.tensor([1.0, float("nan"), 3.0]))
         tensor(4.)
     """
-    if input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
         input = input.to(_dtype.int64)
     return dispatch(X.nansum, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
-def nanmean(input, dim=None, keepdim=False):
-    """Mean that skips NaN elements.
+@one_element_dims(0)
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean that skips NaN elements (in `dtype`, when given).
 
     Example:
         >>> tp.nanmean(tp.tensor([1.0, float("nan"), 3.0]))
         tensor(2.)
     """
+    if dtype is not None:
+        _check_requested_floating(dtype, "nanmean")
+        input = input.to(dtype)
     mask = ~isnan(input)
     return nansum(input, dim, keepdim) / sum(mask, dim, keepdim)
 
 
+@one_element_dims(0)
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of the elements, overall or along `dim`.
 
@@ -124,6 +142,7 @@ def _moments(op, input, dim, unbiased, keepdim, correction):
                                    ("keepdim", keepdim)))
 
 
+@one_element_dims(0)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance (Bessel-corrected by default, `correction=0` for the population variance).
 
@@ -134,6 +153,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(X.var, input, dim, unbiased, keepdim, correction)
 
 
+@one_element_dims(0)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation (Bessel-corrected by default).
 
@@ -144,6 +164,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(X.std, input, dim, unbiased, keepdim, correction)
 
 
+@one_element_dims(0)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance and mean in one call, as a tuple `(var, mean)` (one graph node for both, as PyTorch's).
 
@@ -154,6 +175,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments(X.var_mean, input, dim, unbiased, keepdim, correction)
 
 
+@one_element_dims(0)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation and mean in one call, as a tuple `(std, mean)` (one graph node for both).
 
@@ -192,6 +214,7 @@ def _nonempty(name: str, input, dim, whole_error=RuntimeError):
     return ds[0] if not isinstance(dim, (tuple, list)) else ds
 
 
+@one_element_dims(0)
 def max(input, dim=None, keepdim=False):
     """Largest element; `max(x, dim)` gives `(values, indices)`; `max(x, other)` is `maximum`.
 
@@ -210,6 +233,7 @@ def max(input, dim=None, keepdim=False):
     return return_types.max(*dispatch(X.max_dim, (input,), (("dim", d), ("keepdim", keepdim))))
 
 
+@one_element_dims(0)
 def min(input, dim=None, keepdim=False):
     """Smallest element; `min(x, dim)` gives `(values, indices)`; `min(x, other)` is `minimum`.
 
@@ -228,6 +252,7 @@ def min(input, dim=None, keepdim=False):
     return return_types.min(*dispatch(X.min_dim, (input,), (("dim", d), ("keepdim", keepdim))))
 
 
+@one_element_dims(0)
 def amax(input, dim=(), keepdim=False):
     """Largest values over `dim` (all dims by default); ties share the gradient evenly.
 
@@ -239,6 +264,7 @@ def amax(input, dim=(), keepdim=False):
     return dispatch(X.amax, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
+@one_element_dims(0)
 def amin(input, dim=(), keepdim=False):
     """Smallest element, overall or along `dim`.
 
@@ -250,6 +276,7 @@ def amin(input, dim=(), keepdim=False):
     return dispatch(X.amin, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
+@one_element_dims(None)
 def aminmax(input, *, dim=None, keepdim=False):
     """Smallest and largest element, overall or along `dim`, as the named tuple `(min, max)`.
 
@@ -261,6 +288,7 @@ def aminmax(input, *, dim=None, keepdim=False):
                                                  amax(input, dim if dim is not None else (), keepdim))
 
 
+@one_element_dims(0)
 def argmax(input, dim=None, keepdim=False):
     """Index of the largest element, of the flattened tensor or along `dim` (the first one among ties).
 
@@ -274,6 +302,7 @@ def argmax(input, dim=None, keepdim=False):
     return dispatch(X.argmax, (input,), (("dim", d), ("keepdim", keepdim)))
 
 
+@one_element_dims(0)
 def argmin(input, dim=None, keepdim=False):
     """Index of the smallest element, of the flattened tensor or along `dim` (the first one among ties).
 
@@ -287,6 +316,7 @@ def argmin(input, dim=None, keepdim=False):
     return dispatch(X.argmin, (input,), (("dim", d), ("keepdim", keepdim)))
 
 
+@one_element_dims(0)
 def all(input, dim=None, keepdim=False):
     """Whether every element is true (nonzero), overall or along `dim`.
 
@@ -298,6 +328,7 @@ def all(input, dim=None, keepdim=False):
     return out.to(_dtype.uint8) if input._raw.dtype == jnp.uint8 else out  # (PyTorch keeps uint8 here)
 
 
+@one_element_dims(0)
 def any(input, dim=None, keepdim=False):
     """Whether any element is true (nonzero), overall or along `dim`.
 
@@ -309,6 +340,7 @@ def any(input, dim=None, keepdim=False):
     return out.to(_dtype.uint8) if input._raw.dtype == jnp.uint8 else out
 
 
+@one_element_dims(0)
 def count_nonzero(input, dim=None):
     """Number of nonzero elements, overall or along `dim`.
 
@@ -319,6 +351,7 @@ def count_nonzero(input, dim=None):
     return dispatch(X.count_nonzero, (input,), (("dim", _dims(dim, input.ndim)),))
 
 
+@one_element_dims(0)
 def logsumexp(input, dim, keepdim=False):
     """`log(sum(exp(input), dim))`, computed stably.
 
@@ -329,6 +362,7 @@ def logsumexp(input, dim, keepdim=False):
     return dispatch(X.logsumexp, (_to_float(input),), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
 
 
+@one_element_dims(1)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over `dim` (all elements by default); `p="fro"` is the 2-norm.
 
@@ -362,6 +396,7 @@ def dist(input, other, p=2):
     return norm(diff, p)
 
 
+@one_element_dims(0)
 def cumsum(input, dim, *, dtype=None):
     """Running sum along `dim`.
 
@@ -376,6 +411,7 @@ def cumsum(input, dim, *, dtype=None):
     return dispatch(X.cumsum, (input,), (("dim", _dim(dim, input.ndim)),))
 
 
+@one_element_dims(0)
 def cumprod(input, dim, *, dtype=None):
     """Running product along `dim`.
 
@@ -390,6 +426,7 @@ def cumprod(input, dim, *, dtype=None):
     return dispatch(X.cumprod, (input,), (("dim", _dim(dim, input.ndim)),))
 
 
+@one_element_dims(0)
 def cummax(input, dim):
     """Running maximum along `dim`: `(values, indices)`, each index naming the last element equal to its value.
 
@@ -403,6 +440,7 @@ def cummax(input, dim):
     return return_types.cummax(*dispatch(X.cummax, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 
+@one_element_dims(0)
 def cummin(input, dim):
     """Running minimum along `dim`: `(values, indices)`, like `cummax`.
 
@@ -416,6 +454,7 @@ def cummin(input, dim):
     return return_types.cummin(*dispatch(X.cummin, (input,), (("dim", _dim(dim, input.ndim)),)))
 
 
+@one_element_dims(0)
 def logcumsumexp(input, dim=None):
     """Running `log(sum(exp(input)))` along `dim` (required), computed stably.
 
@@ -428,6 +467,7 @@ def logcumsumexp(input, dim=None):
     return dispatch(X.logcumsumexp, (input,), (("dim", _dim(dim, input.ndim)),))
 
 
+@one_element_dims(0)
 def softmax(input, dim, dtype=None):
     """`exp(x) / sum(exp(x), dim)`, computed stably.
 
@@ -439,6 +479,7 @@ def softmax(input, dim, dtype=None):
     return dispatch(X.softmax, (input,), (("dim", d),))
 
 
+@one_element_dims(0)
 def log_softmax(input, dim, dtype=None):
     """`log(softmax(x, dim))`, computed stably.
 
@@ -464,6 +505,7 @@ def _softmax_input(name, input, dim, dtype):
 
 
 # -- sorting -------------------------------------------------------------------------------------------
+@one_element_dims(0, default=-1)
 def sort(input, dim=-1, descending=False, stable=False):
     """Sort along `dim` (the last by default); the named tuple `(values, indices)`.
 
@@ -474,6 +516,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     return return_types.sort(*dispatch(X.sort, (input,), (("dim", _dim(dim, input.ndim)), ("descending", descending))))
 
 
+@one_element_dims(0, default=-1)
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort `input` along `dim`; `stable=True` keeps the order of equal elements.
 
@@ -484,6 +527,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return dispatch(X.argsort, (input,), (("dim", _dim(dim, input.ndim)), ("descending", descending)))
 
 
+@one_element_dims(1, default=-1)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The `k` largest (or, with `largest=False`, smallest) elements along `dim`, as the named tuple `(values, indices)`.
 
@@ -498,6 +542,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
                                                           ("largest", largest))))
 
 
+@one_element_dims(0)
 def median(input, dim=None, keepdim=False):
     """The lower median of all elements (ties share the gradient evenly), or `(values, indices)` along `dim`.
 
@@ -527,6 +572,7 @@ def _empty_median(input):
     return full((), fill, dtype=input.dtype)
 
 
+@one_element_dims(1, default=-1)
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The `k`-th smallest element along `dim` and its index: `(values, indices)`.
 

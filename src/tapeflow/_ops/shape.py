@@ -147,7 +147,10 @@ def transpose(input, dim0, dim1):
         tapeflow.Size([4, 3, 2])
     """
     nd = input.ndim
-    return view(input, X.transpose, (("dim0", _dim(dim0, nd)), ("dim1", _dim(dim1, nd))))
+    d0, d1 = _dim(dim0, nd), _dim(dim1, nd)
+    if nd == 0:  # (dims 0 / -1 of a 0-d tensor: nothing to exchange)
+        return rename_node(view(input, X.alias), "TransposeBackward0")
+    return view(input, X.transpose, (("dim0", d0), ("dim1", d1)))
 
 
 swapaxes = swapdims = transpose
@@ -200,6 +203,8 @@ def movedim(input, source, destination):
     for name, dims in (("source", src), ("destination", dst)):
         if len({_dim(x, nd) for x in dims}) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    if nd == 0:
+        return permute(input, ())
     perm = [i for i in range(nd) if i not in [_dim(s, nd) for s in src]]
     for d, s in sorted(zip([_dim(d, nd) for d in dst], [_dim(s, nd) for s in src])):
         perm.insert(d, s)
@@ -280,7 +285,7 @@ def squeeze(input, dim=None):
         return rename_node(view(input, X.squeeze, ()), "SqueezeBackward0")
     name = "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1"  # (PyTorch's overloads)
     dims = _dims(dim, input.ndim)
-    dims = tuple(d for d in dims if input._raw.shape[d] == 1)
+    dims = tuple(d for d in dims if input._raw.shape and input._raw.shape[d] == 1)
     if not dims:
         return rename_node(view(input, X.alias), name)
     return rename_node(view(input, X.squeeze, (("dim", dims),)), name)
@@ -304,6 +309,8 @@ def narrow(input, dim, start, length):
         >>> tp.narrow(tp.arange(6), 0, 2, 3)
         tensor([2, 3, 4])
     """
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _dim(dim, input.ndim)
     start, n = int(start), input._raw.shape[d]
     if not -n <= start <= n:
@@ -322,6 +329,8 @@ def select(input, dim, index):
         >>> tp.select(tp.tensor([[1, 2], [3, 4]]), 1, 0)
         tensor([1, 3])
     """
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _dim(dim, input.ndim)
     n = input._raw.shape[d]
     if not -n <= index < n:
@@ -375,6 +384,8 @@ def split(tensor, split_size_or_sections, dim=0):
         >>> tp.split(tp.arange(5), [2, 3])
         (tensor([0, 1]), tensor([2, 3, 4]))
     """
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _dim(dim, tensor.ndim)
     n = tensor._raw.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -402,6 +413,8 @@ def chunk(input, chunks, dim=0):
     """
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     n = input._raw.shape[_dim(dim, input.ndim)]
     size = -(-n // chunks) if chunks > 0 else n
     return split(input, builtins.max(size, 1), dim)
@@ -444,6 +457,8 @@ def unbind(input, dim=0):
         >>> tp.unbind(tp.tensor([[1, 2], [3, 4]]))
         (tensor([1, 2]), tensor([3, 4]))
     """
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return view(input, X.unbind, (("dim", _dim(dim, input.ndim)),))
 
 
@@ -527,7 +542,8 @@ def flip(input, *dims_, dims=None):
             raise TypeError('flip() missing 1 required positional arguments: "dims"')
         dims = dims_[0] if len(dims_) == 1 else dims_
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return dispatch(X.flip, (input,), (("dims", _dims(dims, input.ndim) or ()),))
+    ds = _dims(dims, input.ndim) or ()
+    return dispatch(X.flip, (input,), (("dims", ds if input.ndim else ()),))
 
 
 def fliplr(input):
@@ -570,6 +586,9 @@ def roll(input, shifts, dims=None):
     if n_shifts != n_dims:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {n_shifts}, dims:{n_dims}")
     shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
+    if input.ndim == 0:
+        first = dims[0] if isinstance(dims, (list, tuple)) else dims
+        raise IndexError(f"Dimension specified as {first} but tensor has no dimensions")
     dims = tuple(_dim(d, input.ndim) for d in dims) if isinstance(dims, (list, tuple)) else _dim(dims, input.ndim)
     return dispatch(X.roll, (input,), (("shifts", shifts), ("dims", dims)))
 

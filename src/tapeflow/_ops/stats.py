@@ -53,6 +53,7 @@ def mode(input, dim=-1, keepdim=False):
     """
     input = _t(input)
     if input.ndim == 0:
+        _dim(dim, 0)  # (dims 0 / -1 only)
         return return_types.mode(input.clone(), dispatch(X.to_dtype, (input * 0,), (("dtype", np.int64),)))
     d = _nonempty("mode", input, dim)
     return return_types.mode(*dispatch(X.mode, (input,), (("dim", d), ("keepdim", keepdim))))
