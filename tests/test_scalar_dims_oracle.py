@@ -146,9 +146,37 @@ DTYPES = {
     "masked_fill, real complex tensor value": lambda m: m.tensor([1.0]).masked_fill(m.tensor(True), m.tensor(2 + 0j)),
 }
 
+MORE = {
+    "nonzero of 0-d": lambda m: m.nonzero(m.tensor(1)), "nonzero of 0-d zero": lambda m: m.nonzero(m.tensor(0)),
+    "nonzero of 0-d, as_tuple": lambda m: m.nonzero(m.tensor(3.0), as_tuple=True),
+    "argwhere of 0-d": lambda m: m.argwhere(m.tensor(1 + 1j)),
+    "prod(uint8, dtype=uint8)": lambda m: m.prod(m.tensor([2, 4, 2], dtype=m.uint8), dtype=m.uint8),
+    "prod(dim, dtype=uint8)": lambda m: m.prod(m.tensor([[20, 40]], dtype=m.uint8), 1, dtype=m.uint8),
+    "prod(dtype=bool)": lambda m: m.prod(m.tensor([1.0, -1.0]), dtype=m.bool),
+    "nansum(dtype=bool)": lambda m: m.nansum(m.tensor([1.0, -1.0]), dtype=m.bool),
+    "igamma at a = 0, inf": lambda m: m.igamma(m.tensor([0.0, 0.0, 0.0, float("inf"), float("inf"), 2.0]),
+                                               m.tensor([0.5, 0.0, -1.0, 1.0, float("inf"), 0.7])),
+    "igammac at a = 0, inf": lambda m: m.igammac(m.tensor([0.0, 0.0, 0.0, float("inf"), float("inf"), 2.0]),
+                                                 m.tensor([0.5, 0.0, -1.0, 1.0, float("inf"), 0.7])),
+    "logcumsumexp complex, one row": lambda m: m.logcumsumexp(m.tensor([[-2.2 - 1.38j, -2.67 + 4.79j]]), 0),
+    "logcumsumexp complex": lambda m: m.logcumsumexp(m.tensor([-2.2 - 1.38j, -2.67 + 4.79j, 1 + 7j, -3 - 9j]), 0),
+    "logcumsumexp complex, -inf": lambda m: m.logcumsumexp(
+        m.tensor([1 + 1j, complex(float("-inf"), 0), 2 - 1j]), 0),
+}
+# A dtype or value refusal comes after PyTorch's broadcast check (it finds the shapes first).
+def _mismatched(name, a, b):
+    return lambda m: getattr(m, name)(m.ones(3, 1, 2, dtype=getattr(m, a)), m.zeros(1, 3, dtype=getattr(m, b)))
+
+
+BROADCAST_FIRST = {name: _mismatched(name, a, b) for name, a, b in (
+    ("bitwise_and", "float32", "int32"), ("bitwise_left_shift", "bool", "complex64"), ("lt", "complex64", "float32"),
+    ("gcd", "float64", "int32"), ("copysign", "complex64", "float32"), ("floor_divide", "complex64", "float32"),
+    ("remainder", "int32", "int32"), ("fmod", "int64", "int64"))}
+
 CASES = {**{f"0-d {k}": v for k, v in ZERO_D.items()}, **INDEXING, **{f"first argument {k}": v for k, v in
                                                                     FIRST_ARG.items()},
-         **{f"alpha {k}": v for k, v in ALPHA.items()}, **DTYPES}
+         **{f"alpha {k}": v for k, v in ALPHA.items()}, **DTYPES, **MORE,
+         **{f"broadcast before dtype {k}": v for k, v in BROADCAST_FIRST.items()}}
 
 
 @pytest.mark.parametrize("name", list(CASES))

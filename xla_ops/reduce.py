@@ -42,10 +42,16 @@ mean_dim = op("mean_dim", lambda x, dim, keepdim=False, dtype=None: jnp.mean(x, 
               lambda g, ans, x, dim, keepdim=False, dtype=None:
               ((_expand(g, x.shape, dim, keepdim) / _count(x.shape, dim)).astype(x.dtype),),
               node="MeanBackward1")
-nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim,
-                                                                   dtype=x.dtype if x.dtype.kind in "iu" else None))
-prod = op("prod", lambda x: jnp.prod(x))
-prod_dim = op("prod_dim", lambda x, dim, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim), node="ProdBackward1")
+def _own_dtype(x):
+    """`x`'s dtype for a sum or product of integers or bools (NumPy's rules would widen `uint8` to `uint64`, bool
+    to `int64`; the caller chose the dtype)."""
+    return x.dtype if x.dtype.kind in "iub" else None
+
+
+nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim, dtype=_own_dtype(x)))
+prod = op("prod", lambda x: jnp.prod(x, dtype=_own_dtype(x)))
+prod_dim = op("prod_dim", lambda x, dim, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim, dtype=_own_dtype(x)),
+              node="ProdBackward1")
 
 
 def _var(x, dim=None, correction=1, keepdim=False):
@@ -243,8 +249,25 @@ def _logcumsumexp_vjp(g, ans, x, dim):
     return (jnp.exp(x - ans) * flip(sums),)
 
 
-logcumsumexp = op("logcumsumexp", lambda x, dim: jax.lax.cumlogsumexp(x, axis=dim), _logcumsumexp_vjp,
-                  saves=("x", "ans"))
+def _logcumsumexp(x, dim):
+    if not jnp.iscomplexobj(x) or x.shape[dim] == 0:
+        return jax.lax.cumlogsumexp(x, axis=dim)
+    # Complex numbers, as PyTorch adds them, one after another: `max + log1p(exp(min - max))`, `max` the one with
+    # the larger real part, so the sum keeps its branch of the imaginary part (a principal log would wrap it).
+    def add(acc, v):
+        v_min = jnp.real(v) < jnp.real(acc)
+        lo, hi = jnp.where(v_min, v, acc), jnp.where(v_min, acc, v)
+        out = hi + jnp.log1p(jnp.exp(lo - hi))
+        out = jnp.where(jnp.isneginf(jnp.real(lo)) & (jnp.real(lo) == jnp.real(hi)), lo, out)
+        out = jnp.where(jnp.isnan(v) | jnp.isnan(acc), jnp.asarray(complex(jnp.nan, jnp.nan), x.dtype), out)
+        return out, out
+
+    xs = jnp.moveaxis(x, dim, 0)
+    _, rest = jax.lax.scan(add, xs[0], xs[1:])
+    return jnp.moveaxis(jnp.concatenate([xs[:1], rest]), 0, dim)
+
+
+logcumsumexp = op("logcumsumexp", _logcumsumexp, _logcumsumexp_vjp, saves=("x", "ans"))
 
 # -- softmax family --------------------------------------------------------------------
 softmax = op("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim),

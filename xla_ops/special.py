@@ -149,10 +149,22 @@ def _in_x(fn):
     return lambda a, x: fn(jax.lax.stop_gradient(a), x)
 
 
-igamma = op("igamma", _in_x(jsp.gammainc), lambda g, ans, a, x: (
+def _edges(fn, upper):
+    """`fn` (gammainc or gammaincc) with PyTorch's values where JAX's differ: P(0, x > 0) = 1, P(inf, finite
+    x > 0) = 0 (Q the complements) and NaN for P(inf, inf)."""
+    def f(a, x):
+        out = fn(a, x)
+        ok = (a >= 0) & (x > 0)
+        out = jnp.where(ok & (a == 0), jnp.asarray(0 if upper else 1, out.dtype), out)
+        out = jnp.where(ok & jnp.isposinf(a) & jnp.isfinite(x), jnp.asarray(1 if upper else 0, out.dtype), out)
+        return jnp.where(jnp.isposinf(a) & jnp.isposinf(x), jnp.asarray(jnp.nan, out.dtype), out)
+    return f
+
+
+igamma = op("igamma", _in_x(_edges(jsp.gammainc, False)), lambda g, ans, a, x: (
     unbroadcast(jnp.zeros_like(g), a), unbroadcast(g * _igamma_x_grad(a, x), x)), saves=("a", "x"),
     no_derivative={0: "igamma: input"})
-igammac = op("igammac", _in_x(jsp.gammaincc), lambda g, ans, a, x: (
+igammac = op("igammac", _in_x(_edges(jsp.gammaincc, True)), lambda g, ans, a, x: (
     unbroadcast(jnp.zeros_like(g), a), unbroadcast(-g * _igamma_x_grad(a, x), x)), saves=("a", "x"),
     no_derivative={0: "igammac: input"})
 def _nextafter(x, y):

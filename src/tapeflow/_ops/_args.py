@@ -13,6 +13,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
+from ._checks import broadcast_first
 
 
 def _dim(d: int, ndim: int) -> int:
@@ -117,13 +118,11 @@ def _common(name: str, x, y, *, ints: str = "keep", complex_ok: bool = True, boo
     and complex numbers are refused unless allowed (PyTorch's NotImplementedError naming the kernel)."""
     x, y = _pair(_t(x), y)
     dt = _kind_of(x, y)
-    if dt.kind == "c" and not complex_ok:
-        raise _unsupported(name, dt)
-    if dt.kind == "b" and not bool_ok or dt.kind in "fV" and not floats_ok:
+    if dt.kind == "c" and not complex_ok or dt.kind == "b" and not bool_ok or dt.kind in "fV" and not floats_ok \
+            or dt.kind in "iub" and ints == "refuse":
+        broadcast_first(x, y)
         raise _unsupported(name, dt)
     if dt.kind in "iub":
-        if ints == "refuse":
-            raise _unsupported(name, dt)
         if ints == "float":
             x = _to_float(x)
             if isinstance(y, Tensor):

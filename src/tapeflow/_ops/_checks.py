@@ -145,6 +145,20 @@ def check_int_indices(shape: tuple, spec: tuple) -> None:
 _any_zero = jax.jit(lambda x: jnp.any(x == 0))
 
 
+def broadcast_first(*operands) -> None:
+    """PyTorch's broadcast error, if the tensors among `operands` do not broadcast together: PyTorch finds the
+    shapes before the dtype's kernel or the values, so that error comes before a dtype or division refusal.
+    Called on those refusals' paths only."""
+    from .._dispatch import _broadcast_mismatch
+
+    shapes = [tuple(a._raw.shape) for a in operands if isinstance(a, Tensor)]
+    first = _broadcast_mismatch(shapes) if len(shapes) > 1 else None
+    if first is not None:
+        a, b, dim = first
+        raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
+                           f"dimension {dim}")
+
+
 def check_int_divisor(input: Tensor, other) -> None:
     """Integer division or remainder by zero raises, as in PyTorch (XLA would return a garbage value)."""
     if input._raw.dtype.kind not in "iub":
@@ -158,6 +172,7 @@ def check_int_divisor(input: Tensor, other) -> None:
                 staged_check(~jnp.any(a == 0), lambda: RuntimeError("ZeroDivisionError"))
             return
         if bool(_any_zero(a)):
+            broadcast_first(input, other)
             raise RuntimeError("ZeroDivisionError")
     elif type(other) in (int, bool, np.int64, np.int32) and other == 0:
         raise RuntimeError("ZeroDivisionError")

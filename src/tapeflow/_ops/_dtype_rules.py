@@ -11,6 +11,7 @@ import functools
 
 from .. import _dtype
 from .._tensor import Tensor
+from ._checks import broadcast_first
 
 __all__ = ["guard"]
 
@@ -156,6 +157,7 @@ def guard(name, fn, table=None):
                 if dt.kind in kinds:
                     err = make(str(dt), args, kwargs) if getattr(make, "takes_args", False) else make(str(dt))
                     if err is not None:
+                        broadcast_first(input, *args, *kwargs.values())
                         raise err
         return fn(input, *args, **kwargs)
     return checked

@@ -13,7 +13,7 @@ from .. import _dtype, _layout
 from .._dispatch import dispatch
 from .._tensor import Tensor, as_tensor
 from ._args import _common, _kind_of, _operand, _pair, _t, _to_float, _unsupported, result_dtype
-from ._checks import check_int_divisor, tensor_arg
+from ._checks import broadcast_first, check_int_divisor, tensor_arg
 from ._dtype_rules import _kernel
 from .unary import _example_doc
 
@@ -571,6 +571,7 @@ def _no_complex(name, a, b) -> None:
     """Complex numbers have no order: PyTorch refuses them in <, <=, >, >=."""
     dt = _kind_of(a, b)
     if dt.kind == "c":
+        broadcast_first(a, b)
         raise _unsupported(f"{name}_cpu", dt)
 
 
@@ -588,6 +589,7 @@ def _cmp(op, name):
         a, b = _pair(_t(input), other)
         if bitwise:  # (PyTorch's message names the promoted type)
             if _kind_of(a, b).kind in "fcV":
+                broadcast_first(a, b)
                 raise _unsupported(f"{name}_cpu", _kind_of(a, b))
         elif ordered:
             _no_complex(name, a, b)

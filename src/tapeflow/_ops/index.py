@@ -220,6 +220,10 @@ def nonzero(input, *, as_tuple=False):
                 [1, 0]])
     """
     arr = np.asarray(input._concrete("nonzero()"))
+    if arr.ndim == 0:  # (a 0-d tensor: one row of no indices when nonzero, as in PyTorch)
+        if as_tuple:
+            return (Tensor._wrap(jnp.zeros((1 if arr else 0,), jnp.int64)),)
+        return Tensor._wrap(jnp.zeros((1 if arr else 0, 0), jnp.int64))
     idx = np.nonzero(arr)
     if as_tuple:
         return tuple(Tensor._wrap(jnp.asarray(i, jnp.int64)) for i in idx)
