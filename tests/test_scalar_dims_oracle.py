@@ -163,6 +163,23 @@ MORE = {
     "logcumsumexp complex, -inf": lambda m: m.logcumsumexp(
         m.tensor([1 + 1j, complex(float("-inf"), 0), 2 - 1j]), 0),
 }
+MORE.update({
+    "uint8 mask index": lambda m: m.tensor([4, 3, 2])[m.tensor([1, 0, 1], dtype=m.uint8)],
+    "uint8 mask index of 2": lambda m: m.tensor([4, 3, 2])[m.tensor([2, 0, 1], dtype=m.uint8)],
+    "uint8 mask of the wrong shape": lambda m: m.zeros(2, 3)[m.tensor([1, 0, 1], dtype=m.uint8)],
+    "uint8 mask write": lambda m: m.zeros(3).__setitem__(m.tensor([1, 0, 1], dtype=m.uint8), 5.0),
+    "arange(0.5, 5, 1.5, int64)": lambda m: m.arange(0.5, 5, 1.5, dtype=m.int64),
+    "arange(-2.7, 3, 1.9, int32)": lambda m: m.arange(-2.7, 3, 1.9, dtype=m.int32),
+    "arange(-1.5, 3, uint8)": lambda m: m.arange(-1.5, 3, dtype=m.uint8),
+    "arange(0, 2, 0.5, int64)": lambda m: m.arange(0, 2, 0.5, dtype=m.int64),
+    "arange(0, 2, 0.3, int32)": lambda m: m.arange(0, 2, 0.3, dtype=m.int32),
+    "arange(3, bool)": lambda m: m.arange(3, dtype=m.bool),
+    "mse_loss(int, float)": lambda m: m.nn.functional.mse_loss(m.tensor([1, 2]), m.tensor([1.5, 2.0])),
+    "mse_loss(int, int)": lambda m: m.nn.functional.mse_loss(m.tensor([1, 2]), m.tensor([1, 3])),
+    "smooth_l1_loss(int, float)": lambda m: m.nn.functional.smooth_l1_loss(m.tensor([1, 2]), m.tensor([1.5, 2.0])),
+})
+
+
 # A dtype or value refusal comes after PyTorch's broadcast check (it finds the shapes first).
 def _mismatched(name, a, b):
     return lambda m: getattr(m, name)(m.ones(3, 1, 2, dtype=getattr(m, a)), m.zeros(1, 3, dtype=getattr(m, b)))

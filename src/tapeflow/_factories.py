@@ -340,8 +340,20 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if dtype is None:
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
+    if jd.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
-    key = (*map(_fill_key, vals), jd)
+    if jd.kind in "iu" and not all(isinstance(v, (int, np.integer)) for v in vals):
+        # PyTorch's integer arange: the values count from start by step, both truncated to integers; int64 also
+        # truncates the end and counts the length in integers
+        ints = [int(v) for v in vals]
+        if jd == np.int64:
+            if ints[2] == 0:
+                raise ValueError("step must be nonzero")
+            span = ints[1] - ints[0] + ints[2] - (1 if ints[2] > 0 else -1)
+            n = builtins.max(0, -(-span // ints[2]))
+        vals = ints
+    key = (*map(_fill_key, vals), jd, n)
     cacheable = n <= _ARANGE_CACHED_SIZE and None not in key[:3] and (device is None or _is_default_device(device))
     arr = _aranges.get(key) if cacheable else None
     if arr is None:

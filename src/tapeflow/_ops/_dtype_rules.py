@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 
+import jax.numpy as jnp
+
 from .. import _dtype
 from .._tensor import Tensor
 from ._checks import broadcast_first
@@ -138,6 +140,11 @@ FUNCTIONAL_RULES = _kernels({
 })
 
 
+# Losses whose kernel runs in the dtype input and target promote to (`mse_loss` of integer predictions and float
+# targets computes in float).
+_ON_RESULT_DTYPE = frozenset(("mse_loss", "smooth_l1_loss"))
+
+
 def _casts(args, kwargs) -> bool:
     """Whether the call passes a dtype to compute in (`softmax(x, 0, dtype=tp.float32)`): the input's is moot."""
     if kwargs.get("dtype") is not None:
@@ -148,11 +155,16 @@ def _casts(args, kwargs) -> bool:
 def guard(name, fn, table=None):
     """`fn` refusing the dtypes `table[name]` (default `RULES`) lists, with PyTorch's error."""
     rules = [(kinds, make) for kinds, make in (RULES if table is None else table)[name].items()]
+    promoted = name in _ON_RESULT_DTYPE
 
     @functools.wraps(fn)
     def checked(input, *args, **kwargs):
         if isinstance(input, Tensor) and not _casts(args, kwargs):
             dt = input._raw.dtype
+            if promoted:
+                other = args[0] if args else kwargs.get("target")
+                if isinstance(other, Tensor):
+                    dt = jnp.result_type(dt, other._raw.dtype)
             for kinds, make in rules:
                 if dt.kind in kinds:
                     err = make(str(dt), args, kwargs) if getattr(make, "takes_args", False) else make(str(dt))

@@ -309,6 +309,10 @@ def _parse_index(x: Tensor, index) -> tuple[tuple, list]:
             spec.append(i)
         else:
             t = i if isinstance(i, Tensor) else as_tensor(np.asarray(i) if isinstance(i, (list, tuple)) else i)
+            if t._raw.dtype == jnp.uint8 and isinstance(i, Tensor):  # (PyTorch still reads a uint8 tensor as a mask)
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                              "instead.", UserWarning, stacklevel=3)
+                t = t != 0
             if t._raw.dtype == jnp.bool_:
                 _check_mask(x, t, index, k)
                 for a in nonzero(t, as_tuple=True):
@@ -403,9 +407,9 @@ def _setitem(self, index, value):
         shape = value._raw.shape
         k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
         value = value.reshape(shape[k:])  # (PyTorch drops a value's leading 1s: `x[0] = v[None]` works)
-    if isinstance(index, Tensor) and index._raw.dtype == jnp.bool_ and tuple(index.shape) == tuple(self.shape) \
-            and (not isinstance(value, Tensor) or value.ndim == 0):
-        inplace(self, masked_fill(self, index, value))
+    if isinstance(index, Tensor) and index._raw.dtype in (jnp.bool_, jnp.uint8) \
+            and tuple(index.shape) == tuple(self.shape) and (not isinstance(value, Tensor) or value.ndim == 0):
+        inplace(self, masked_fill(self, index, value))  # (a uint8 mask is refused there, as in PyTorch)
         return
     split = _split_ints(index)
     if split is not None:  # (written through the view the integers select)
