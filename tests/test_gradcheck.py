@@ -463,3 +463,29 @@ def test_forward_mode_checks_see_detached_inputs_and_undefined_tangents():
     with pytest.raises(GradcheckError, match="undefined tangent value"):
         tp.autograd.gradcheck(MissingIsNotZero.apply, (x, y), **opts)
     assert tp.autograd.gradcheck(MissingIsNotZero.apply, (x, y), check_undefined_grad=False, **opts)
+
+
+def test_gradcheck_of_a_custom_function_after_training_steps():
+    """A custom Function used in a few steps first (so adaptive eager has compiled its backward): gradcheck compares
+    repeated backward passes exactly, and they run op by op there, as PyTorch's pass."""
+    class Swish(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            s = tp.sigmoid(beta * x)
+            ctx.save_for_backward(x, beta, s)
+            return x * s
+
+        @staticmethod
+        def backward(ctx, g):
+            x, beta, s = ctx.saved_tensors
+            ds = s * (1 - s)
+            return (s + x * beta * ds) * g, (x * x * ds * g).sum().reshape(beta.shape)
+
+    tp.manual_seed(0)
+    x = tp.randn(5, dtype=tp.float64, requires_grad=True)
+    b = tp.tensor([0.7], dtype=tp.float64, requires_grad=True)
+    for _ in range(4):
+        Swish.apply(x, b).sum().backward()
+    assert tp.is_adaptive_eager_enabled()
+    assert tp.autograd.gradcheck(Swish.apply, (x, b))
+    assert tp.is_adaptive_eager_enabled()  # (restored)

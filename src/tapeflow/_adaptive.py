@@ -16,6 +16,7 @@ and the raw slot `Tensor._raw` is read without running anything (shape and dtype
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import queue
 import sys
@@ -68,6 +69,17 @@ def set_adaptive_eager(enabled: bool) -> None:
 
     _on[0] = bool(enabled)
     _dispatch._adaptive = _on[0]
+
+
+@contextlib.contextmanager
+def op_by_op():
+    """Run every op as it is called inside the block (adaptive eager off; restored after)."""
+    was = _on[0]
+    set_adaptive_eager(False)
+    try:
+        yield
+    finally:
+        set_adaptive_eager(was)
 
 
 def is_adaptive_eager_enabled() -> bool:
