@@ -103,3 +103,25 @@ def test_assert_allclose_is_deprecated_but_works():
         tp.testing.assert_allclose(tp.tensor([1.0, float("nan")]), [1.0, float("nan")])
     with pytest.warns(FutureWarning), pytest.raises(AssertionError):
         tp.testing.assert_allclose(tp.tensor([1.0]), [2.0])
+
+
+def test_shuffled_epochs_with_a_generator_follow_pytorch():
+    """`DataLoader(shuffle=True, generator=g)` over several epochs, and `RandomSampler` with replacement or more
+    samples than data, draw what PyTorch draws (a sampler ends each epoch with one more permutation, cut short)."""
+    torch = pytest.importorskip("torch")
+
+    def run(m):
+        g = m.Generator()
+        g.manual_seed(0)
+        dl = m.utils.data.DataLoader(list(range(12)), batch_size=4, shuffle=True, generator=g)
+        epochs = [[b.tolist() for b in dl] for _ in range(3)]
+        g2 = m.Generator()
+        g2.manual_seed(3)
+        with_replacement = list(m.utils.data.RandomSampler(range(7), replacement=True, num_samples=40, generator=g2))
+        longer = list(m.utils.data.RandomSampler(range(5), num_samples=12, generator=g2))
+        m.manual_seed(1)
+        unseeded = [[b.tolist() for b in m.utils.data.DataLoader(list(range(10)), batch_size=3, shuffle=True)]
+                    for _ in range(2)]
+        return epochs, with_replacement, longer, unseeded, m.rand(2).tolist()
+
+    assert run(tp) == run(torch)

@@ -85,13 +85,16 @@ class RandomSampler(Sampler):
         generator = self.generator
         if generator is None:  # (as PyTorch: a generator of its own, seeded from the global one, per epoch)
             generator = _factories.Generator().manual_seed(_seed_from(None))
+        # (PyTorch's draws, lazily, in its order: whole permutations, then one more cut short, drawn even when
+        # nothing of it is used, so a generator passed in stands where PyTorch's does at the next epoch)
         if self.replacement:
-            draws = _factories.randint(0, n, (self.num_samples,), generator=generator)
-            return iter(draws.tolist())
-        out = []
-        while len(out) < self.num_samples:
-            out.extend(_permutation(n, generator))
-        return iter(out[:self.num_samples])
+            for _ in range(self.num_samples // 32):
+                yield from _factories.randint(0, n, (32,), generator=generator).tolist()
+            yield from _factories.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+            return
+        for _ in range(self.num_samples // n):
+            yield from _permutation(n, generator)
+        yield from _permutation(n, generator)[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
