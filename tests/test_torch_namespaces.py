@@ -350,3 +350,42 @@ def test_backend_flags_set_switches_inside_and_restore_them(backend):
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
         with ns.flags(bogus=1):
             pass
+
+
+def test_older_spellings_real_programs_use():
+    """`torch.cuda.amp.GradScaler/autocast`, `torch.cpu.amp.autocast`, `torch.mps.is_available`,
+    `lr_scheduler._LRScheduler`, `nn.modules.utils._pair`, `BatchNorm2d(bias=False)`: what PyTorch gives."""
+    import warnings
+
+    torch = pytest.importorskip("torch")
+
+    def run(m):
+        from importlib import import_module
+
+        utils = import_module(f"{m.__name__}.nn.modules.utils")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scaler = m.cuda.amp.GradScaler()
+            with m.cuda.amp.autocast():
+                cuda_autocast = m.is_autocast_enabled()
+            with m.cpu.amp.autocast():
+                cpu_dtype = str((m.ones(2, 2) @ m.ones(2, 2)).dtype).split(".")[-1]
+        bn = m.nn.BatchNorm2d(3, bias=False)
+
+        class Warm(m.optim.lr_scheduler._LRScheduler):
+            def get_lr(self):
+                return [g * min(1.0, (self.last_epoch + 1) / 3) for g in self.base_lrs]
+        opt = m.optim.SGD([m.nn.Parameter(m.ones(1))], lr=0.3)
+        sch = Warm(opt)
+        lrs = []
+        for _ in range(3):
+            opt.step()
+            sch.step()
+            lrs.append(round(opt.param_groups[0]["lr"], 6))
+        return (utils._pair(3), utils._triple([1, 2, 3]), scaler.is_enabled() == m.cuda.is_available(),
+                cuda_autocast == m.cuda.is_available(), cpu_dtype, m.mps.is_available(), m.cpu.is_available(),
+                repr(bn).replace("tapeflow", "torch"), [n for n, _ in bn.named_parameters()],
+                tuple(bn(m.ones(2, 3, 2, 2)).shape), repr(m.nn.InstanceNorm2d(3, affine=True, bias=False)), lrs,
+                isinstance(sch, m.optim.lr_scheduler.LRScheduler))
+
+    assert run(tp) == run(torch)

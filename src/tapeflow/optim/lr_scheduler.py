@@ -458,3 +458,7 @@ class ChainedScheduler(_Composite):
 
 
 from ._cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, ReduceLROnPlateau  # noqa: E402
+
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's older name of the base class, still subclassed by custom schedulers."""

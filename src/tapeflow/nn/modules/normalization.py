@@ -17,13 +17,16 @@ class _BatchNorm(Module):
     _dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None):
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(ones(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(zeros(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(zeros(num_features, device=device, dtype=dtype))
+            else:  # (PyTorch's `bias=False`: a scale without a shift)
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -68,7 +71,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

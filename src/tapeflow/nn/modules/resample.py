@@ -110,13 +110,13 @@ class _InstanceNorm(Module):
     _dims = 2
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None):
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_factories.ones(num_features, dtype=dtype))
-            self.bias = Parameter(_factories.zeros(num_features, dtype=dtype))
+            self.bias = Parameter(_factories.zeros(num_features, dtype=dtype)) if bias else None
         else:
             self.weight = self.bias = None
         if track_running_stats:
@@ -140,7 +140,7 @@ class _InstanceNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -83,3 +83,11 @@ def max_memory_allocated(device=None) -> int:
     gpus = _gpus()
     stats = gpus[0].memory_stats() if gpus else None
     return int(stats.get("peak_bytes_in_use", 0)) if stats else 0
+
+
+def __getattr__(name: str):
+    if name == "amp":  # (`torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`: PyTorch's older spellings)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    raise AttributeError(f"module 'tapeflow.cuda' has no attribute '{name}'")
