@@ -114,3 +114,37 @@ def test_spectral_norm_parametrization_equals_pytorch(kind):
     assert results[0][1] == results[1][1]
     for i, (a, b) in enumerate(zip(results[0][0], results[1][0])):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=str(i))
+
+
+def test_registration_runs_the_parametrization_once_as_pytorch():
+    """PyTorch's consistency check at registration runs the parametrization (spectral_norm's power iteration
+    advances once more) and refuses a change of shape or dtype, on a first and an appended parametrization."""
+    torch = pytest.importorskip("torch")
+
+    def run(m):
+        m.manual_seed(0)
+        sn = m.nn.utils.parametrizations.spectral_norm(m.nn.Linear(6, 3))
+        u = [round(v, 6) for v in sn.parametrizations.weight[0]._u.tolist()]
+        P = m.nn.utils.parametrize
+
+        class Double(m.nn.Module):
+            def forward(self, x):
+                return x.double()
+
+        class Flat(m.nn.Module):
+            def forward(self, x):
+                return x.reshape(-1)
+
+        errors = []
+        for first, second in ((Double(), None), (Flat(), None), (m.nn.Identity(), Double()), (m.nn.Identity(), Flat())):
+            lin = m.nn.Linear(2, 2)
+            try:
+                P.register_parametrization(lin, "weight", first)
+                if second is not None:
+                    P.register_parametrization(lin, "weight", second)
+            except ValueError as e:
+                errors.append(str(e).replace("tapeflow", "torch"))
+        ok = P.register_parametrization(m.nn.Linear(2, 2), "weight", Flat(), unsafe=True).weight.shape
+        return u, errors, tuple(ok)
+
+    assert run(tp) == run(torch)

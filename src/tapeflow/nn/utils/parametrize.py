@@ -23,6 +23,7 @@ class ParametrizationList(ModuleList):
     def __init__(self, modules, original, unsafe: bool = False):
         super().__init__(modules)
         self.unsafe = unsafe
+        shape, dtype = original.shape, original.dtype
         with no_grad():
             new = original
             for module in reversed(list(self)):
@@ -41,6 +42,9 @@ class ParametrizationList(ModuleList):
             for i, t in enumerate(new):
                 _register(self, f"original{i}", Parameter(t.detach(), original.requires_grad)
                           if isinstance(original, Parameter) else t.detach())
+        if not unsafe:  # PyTorch's consistency check: it runs the parametrization once (spectral_norm iterates)
+            _check_same_space(self(), shape, dtype, "unparametrized dtype: {}", "parametrized dtype: {}",
+                              "unparametrized shape: {}", "parametrized shape: {}", "")
 
     def right_inverse(self, value) -> None:
         """Set the originals so that the parametrized tensor becomes `value`."""
@@ -81,6 +85,18 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     return len(parametrizations) > 0 if tensor_name is None else tensor_name in parametrizations
 
 
+def _check_same_space(z, shape, dtype, dtype_was, dtype_is, shape_was, shape_is, the) -> None:
+    """PyTorch's refusal of a parametrization that does not give a tensor of the original's shape and dtype."""
+    if not isinstance(z, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
+    if z.dtype != dtype:
+        raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, unless {the}`unsafe` "
+                         f"flag is enabled.\n{dtype_was.format(dtype)}\n{dtype_is.format(z.dtype)}")
+    if z.shape != shape:
+        raise ValueError(f"Registering a parametrization may not change the shape of the tensor, unless {the}`unsafe` "
+                         f"flag is enabled.\n{shape_was.format(shape)}\n{shape_is.format(z.shape)}")
+
+
 def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False):
     """Make `module.<tensor_name>` read as `parametrization(original)` (appended to any parametrization it has).
 
@@ -95,6 +111,12 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     """
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        if not unsafe:  # (PyTorch's check of what the new parametrization makes of the current value)
+            current = getattr(module, tensor_name)
+            _check_same_space(parametrization(current), current.shape, current.dtype,
+                              f"module.{tensor_name}.dtype: {{}}", f"parametrization(module.{tensor_name}).dtype: {{}}",
+                              f"module.{tensor_name}.shape: {{}}", f"parametrization(module.{tensor_name}).shape: {{}}",
+                              "the ")
         module.parametrizations[tensor_name].append(parametrization)
         return module
     if tensor_name not in module._parameters and tensor_name not in module._buffers:
