@@ -341,7 +341,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
     jd = _dtype.to_jax_dtype(dtype)
     if jd.kind == "b":
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+        from ._ops._dtype_rules import _kernel  # (the `_ops` package imports this module)
+        raise _kernel("arange_cpu")("bool")
     n = builtins.max(0, int(np.ceil((vals[1] - vals[0]) / vals[2])))
     if jd.kind in "iu" and not all(isinstance(v, (int, np.integer)) for v in vals):
         # PyTorch's integer arange: the values count from start by step, both truncated to integers; int64 also
