@@ -243,7 +243,7 @@ def test_factories_give_pytorchs_values_and_leave_pending_inputs_pending(adaptiv
 
 
 @pytest.mark.parametrize("make", [lambda: tp.zeros(2, 3), lambda: tp.ones(4, dtype=tp.int64), lambda: tp.eye(3),
-                                  lambda: tp.full((2,), -0.0), lambda: tp.empty(5, device="cpu"),
+                                  lambda: tp.full((2,), -0.0), lambda: tp.empty(5, device=tp.ones(1).device),
                                   lambda: tp.zeros_like(tp.ones(2)), lambda: tp.ones(2, requires_grad=True)])
 def test_factories_are_recorded_as_one_op_not_run(adaptive, make):
     before = _stats()["ops recorded"]
@@ -378,3 +378,50 @@ def test_arrays_held_elsewhere_are_never_donated(adaptive, holder):
         else:
             np.testing.assert_array_equal(np.asarray(obj), before)  # intact (not a donated, deleted buffer)
     assert np.isfinite(losses).all()
+
+
+_TWO_DEVICES = """
+import os, sys
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+import jax
+jax.config.update("jax_default_device", jax.devices()[1])  # (as on a GPU machine: the host is not the default)
+import numpy as np
+import tapeflow as tp
+
+def program():
+    tp.manual_seed(0)
+    model = tp.nn.Linear(4, 3)
+    opt = tp.optim.AdamW(model.parameters(), lr=0.1)
+    losses = []
+    for step in range(4):
+        batch = [tp.tensor(np.arange(4.0) + i + step, dtype=tp.float32, device="cpu") for i in range(2)]  # host
+        x = tp.stack(batch).to(model.weight.device)  # (stacked on the host, then moved, as a GPU program does)
+        loss = (model(x) * tp.ones(3)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, model.weight.tolist()
+
+def placement():
+    a = tp.ones(3) * 2  # on the default device
+    b = tp.ones(3, device="cpu")  # on the host
+    c = b + 1  # host only
+    return [str(t.device) for t in (a, c, a * 3)]
+
+tp.set_adaptive_eager(True)
+adaptive = program(), placement()
+tp.set_adaptive_eager(False)
+print(adaptive[1], adaptive == (program(), placement()))
+"""
+
+
+def test_host_tensors_beside_the_default_device_run_as_op_by_op(tmp_path):
+    """A segment runs on one device: an op reading a tensor committed elsewhere (a `from_numpy` host tensor on a
+    GPU machine) runs op by op, with the same results, instead of failing in the segment's program."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _TWO_DEVICES], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "True", out.stdout  # (values and placement as op by op)

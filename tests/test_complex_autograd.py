@@ -51,6 +51,14 @@ OPS = {
     "tanh": lambda m, a, b: a.tanh(),
     "sinh": lambda m, a, b: a.sinh(),
     "cosh": lambda m, a, b: a.cosh(),
+    # (the inverse functions: PyTorch's derivative of acosh is 1 / (sqrt(z + 1) sqrt(z - 1)), the principal
+    # branch's, where 1 / sqrt(z^2 - 1) has the wrong sign for Re z < 0)
+    "asin": lambda m, a, b: a.asin(),
+    "acos": lambda m, a, b: a.acos(),
+    "atan": lambda m, a, b: a.atan(),
+    "asinh": lambda m, a, b: a.asinh(),
+    "acosh": lambda m, a, b: a.acosh(),
+    "atanh": lambda m, a, b: a.atanh(),
     "sigmoid": lambda m, a, b: a.sigmoid(),
     "square": lambda m, a, b: a.square(),
     "pow_scalar": lambda m, a, b: a ** 3,

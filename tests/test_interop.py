@@ -129,7 +129,7 @@ def test_from_jax_rejects_unhashable_keywords():
 
 # -- NumPy / DLPack / __jax_array__ ----------------------------------------------------------------------------------
 def test_dlpack_roundtrip_and_protocols():
-    t = tp.arange(4.0)
+    t = tp.arange(4.0, device="cpu")  # (NumPy imports host memory only, on a GPU machine too)
     assert tuple(t.__dlpack_device__())[0] == 1  # kDLCPU
     back = np.from_dlpack(t)
     np.testing.assert_array_equal(back, [0.0, 1.0, 2.0, 3.0])

@@ -4,6 +4,7 @@ gradients of every op are also in the op table (tests/op_specs.py)."""
 
 import re
 
+import jax
 import numpy as np
 import pytest
 import scipy.linalg
@@ -140,13 +141,21 @@ def test_qr_gradients_and_their_limits():
     assert np.isfinite(W.grad.numpy()).all() and Q.grad_fn.name() == "LinalgQrBackward0"
 
 
+def _signs_as(v, ref):
+    """`v` with its columns' signs flipped to `ref`'s, off the CPU: a GPU's solver may pick other signs than
+    LAPACK's (PyTorch's CUDA eigenvectors differ from its CPU ones alike); on the CPU they must be LAPACK's."""
+    if jax.default_backend() == "cpu":
+        return v
+    return v * np.where(np.sum(v * ref, axis=-2, keepdims=True) < 0, -1, 1)
+
+
 def test_eigh_reads_one_triangle():
     a = _rand(2, 4, 4)  # not symmetric: only the named triangle counts, as LAPACK reads it
     for uplo in ("L", "U"):
         L, V = tp.linalg.eigh(_t(a), UPLO=uplo)
         w, v = np.linalg.eigh(a, UPLO=uplo)
         np.testing.assert_allclose(L.numpy(), w, rtol=1e-12)
-        np.testing.assert_allclose(V.numpy(), v, atol=1e-12)
+        np.testing.assert_allclose(_signs_as(V.numpy(), v), v, atol=1e-12)
         np.testing.assert_allclose(tp.linalg.eigvalsh(_t(a), UPLO=uplo.lower()).numpy(), w, rtol=1e-12)
     s = _sym(3)
     L, V = tp.linalg.eigh(_t(s))
@@ -571,7 +580,9 @@ def test_ex_variants_report_singular_matrices_as_pytorch():
     LU, piv, info = tp.linalg.lu_factor_ex(A)
     LUt, pivt, infot = torch.linalg.lu_factor_ex(At)
     assert info.tolist() == infot.tolist() and piv.tolist() == pivt.tolist()
-    np.testing.assert_allclose(LU.numpy(), LUt.numpy(), atol=1e-12)
+    # (past a zero pivot the factors are the solver's own: a GPU's differ from LAPACK's, as PyTorch's CUDA ones do)
+    same = slice(None) if jax.default_backend() == "cpu" else info.numpy() == 0
+    np.testing.assert_allclose(LU.numpy()[same], LUt.numpy()[same], atol=1e-12)
     b = _rand(3, 3, 2, seed=1)
     x, info = tp.linalg.solve_ex(A[:1], _t(b[:1]))
     np.testing.assert_allclose(x.numpy(), torch.linalg.solve_ex(At[:1], torch.tensor(b[:1])).result.numpy(), rtol=1e-10)

@@ -193,7 +193,16 @@ atan = op("atan", jnp.arctan, lambda g, ans, x: (true_divide(g, 1 + x * x),), sa
 sinh = op("sinh", jnp.sinh, lambda g, ans, x: (g * jnp.cosh(x),), saves=("x",))
 cosh = op("cosh", jnp.cosh, lambda g, ans, x: (g * jnp.sinh(x),), saves=("x",))
 asinh = op("asinh", jnp.arcsinh)
-acosh = op("acosh", jnp.arccosh)
+def _acosh_vjp(g, ans, x):
+    # NOTE: PyTorch's derivatives. Real: 1 / sqrt(x^2 - 1), also where acosh itself is NaN (finite for x < -1;
+    # JAX 0.11's own rule gives NaN there). Complex: 1 / (sqrt(z + 1) sqrt(z - 1)), the principal branch's
+    # (1 / sqrt(z^2 - 1), JAX's rule, has the wrong sign where Re z < 0).
+    if jnp.iscomplexobj(x):
+        return (g * jax.lax.rsqrt(x + 1) * jax.lax.rsqrt(x - 1),)
+    return (g * jax.lax.rsqrt(x * x - 1),)
+
+
+acosh = op("acosh", jnp.arccosh, _acosh_vjp, saves=("x",))
 atanh = op("atanh", jnp.arctanh)
 erf = op("erf", jax.scipy.special.erf)
 erfc = op("erfc", jax.scipy.special.erfc)

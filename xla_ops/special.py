@@ -48,7 +48,18 @@ def _sinc_vjp(g, ans, x):
     return (g * _zero_at(den == 0, d),)
 
 
-sinc = op("sinc", jnp.sinc, _sinc_vjp, saves=("x",))
+def _sinc(x):
+    """PyTorch's sinc: 1 at 0, else sin(pi x) / (pi x), so NaN at +-inf (JAX 0.11's `jnp.sinc` gives 0 there
+    on a GPU)."""
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        x = x.astype(jnp.result_type(x.dtype, 1.0))
+    zero = x == 0
+    px = math.pi * jnp.where(zero, 1, x)
+    return jnp.where(zero, jnp.ones((), x.dtype), jnp.sin(px) / px)
+
+
+sinc = op("sinc", _sinc, _sinc_vjp, saves=("x",))
 
 
 def _xlogy(x, y):

@@ -26,6 +26,7 @@ import weakref
 import jax
 
 from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
+from ._device import default_jax_device
 from ._state import state
 from ._tensor import Pending, Tensor
 
@@ -356,6 +357,8 @@ def record(fn, arrays: list):
             if t is _ArrayImpl:
                 i = ext_ids.get(id(a))
                 if i is None:
+                    if a._committed and _elsewhere(a):
+                        return None  # (runs where its inputs are, as op by op: a segment runs on one device)
                     i = ext_ids[id(a)] = len(seg.externals)
                     seg.externals.append(a)
                     seg.ext_avals.append(a.aval)
@@ -385,6 +388,13 @@ def record(fn, arrays: list):
             return out
     # A value pending in another thread's segment: run that segment, outside this one's lock.
     return record(fn, [a.get() if type(a) is Pending and a.segment is not seg else a for a in arrays])
+
+
+def _elsewhere(a) -> bool:
+    """Whether the array `a` is committed away from the default device, where segments run: a host tensor
+    (`from_numpy`, `.cpu()`) on a GPU machine. An op reading one runs op by op, so JAX's placement rules apply
+    as without adaptive eager (a program of the segment cannot take inputs on two devices)."""
+    return default_jax_device() not in a.sharding.device_set
 
 
 def run_pending() -> None:

@@ -76,6 +76,26 @@ def to_jax_device(d) -> jax.Device:
     return devs[i]
 
 
+def default_jax_device() -> jax.Device:
+    """Where JAX puts arrays and runs programs unless told otherwise (`jax_default_device`, else its first
+    device): where a tensor made without a device lives."""
+    d = jax.config.jax_default_device
+    if d is None or isinstance(d, str):
+        return jax.devices(d)[0] if d else jax.devices()[0]
+    return d
+
+
+def place(arr, d) -> jax.Array:
+    """`arr` on the device `d` (a tapeflow device or string). An array made without a device (JAX's uncommitted
+    arrays) that already lives there stays as it is: it is a tensor of the default device, which ops may combine
+    with tensors placed elsewhere (a host tensor on a GPU machine) as JAX moves uncommitted arrays; only an
+    array moved by `device_put` is committed to its device."""
+    dev = to_jax_device(d)
+    if isinstance(arr, jax.Array) and not arr.committed and arr.devices() == {dev}:
+        return arr
+    return jax.device_put(arr, dev)
+
+
 def from_jax_device(dev) -> device:
     kind = {"gpu": "cuda", "cuda": "cuda", "rocm": "cuda"}.get(dev.platform, dev.platform)
     if kind == "cpu":  # PyTorch's CPU device has no index; more host devices (simulated ones) keep theirs

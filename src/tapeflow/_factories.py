@@ -15,8 +15,8 @@ import xla_ops
 
 from . import _adaptive, _dtype, _mt19937
 from ._adaptive import trace_state_clean
+from ._device import default_jax_device, is_meta_device, place, to_jax_device
 from ._device import device as _as_device
-from ._device import is_meta_device, to_jax_device
 from ._layout import check_memory_format
 from ._meta import meta_of
 from ._mt19937 import DEFAULT_SEED, MT19937
@@ -33,7 +33,7 @@ def _leaf(arr, device, requires_grad) -> Tensor:
     if device is not None and is_meta_device(device):
         arr = meta_of(arr)  # (made on the host first: factories build their data eagerly)
     elif device is not None:
-        arr = jax.device_put(arr, to_jax_device(device))
+        arr = place(arr, device)
     t = Tensor._wrap(arr)
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
@@ -233,8 +233,7 @@ def _is_default_device(device) -> bool:
     """Whether `device` is where JAX puts a program's results by default (the meta device is not)."""
     if is_meta_device(device):
         return False
-    default = jax.config.jax_default_device
-    return to_jax_device(device) == (default if isinstance(default, jax.Device) else jax.devices()[0])
+    return to_jax_device(device) == default_jax_device()
 
 
 def _fill_key(value):

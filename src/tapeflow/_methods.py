@@ -10,12 +10,12 @@ import jax
 import xla_ops as X
 
 from . import _dtype, _layout, _ops, linalg
+from ._device import default_jax_device, is_meta_device, to_jax_device
 from ._device import device as _device
-from ._device import is_meta_device, to_jax_device
 from ._dispatch import _category, dispatch, inplace, view
 from ._meta import NO_DATA, MetaArray, meta_of
 from ._ops._checks import tensor_arg
-from ._tensor import Tensor, as_tensor
+from ._tensor import Pending, Tensor, as_tensor
 
 # Functions of `_ops` that are also Tensor methods (same name).
 _METHODS = """
@@ -452,8 +452,11 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, **k
     if device is not None and (is_meta_device(device) or out.is_meta):
         return _meta_move(out, device)
     if device is not None:
-        dev = to_jax_device(device)
-        if not isinstance(out._data, jax.core.Tracer) and dev not in out._data.devices():
+        dev, raw = to_jax_device(device), out._raw
+        # (a pending value is computed on the default device: moving it there needs nothing run)
+        here = {default_jax_device()} if type(raw) is Pending else None if isinstance(raw, jax.core.Tracer) else \
+            out._data.devices()
+        if here is not None and dev not in here:
             out = dispatch(X.to_device, (out,), (("device", dev),))
     if copy and out is self:
         out = _ops.clone(self)

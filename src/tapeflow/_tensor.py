@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls
-from ._device import from_jax_device, to_jax_device
+from ._device import default_jax_device, from_jax_device, place
 from ._meta import NO_DATA, MetaArray
 from ._state import state as _mode
 from ._tensor_str import format_array
@@ -195,7 +195,7 @@ class Tensor:
         if dtype is not None:
             arr = arr.astype(_dtype.to_jax_dtype(dtype))
         if device is not None:
-            arr = jax.device_put(arr, to_jax_device(device))
+            arr = place(arr, device)
         _init(self, arr, None, 0, False)
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
@@ -558,8 +558,8 @@ class Tensor:
             return _META
         try:
             devs = self._raw.devices()
-        except (AttributeError, jax.errors.ConcretizationTypeError):
-            return from_jax_device(jax.devices()[0])
+        except (AttributeError, jax.errors.ConcretizationTypeError):  # (a pending value or a tracer)
+            return from_jax_device(default_jax_device())
         return from_jax_device(next(iter(devs)))
 
     @property
