@@ -4,16 +4,18 @@ The model is written once against a torch-like namespace and built twice, on tap
 (one thread: XLA runs programs this small on one CPU thread). tapeflow runs with adaptive eager on and
 off, beside the same step written directly in JAX under one `jax.jit` (what XLA makes of the whole step
 on this machine). Steady-state medians and ratios come from one process, interleaved. `--first` instead times one
-fresh process per library from start to the end of its second step (run it twice: the second run reads
-tapeflow's persistent compilation cache).
+fresh process per library from start to the end of its second step, twice: with an empty compilation cache,
+then reading what the first run kept (tapeflow's persistent compilation cache).
 
 Run: python benchmarks/gpt_step.py [--first]
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from _timing import interleaved, report
@@ -159,10 +161,15 @@ def steady() -> None:
 def first_steps() -> None:
     code = ("import time; t0 = time.perf_counter(); import sys; sys.path.insert(0, '.'); import gpt_step, {lib}; "
             "{setup}; s = gpt_step.build({lib}); s(); s(); print(time.perf_counter() - t0)")
-    for name, lib, setup in (("tapeflow", "tapeflow", "pass"), ("torch (1 thread)", "torch", "torch.set_num_threads(1)")):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code.format(lib=lib, setup=setup)], check=True, capture_output=True)
-        print(f"  {name:20s} process start -> end of step 2: {time.perf_counter() - t:6.2f} s")
+    with tempfile.TemporaryDirectory() as cache:  # (an empty compilation cache: the first run compiles everything)
+        env = dict(os.environ, TAPEFLOW_CACHE_DIR=cache)
+        for run in ("first run, empty cache", "second run"):
+            for name, lib, setup in (("tapeflow", "tapeflow", "pass"),
+                                     ("torch (1 thread)", "torch", "torch.set_num_threads(1)")):
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-c", code.format(lib=lib, setup=setup)], check=True,
+                               capture_output=True, env=env)
+                print(f"  {name:16s} ({run}) process start -> end of step 2: {time.perf_counter() - t:6.2f} s")
 
 
 if __name__ == "__main__":

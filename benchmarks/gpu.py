@@ -6,8 +6,8 @@ Cases (each waits for its results, so asynchronous launches are counted in full)
 - the tiny GPT AdamW step (`gpt_step.py`), tapeflow with adaptive eager on and off;
 - the 784-256-256-10 MLP SGD-with-momentum step (`mlp_step.py`);
 - the MLP plain-SGD step under `tp.compile` vs hand-written `jax.jit` (`compile_step.py --plain`);
-- `--first`: process start to the end of the GPT's second step, one fresh process per library, twice (the
-  second tapeflow run reads the persistent compilation cache);
+- `--first`: process start to the end of the GPT's second step, one fresh process per library, twice: first
+  with an empty compilation cache (tapeflow compiles every program), then reading what the first run kept;
 - `--precision`: float32 matrix products against float64, tapeflow vs PyTorch defaults (PyTorch does not
   use TF32 for float32 products unless asked to).
 
@@ -16,8 +16,10 @@ Run on a machine where JAX sees a GPU and PyTorch has CUDA: python benchmarks/gp
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import jax
@@ -150,11 +152,14 @@ def first_steps() -> None:
         print(f"  {lib:9s} import and first op on the GPU: {float(out.stdout.decode().split()[-1]):6.2f} s")
     code = ("import time; t0 = time.perf_counter(); import sys; sys.path.insert(0, 'benchmarks'); import gpt_step, {lib}; "
             "{setup}; s = gpt_step.build({lib}); s(); s(); print(time.perf_counter() - t0)")
-    for run in ("first run", "second run"):
-        for lib, setup in setups.items():
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code.format(lib=lib, setup=setup)], check=True, capture_output=True)
-            print(f"  {lib:9s} ({run}) process start -> end of GPT step 2: {time.perf_counter() - t:6.2f} s")
+    with tempfile.TemporaryDirectory() as cache:  # (an empty compilation cache: the first run compiles everything)
+        env = dict(os.environ, TAPEFLOW_CACHE_DIR=cache)
+        for run in ("first run, empty cache", "second run"):
+            for lib, setup in setups.items():
+                t = time.perf_counter()
+                subprocess.run([sys.executable, "-c", code.format(lib=lib, setup=setup)], check=True,
+                               capture_output=True, env=env)
+                print(f"  {lib:9s} ({run}) process start -> end of GPT step 2: {time.perf_counter() - t:6.2f} s")
 
 
 def precision(torch, tp) -> None:

@@ -21,7 +21,7 @@ from ._layout import check_memory_format
 from ._meta import meta_of
 from ._mt19937 import DEFAULT_SEED, MT19937
 from ._state import state
-from ._tensor import Tensor, py_type_name
+from ._tensor import Pending, Tensor, py_type_name
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
            "eye", "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like", "full_like",
@@ -1020,8 +1020,9 @@ def _placed_like(out: Tensor, input: Tensor, device) -> Tensor:
     """Without a `device`, a `*_like` result lives where its input does (its device, or its sharding)."""
     if device is None and input.is_meta:
         out._data = meta_of(out._data)
-    elif device is None and jax.device_count() > 1:
-        # (nothing is read with one device, where there is no other place: pending values stay pending)
+    elif device is None and jax.device_count() > 1 and type(input._raw) is not Pending:
+        # (nothing is read with one device, where there is no other place, nor for a pending input, computed on
+        # the default device as `out` is: pending values stay pending)
         src, data = input._data, out._data
         if not isinstance(src, jax.core.Tracer) and not isinstance(data, jax.core.Tracer):
             sharding = getattr(src, "sharding", None)
