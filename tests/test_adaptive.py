@@ -425,3 +425,41 @@ def test_host_tensors_beside_the_default_device_run_as_op_by_op(tmp_path):
     out = subprocess.run([sys.executable, "-c", _TWO_DEVICES], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "True", out.stdout  # (values and placement as op by op)
+
+
+_DEFAULT_DEVICE = """
+import os
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+import tapeflow as tp
+
+before = (tp.get_default_device(), tp.arange(3), tp.ones(2) * 2.5)  # (made on the first device, and kept)
+tp.set_default_device("cpu:1")
+m = tp.nn.Linear(3, 2)
+opt = tp.optim.Adam(m.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    loss = (m(tp.arange(3.0)) * 2.5).sum()
+    loss.backward()
+    opt.step()
+after = [str(t.device) for t in (tp.ones(1), tp.arange(3), tp.ones(2) * 2.5, m.weight, loss)]
+tp.set_default_device(None)
+print(before[0], after, tp.get_default_device(), tp.arange(3).device)
+"""
+
+
+def test_set_default_device_moves_new_tensors_and_kept_constants():
+    """`set_default_device` as PyTorch's: tensors made without a device, and the constants tapeflow keeps (small
+    `arange`s, Python numbers as arrays), go to the new device; `None` goes back."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _DEFAULT_DEVICE], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[0] == "cpu ['cpu:1', 'cpu:1', 'cpu:1', 'cpu:1', 'cpu:1'] cpu cpu", out.stdout
+
+
+def test_set_default_device_refuses_what_it_cannot_do():
+    with pytest.raises(NotImplementedError, match="device='meta'"):
+        tp.set_default_device("meta")
+    tp.set_default_device(tp.get_default_device())  # (the device it is: nothing changes)
+    assert tp.get_default_device() == tp.ones(1).device

@@ -43,7 +43,7 @@ from . import (
     testing,
     utils,
 )
-from ._device import device
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bfloat16,
     bool,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-__all__ = ["device", "to_jax_device", "is_meta_device"]
+__all__ = ["device", "to_jax_device", "is_meta_device", "get_default_device", "set_default_device"]
 
 _KINDS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu", "xla": None, "meta": "meta"}
 
@@ -83,6 +83,44 @@ def default_jax_device() -> jax.Device:
     if d is None or isinstance(d, str):
         return jax.devices(d)[0] if d else jax.devices()[0]
     return d
+
+
+def get_default_device() -> device:
+    """The device a tensor made without one lives on: JAX's default device (the first GPU or TPU where JAX
+    has one, else the CPU), or the one `set_default_device` chose.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.get_default_device() == tp.ones(1).device
+        True
+    """
+    return from_jax_device(default_jax_device())
+
+
+def set_default_device(d) -> None:
+    """Make tensors created without a device (and the programs adaptive eager runs) go to `d`; `None` goes back
+    to JAX's default. As PyTorch's, for a program that writes `torch.set_default_device("cuda")`; it sets JAX's
+    `jax_default_device`, so JAX code of the same process follows it too.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.set_default_device("cpu")
+        >>> tp.ones(2).device
+        device(type='cpu')
+        >>> tp.set_default_device(None)
+    """
+    if d is not None and is_meta_device(d):
+        raise NotImplementedError("tapeflow: set_default_device('meta') is not supported; pass device='meta' to "
+                                  "the factories instead (tp.empty(2, 3, device='meta'))")
+    dev = None if d is None else to_jax_device(d)
+    if dev is None and jax.config.jax_default_device is None or dev == default_jax_device():
+        return
+    jax.config.update("jax_default_device", dev)
+    for forget in _FORGET_ON_MOVE:  # (arrays kept on the old default device: constants made once)
+        forget()
+
+
+_FORGET_ON_MOVE: list = []
 
 
 def place(arr, d) -> jax.Array:

@@ -20,6 +20,7 @@ import xla_ops
 from xla_ops.shape import view_apply, view_scatter
 
 from . import _adaptive as _lazy
+from . import _device as _device_mod
 from . import _dtype
 from ._meta import MetaArray, meta_results
 from ._state import state
@@ -208,6 +209,7 @@ def _scalar(a):
 
 
 _zeros: dict = {}
+_device_mod._FORGET_ON_MOVE += [_scalars.clear, _zeros.clear]
 
 
 def _op_error(op, args, e) -> RuntimeError:

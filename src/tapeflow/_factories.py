@@ -14,6 +14,7 @@ import numpy as np
 import xla_ops
 
 from . import _adaptive, _dtype, _mt19937
+from . import _device as _device_mod
 from ._adaptive import trace_state_clean
 from ._device import default_jax_device, is_meta_device, place, to_jax_device
 from ._device import device as _as_device
@@ -370,6 +371,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 # a transfer to the device each time.
 _ARANGE_CACHED_SIZE = 1 << 16
 _aranges: dict = {}
+_device_mod._FORGET_ON_MOVE.append(_aranges.clear)
 
 
 def _steps(steps) -> None:

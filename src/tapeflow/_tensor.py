@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype
-from ._device import device as _device_cls
 from ._device import default_jax_device, from_jax_device, place
+from ._device import device as _device_cls
 from ._meta import NO_DATA, MetaArray
 from ._state import state as _mode
 from ._tensor_str import format_array
