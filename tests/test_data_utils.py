@@ -125,3 +125,75 @@ def test_shuffled_epochs_with_a_generator_follow_pytorch():
         return epochs, with_replacement, longer, unseeded, m.rand(2).tolist()
 
     assert run(tp) == run(torch)
+
+
+# -- worker processes, emulated: PyTorch's batches, per-worker random streams and worker info -------------------
+def _worker_program(L):
+    """Batches of datasets that draw random numbers while loading, with 0, 2 and 3 workers (persistent or not),
+    two epochs each, and the main process's streams after."""
+    import random
+
+    import numpy as np
+
+    D = L.utils.data
+
+    class Augmented(D.Dataset):
+        def __len__(self):
+            return 10
+
+        def __getitem__(self, i):
+            info = D.get_worker_info()
+            return float(L.rand(1)) + random.random() + np.random.rand() + i, -1 if info is None else info.id
+
+    class Sharded(D.IterableDataset):
+        def __iter__(self):
+            info = D.get_worker_info()
+            lo, step = (0, 1) if info is None else (info.id, info.num_workers)
+            for i in range(lo, 7, step):
+                yield float(L.rand(1)) + i
+
+    def init(w):
+        info = D.get_worker_info()
+        assert info.id == w and info.num_workers in (2, 3) and info.dataset is not None
+        L.rand(1)  # (moves the worker's stream, not the main process's)
+
+    out = []
+    L.manual_seed(0)
+    random.seed(1)
+    np.random.seed(2)
+    for workers, persistent in ((0, False), (2, False), (3, False), (3, True)):
+        loader = D.DataLoader(Augmented(), batch_size=3, shuffle=True, num_workers=workers,
+                              worker_init_fn=init if workers else None, persistent_workers=persistent)
+        for _ in range(2):
+            out.append([[round(float(v), 5) for v in b[0]] + b[1].tolist() for b in loader])
+    for workers in (0, 2, 3):
+        out.append([[round(float(v), 5) for v in b] for b in D.DataLoader(Sharded(), batch_size=2, num_workers=workers)])
+    out.append((round(float(L.rand(1)), 6), random.random(), float(np.random.rand())))
+    return out
+
+
+@pytest.mark.oracle
+def test_workers_load_what_pytorchs_worker_processes_load():
+    """Batch i comes from worker i % num_workers, which draws from its own streams (tapeflow's generator, Python's
+    `random`, NumPy's), seeded as PyTorch seeds a worker; `worker_init_fn` and `get_worker_info` run in it; an
+    IterableDataset is streamed by every worker; the main process's streams are left as PyTorch leaves them."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's warning about more workers than cores)
+        theirs = _worker_program(torch)
+    assert _worker_program(tp) == theirs
+
+
+def test_worker_info_and_options():
+    from tapeflow.utils.data.dataloader import WorkerInfo
+
+    info = WorkerInfo(id=1, num_workers=2, seed=9, dataset=None)
+    with pytest.raises(RuntimeError, match="Cannot assign attributes to WorkerInfo objects"):
+        info.id = 0
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        tp.utils.data.DataLoader([1, 2], persistent_workers=True)
+    loader = tp.utils.data.DataLoader(list(range(4)), batch_size=2, num_workers=2,
+                                      collate_fn=lambda b: (b, tp.utils.data.get_worker_info().id))
+    assert [b for b in loader] == [([0, 1], 0), ([2, 3], 1)] and tp.utils.data.get_worker_info() is None
