@@ -148,3 +148,30 @@ def test_registration_runs_the_parametrization_once_as_pytorch():
         return u, errors, tuple(ok)
 
     assert run(tp) == run(torch)
+
+
+def _cached_program(L):
+    """A recurrence reading a parametrized weight at every step inside `parametrize.cached()`, nested blocks."""
+    P = L.nn.utils.parametrize
+    L.manual_seed(0)
+    cell = L.nn.utils.parametrizations.weight_norm(L.nn.Linear(3, 3))
+    x = L.ones(2, 3)
+    with P.cached():
+        with P.cached():
+            same_inside = cell.weight is cell.weight
+        still_cached = cell.weight is cell.weight  # (the outer block keeps it)
+        h = x
+        for _ in range(3):
+            h = L.tanh(cell(h))
+    fresh_after = cell.weight is not cell.weight
+    h.sum().backward()
+    grads = [p.grad.tolist() for p in cell.parameters()]
+    return same_inside, still_cached, fresh_after, h.tolist(), grads
+
+
+def test_cached_computes_each_parametrized_tensor_once_per_block():
+    mine, theirs = _cached_program(tp), _cached_program(torch)
+    assert mine[:3] == theirs[:3] == (True, True, True)
+    np.testing.assert_allclose(mine[3], theirs[3], rtol=1e-5, atol=1e-6)
+    for a, b in zip(mine[4], theirs[4], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

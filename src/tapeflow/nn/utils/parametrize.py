@@ -8,13 +8,53 @@ to `module.parametrizations.<name>.original` (or `original0`, `original1`, ... w
 
 from __future__ import annotations
 
+import contextlib
+
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter
 
-__all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "ParametrizationList"]
+__all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "ParametrizationList", "cached"]
+
+_cache_enabled = [0]  # nesting depth of `cached()` blocks
+_cache: dict = {}  # (id(module), tensor name) -> the parametrized tensor, inside `cached()`
+
+
+@contextlib.contextmanager
+def cached():
+    """Inside the block, each parametrized tensor is computed once, on its first access, and that tensor is
+    returned again (as PyTorch's: for a loop that reads a parametrized weight at every step of a recurrence).
+    Blocks nest; the cache is emptied when the outermost one ends.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> m = tp.nn.utils.parametrizations.weight_norm(tp.nn.Linear(3, 3))
+        >>> with tp.nn.utils.parametrize.cached():
+        ...     m.weight is m.weight
+        True
+        >>> m.weight is m.weight
+        False
+    """
+    _cache_enabled[0] += 1
+    try:
+        yield
+    finally:
+        _cache_enabled[0] -= 1
+        if not _cache_enabled[0]:
+            _cache.clear()
+
+
+def _parametrized(module, name: str):
+    """`module.<name>`: its parametrizations applied to its originals (once per `cached()` block)."""
+    if not _cache_enabled[0]:
+        return module.parametrizations[name]()
+    key = (id(module), name)
+    value = _cache.get(key)
+    if value is None:
+        value = _cache[key] = module.parametrizations[name]()
+    return value
 
 
 class ParametrizationList(ModuleList):
@@ -128,7 +168,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         cls = module.__class__
         module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {})
         module.parametrizations = ModuleDict()
-    setattr(module.__class__, tensor_name, property(lambda self: self.parametrizations[tensor_name](),
+    setattr(module.__class__, tensor_name, property(lambda self: _parametrized(self, tensor_name),
                                                     lambda self, v: self.parametrizations[tensor_name].right_inverse(v)))
     module.parametrizations[tensor_name] = parametrizations
     return module
