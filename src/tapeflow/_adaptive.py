@@ -392,7 +392,7 @@ def record(fn, arrays: list):
 
 def _elsewhere(a) -> bool:
     """Whether the array `a` is committed away from the default device, where segments run: a host tensor
-    (`from_numpy`, `.cpu()`) on a GPU machine. An op reading one runs op by op, so JAX's placement rules apply
+    (`.cpu()`, `device="cpu"`) on a GPU machine. An op reading one runs op by op, so JAX's placement rules apply
     as without adaptive eager (a program of the segment cannot take inputs on two devices)."""
     return default_jax_device() not in a.sharding.device_set
 
