@@ -59,7 +59,11 @@ def _type(self: Tensor, dtype=None, non_blocking: bool = False, **kwargs):
     name): this tensor converted to it."""
     if dtype is None:
         prefix = "torch.cuda." if self.is_cuda else "torch."
-        return prefix + _BY_DTYPE[self.dtype].__name__ if self.dtype in _BY_DTYPE else f"torch.{self.dtype.name}"
+        if self.dtype in _BY_DTYPE:
+            return prefix + _BY_DTYPE[self.dtype].__name__
+        if self.dtype.is_complex:  # ('torch.ComplexFloatTensor': no legacy class, but its name)
+            return f"{prefix}{_dtype.SCALAR_NAMES[self.dtype.name]}Tensor"
+        return f"torch.{self.dtype.name}"
     if isinstance(dtype, str):
         if dtype not in _BY_NAME:
             raise ValueError(f"invalid type: '{dtype}'")
