@@ -89,6 +89,25 @@ def test_linspace_gives_pytorchs_values(dtype):
 
 
 @needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_logspace_gives_pytorchs_values(dtype):
+    """Exponents stepped from both ends in double (so a NaN or infinite end gives PyTorch's NaNs, not a finite
+    last point), `base ** e` in double, rounded as PyTorch rounds to the dtype."""
+    tdt, mine = getattr(torch, dtype), getattr(tp, dtype)
+    nan, inf = float("nan"), float("inf")
+    ends = [(0, 1), (1.5, -2), (-3.3, 7.1), (6.02, -15.78), (17.36, 17.96), (nan, 1), (0, nan), (inf, 1), (-inf, 1),
+            (1, -inf), (-inf, inf)]
+    for steps in (1, 2, 3, 4, 57, 267):
+        for start, end in ends:
+            for base in (10.0, 2.0, 0.5):
+                want = torch.logspace(start, end, steps, base=base, dtype=tdt).float().numpy()
+                got = tp.logspace(start, end, steps, base=base, dtype=mine)
+                assert got.dtype == mine
+                np.testing.assert_array_equal(got.float().numpy(), want,  # (NaNs where PyTorch's are)
+                                              err_msg=f"logspace({start}, {end}, {steps}, base={base}, {dtype})")
+
+
+@needs_torch
 def test_linspace_refuses_what_pytorch_refuses():
     for dtype, value in (("uint8", 300), ("int8", 200), ("float16", 1e6), ("int32", 3e9)):
         with pytest.raises(RuntimeError) as theirs:

@@ -457,7 +457,33 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
         tensor([  1.,  10., 100.])
     """
     _steps(steps)
-    return _leaf(jnp.logspace(start, end, steps, base=base, dtype=_float_dtype(dtype)), device, requires_grad)
+    jd = _float_dtype(dtype)
+    if jnp.issubdtype(jd, jnp.floating) and all(isinstance(v, (builtins.int, builtins.float)) for v in (start, end)) \
+            and steps > 0:
+        return _leaf(jnp.asarray(_logspace_values(start, end, steps, base, jd)), device, requires_grad)
+    return _leaf(jnp.logspace(start, end, steps, base=base, dtype=jd), device, requires_grad)
+
+
+def _logspace_values(start, end, steps: int, base: float, jd) -> np.ndarray:
+    """PyTorch's logspace, value for value: the ends rounded to the dtype, their difference taken in it, the step
+    in double, exponents counted from the start for the first half and from the end for the rest (so a NaN or
+    infinite step reaches every value), `base ** exponent` in double, rounded to the dtype."""
+    s, e = np.asarray(start, jd), np.asarray(end, jd)
+    with np.errstate(all="ignore"):
+        if steps == 1:  # (PyTorch fills `base ** start`, the start not rounded to the dtype)
+            return _rounded(np.power(np.float64(base), np.full(1, start, np.float64)), jd)
+        step = np.float64((e - s).astype(jd)) / (steps - 1)
+        i = np.arange(steps, dtype=np.float64)
+        first = np.float64(s) + step * i
+        last = np.float64(e) - step * (steps - i - 1)
+        exponents = np.where(i < steps // 2, first, last)
+        return _rounded(np.power(np.float64(base), exponents), jd)
+
+
+def _rounded(values: np.ndarray, jd) -> np.ndarray:
+    """Doubles rounded to `jd` as PyTorch rounds them: its half-precision types are made from a float, so those
+    round to float32 first."""
+    return (values.astype(np.float32) if np.dtype(jd).itemsize == 2 else values).astype(jd)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=False) -> Tensor:
