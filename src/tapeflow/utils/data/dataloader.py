@@ -18,9 +18,11 @@ import random
 
 import numpy as np
 
+from ... import _factories
 from ..._dtype import float64
-from ..._factories import get_rng_state, manual_seed, set_rng_state
+from ..._factories import manual_seed
 from ..._factories import tensor as _tensor
+from ..._mt19937 import MT19937
 from ..._ops import stack
 from ..._tensor import Tensor, as_tensor
 from .dataset import IterableDataset
@@ -77,11 +79,15 @@ def get_worker_info():
 
 
 def _random_states():
-    return get_rng_state(), random.getstate(), np.random.get_state()
+    """The three global random states a worker has its own of (tapeflow's generator by its parts: its stream
+    object and JAX key, swapped in and out without copying them)."""
+    g = _factories.default_generator
+    return (g.mt, g.key, g._seed), random.getstate(), np.random.get_state()
 
 
 def _set_random_states(states) -> None:
-    set_rng_state(states[0])
+    g = _factories.default_generator
+    g.mt, g.key, g._seed = states[0]
     random.setstate(states[1])
     np.random.set_state(states[2])
 
@@ -95,6 +101,7 @@ class _Worker:
         outside = _random_states()
         try:
             random.seed(base_seed + wid)
+            _factories.default_generator.mt = MT19937(0)  # (its own stream object: seeding mutates it in place)
             manual_seed(base_seed + wid)
             # (PyTorch's NumPy seed for a worker: NumPy's own SeedSequence of the worker id and the base seed)
             np.random.seed(np.random.SeedSequence([wid, base_seed & 0xFFFFFFFF, base_seed >> 32, 0]).generate_state(4))
