@@ -118,11 +118,11 @@ from ._ops import return_types  # noqa: F401
 from ._sampling import bernoulli, multinomial, poisson
 from ._sparse import install as _sparse_install
 from ._sparse import sparse_coo_tensor, spmm
+from ._spectral import istft, stft
 from ._tensor import Size, Tensor, is_tensor
 from ._tensor_extras import *  # noqa: F403  (layouts, memory formats, older linear-algebra spellings)
 from ._toplevel import *  # noqa: F403  (meshgrid, finfo/iinfo, promotion queries, printing and thread settings)
 from ._windows import *  # noqa: F403  (window functions, asarray)
-from ._spectral import istft, stft
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, set_detect_anomaly
 from .autograd.grad_mode import (
