@@ -1153,6 +1153,33 @@ spec("asgd_update", [C(F((3,)), F((3,)), F((3,)), A(0.05, np.float32), A(1.0, np
                        alpha=0.5)],
      _np_asgd, diff=False, f32=False, why=_OPTIM)
 
+def _np_adafactor(p, g, row_var, col_var, variance, step, lr, beta2_decay=-0.8, eps1=1e-3, eps2=1e-3, d=1.0,
+                  weight_decay=0.0, maximize=False, tensor_lr=False):
+    step = step + 1
+    g = -g if maximize else g
+    weight = step ** beta2_decay
+    alpha = max(eps2, np.linalg.norm(p) / np.sqrt(p.size)) * min(lr, 1 / np.sqrt(step))
+    p = p * (1 - lr * weight_decay)
+    if g.ndim > 1:
+        row_var = row_var + weight * ((g * g).mean(-1, keepdims=True) - row_var)
+        col_var = col_var + weight * ((g * g).mean(-2, keepdims=True) - col_var)
+        estimate = row_var * col_var / np.maximum(row_var.mean(-2, keepdims=True), eps1)
+    else:
+        variance = variance + weight * (g * g - variance)
+        estimate = variance
+    update = g / np.sqrt(np.maximum(estimate, eps1 * eps1))
+    denom = max(1.0, np.linalg.norm(update) / np.sqrt(update.size) / d)
+    return p - alpha / denom * update, row_var, col_var, variance, step
+
+
+spec("adafactor_update", [C(F((3, 4)), F((3, 4)), F((3, 1), POS), F((1, 4), POS), None, _STEP, 0.01, weight_decay=0.1),
+                          C(F((2, 3, 2)), F((2, 3, 2)), F((2, 3, 1), POS), F((2, 1, 2), POS), None, _STEP, 0.5,
+                            beta2_decay=-0.5, eps1=1e-30, d=0.5, maximize=True),
+                          C(F((3,)), F((3,)), None, None, F((3,), POS), A(0.0, np.float64), 0.01, eps2=0.5),
+                          C(F(()), F(()), None, None, F((), POS), _STEP, 0.01, weight_decay=0.1)],
+     _np_adafactor, diff=False, why=_OPTIM)
+
+
 # == nn ops (xla_ops/nn.py) ===================================================================================
 # Entries for the neural-network ops go below this line.
 

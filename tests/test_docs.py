@@ -85,6 +85,7 @@ def test_tutorial_pages_run(page, capsys):
 
 
 PUBLIC_MODULES = ["tapeflow", "tapeflow.nn", "tapeflow.nn.functional", "tapeflow.nn.init", "tapeflow.nn.utils",
+                  "tapeflow.nn.utils.prune",
                   "tapeflow.linalg", "tapeflow.utils.data", "tapeflow.optim", "tapeflow.optim.lr_scheduler",
                   "tapeflow.autograd", "tapeflow.autograd.functional", "tapeflow.func", "tapeflow.interop",
                   "tapeflow.distributions", "tapeflow.testing", "tapeflow.special"]

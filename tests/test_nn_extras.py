@@ -350,3 +350,19 @@ def test_rnn_flatten_parameters_and_all_weights_match_torch():
         named = dict(mine.named_parameters())
         assert [[n for w in ws for n, p in named.items() if p is w] for ws in mine.all_weights] == \
             [[n for w in ws for n, p in theirs.named_parameters() if p is w] for ws in theirs.all_weights]
+
+
+@pytest.mark.parametrize("features", [(4, 0), (0, 3)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_without_inputs_or_outputs_backpropagates(features, bias):
+    """A layer of zero width (an adaptive softmax's tiny cluster): empty gradients of the right shapes."""
+    torch = _torch()
+    x_np = np.random.default_rng(0).standard_normal((2, 5, features[0])).astype(np.float32)
+    x, tx = _pair(x_np)
+    layer, tlayer = nn.Linear(*features, bias=bias), torch.nn.Linear(*features, bias=bias)
+    (layer(x) * 2).sum().backward()
+    (tlayer(tx) * 2).sum().backward()
+    assert x.grad.shape == tuple(tx.grad.shape) and layer.weight.grad.shape == tuple(tlayer.weight.grad.shape)
+    _close(x.grad, tx.grad)
+    if bias:
+        _close(layer.bias.grad, tlayer.bias.grad)

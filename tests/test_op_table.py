@@ -52,6 +52,9 @@ def _case(name: str, i: int):
 
 
 def _close(actual, expected, rtol, atol, what):
+    if actual is None or expected is None:  # (an output an op has only for some inputs: both must lack it)
+        assert actual is expected, f"{what}: {actual!r}, expected {expected!r}"
+        return
     actual, expected = np.asarray(actual), np.asarray(expected)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != expected {expected.shape}"
     if actual.dtype.kind in "biu" or expected.dtype.kind in "biu":
@@ -142,6 +145,9 @@ def test_forward_float32(name):
                                 for a in args32])
     got, want = _compared(name, got, want, args32, case.params, 1e-4)
     for j, (g, w) in enumerate(zip(got, want)):
+        if w is None:
+            _close(g, w, 0, 0, f"{name} float32 output {j}")
+            continue
         w = np.asarray(w)
         if w.dtype == np.float64 and "dtype" not in case.params:
             assert g.dtype == jnp.float32, f"{name} output {j}: float32 inputs gave {g.dtype}"

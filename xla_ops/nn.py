@@ -40,18 +40,21 @@ def _reduce(loss, reduction):
 
 
 # -- linear ------------------------------------------------------------------------------
+def _weight_grad(g, x, w):
+    """`g`ᵀ x over every leading dimension: the weight's gradient (explicit row counts: a layer may have no
+    inputs or no outputs)."""
+    rows = math.prod(g.shape[:-1])
+    return (g.reshape(rows, g.shape[-1]).T @ x.reshape(rows, x.shape[-1])).astype(w.dtype)
+
+
 def _linear_vjp(g, ans, x, w, b):
-    g2 = g.reshape(-1, g.shape[-1])
-    gx = (g @ w).astype(x.dtype)
-    gw = (g2.T @ x.reshape(-1, x.shape[-1])).astype(w.dtype)
-    return gx, gw, unbroadcast(g, b)
+    return (g @ w).astype(x.dtype), _weight_grad(g, x, w), unbroadcast(g, b)
 
 
 linear = op("linear", lambda x, w, b: x @ w.T + b, _linear_vjp, saves=("x", "w"), node="AddmmBackward0",
             saved_for={"x": "w", "w": "x"})
 linear_nobias = op("linear_nobias", lambda x, w: x @ w.T,
-                   lambda g, ans, x, w: ((g @ w).astype(x.dtype),
-                                         (g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])).astype(w.dtype)),
+                   lambda g, ans, x, w: ((g @ w).astype(x.dtype), _weight_grad(g, x, w)),
                    saves=("x", "w"), node="MmBackward0", saved_for={"x": "w", "w": "x"})
 
 

@@ -17,7 +17,8 @@ import jax.numpy as jnp
 from ._op import op
 
 __all__ = ["sgd_update", "sgd_update_many", "adam_update", "rmsprop_update", "adagrad_update", "adadelta_update",
-           "adamax_update", "nadam_update", "radam_update", "asgd_update", "rprop_update"]
+           "adamax_update", "nadam_update", "radam_update", "asgd_update", "rprop_update",
+           "adafactor_update"]
 
 
 def _as_real(update):
@@ -217,3 +218,93 @@ def _rprop(p, g, prev, step_size, step, lr, etaminus=0.5, etaplus=1.2, step_size
 
 
 rprop_update = op("rprop_update", _as_real(_rprop), differentiable=False, opmath=False)
+
+
+# -- Adafactor ---------------------------------------------------------------------------------------------
+# Each tensor operation of PyTorch's algorithm is rounded to the parameter's dtype here as PyTorch rounds it; a
+# float16/bfloat16 parameter's arithmetic is computed in float32 first (PyTorch's CPU "opmath" type), and
+# `_in(x, ct)` / `.astype(dt)` mark those conversions (no-ops for float32 and float64).
+
+
+def _af_opmath(dtype):
+    return jnp.float32 if dtype in (jnp.float16, jnp.bfloat16) else dtype
+
+
+def _in(x, ct):
+    return x.astype(ct)
+
+
+def _lerp(start, end, weight):
+    # PyTorch's lerp with a scalar weight: `start + w * (end - start)` for |w| < 0.5, else measured from `end`.
+    s, e = _in(start, weight.dtype), _in(end, weight.dtype)
+    small = jnp.abs(weight) < 0.5
+    return (jnp.where(small, s, e) + jnp.where(small, weight, weight - 1) * (e - s)).astype(start.dtype)
+
+
+def _rsqrt(x, ct):
+    # `1 / sqrt(x)`, both results rounded, as PyTorch's `rsqrt` (XLA would fuse the pair into its own `rsqrt`,
+    # whose last bit differs in about a third of float32 values)
+    return (1 / jax.lax.optimization_barrier(jnp.sqrt(_in(x, ct)))).astype(x.dtype)
+
+
+def _norm(a, ct, axis=None):
+    # `torch.norm`: accumulated in the opmath type, the result rounded to `a`'s dtype
+    return jnp.sqrt(jnp.sum(jnp.square(_in(a, ct)), axis=axis, keepdims=axis is not None)).astype(a.dtype)
+
+
+def _rms(a, ct):
+    # `a.norm(2).item() / sqrt(numel)`: the quotient in double precision (a host float in PyTorch)
+    return _norm(a, ct).astype(jnp.float64) / (a.size ** 0.5)
+
+
+def _mean_square(g, ct, axis):
+    # `norm(g, dim=axis, keepdim=True).square_().div_(g.size(axis))`
+    n = _in(_norm(g, ct, axis), ct)
+    return (_in((n * n).astype(g.dtype), ct) / g.shape[axis]).astype(g.dtype)
+
+
+def _adafactor(p, g, row_var, col_var, variance, step, lr, beta2_decay=-0.8, eps1=1e-3, eps2=1e-3, d=1.0,
+               weight_decay=0.0, maximize=False, tensor_lr=False):
+    dt, ct = p.dtype, _af_opmath(p.dtype)
+    step = step + 1
+    t = step.astype(jnp.float64)
+    g = -g if maximize else g
+    weight = (t ** beta2_decay).astype(ct)  # 1 - beta2_t
+    limit = 1 / jnp.sqrt(t)
+    scale = jnp.maximum(eps2, _rms(p, ct))  # (the parameter before its weight decay)
+    if tensor_lr:
+        # PyTorch keeps a tensor `lr` a tensor: `rho = min(lr, 1 / sqrt(t))` is then `lr` itself unless the bound
+        # is smaller, and `alpha`, the decay factor and the step's scale are computed in `lr`'s dtype.
+        lr = jnp.reshape(lr, ())
+        use_limit = limit < lr.astype(jnp.float64)
+        alpha = jnp.where(use_limit, scale * limit, 0.0)
+        alpha_in_lr = scale.astype(lr.dtype) * lr
+        decay = (1 - lr * jnp.asarray(weight_decay, lr.dtype)).astype(ct)
+    else:
+        lr = jnp.asarray(lr, jnp.float64)
+        alpha = scale * jnp.minimum(lr, limit)
+        decay = (1 - lr * weight_decay).astype(ct)
+    if weight_decay:
+        p = (_in(p, ct) * decay).astype(dt)
+    if g.ndim > 1:
+        row_var = _lerp(row_var, _mean_square(g, ct, -1), weight)
+        col_var = _lerp(col_var, _mean_square(g, ct, -2), weight)
+        row_mean = jnp.mean(_in(row_var, ct), axis=-2, keepdims=True).astype(dt)
+        row_mean = jnp.maximum(row_mean, jnp.asarray(eps1, dt))
+        outer = (_in(row_var, ct) * _in(col_var, ct)).astype(dt)
+        estimate = (_in(outer, ct) / _in(row_mean, ct)).astype(dt)
+    else:
+        variance = _lerp(variance, (_in(g, ct) * _in(g, ct)).astype(dt), weight)
+        estimate = variance
+    update = _rsqrt(jnp.maximum(estimate, jnp.asarray(eps1 * eps1, dt)), ct)
+    update = (_in(update, ct) * _in(g, ct)).astype(dt)
+    denom = jnp.maximum(1.0, _rms(update, ct) / d)
+    step_size = -alpha / denom
+    if tensor_lr:
+        step_size = jnp.where(use_limit, step_size, (-alpha_in_lr / denom.astype(lr.dtype)).astype(jnp.float64))
+    # (`add_(update, alpha=...)`: PyTorch rounds the scalar `alpha` to the parameter's dtype)
+    new_p = (_in(p, ct) + _in(step_size.astype(dt), ct) * _in(update, ct)).astype(dt)
+    return new_p, row_var, col_var, variance, step
+
+
+adafactor_update = op("adafactor_update", _adafactor, differentiable=False, opmath=False)

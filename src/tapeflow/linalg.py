@@ -920,11 +920,15 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         >>> tp.linalg.matrix_norm(tp.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2)
         tensor(4.)
     """
+    if not (ord in ("fro", "nuc") if isinstance(ord, str) else ord in (1, -1, 2, -2, _INF, -_INF)):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord if isinstance(ord, str) else format(ord, 'g')} not "
+                           "supported.")  # (checked first, as PyTorch does)
     _matrix("matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
     if not isinstance(dim, (tuple, list)) or len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
+        got = " ".join(map(str, dim)) if isinstance(dim, (tuple, list)) else dim
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
     d0, d1 = (d % A.ndim if -A.ndim <= d < A.ndim else _bad_dim(d, A.ndim) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
@@ -940,7 +944,6 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         if not keepdim and reduced > summed:
             reduced -= 1
         return sums.amax(reduced, keepdim=keepdim) if ord > 0 else sums.amin(reduced, keepdim=keepdim)
-    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
 def _bad_dim(d, ndim):

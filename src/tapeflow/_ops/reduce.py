@@ -364,16 +364,25 @@ def logsumexp(input, dim, keepdim=False):
 
 @one_element_dims(1)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over `dim` (all elements by default); `p="fro"` is the 2-norm.
+    """The vector `p`-norm over `dim` (all elements by default). As PyTorch's: `p="fro"` is the 2-norm when
+    `dim` names at most two dimensions; other strings ("nuc") and "fro" over more dimensions are
+    `tp.linalg.matrix_norm` (over `dim`, or every dimension).
 
     Example:
         >>> tp.norm(tp.tensor([3.0, 4.0]))
         tensor(5.)
+        >>> tp.norm(tp.tensor([[3.0, 0.0], [0.0, 4.0]]), p="nuc")
+        tensor(7.)
     """
-    if p in ("fro", None):
+    if isinstance(p, str):
+        if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
+            from ..linalg import matrix_norm
+
+            dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else dim
+            return matrix_norm(input, p, dims, keepdim, dtype=dtype)
         p = 2.0
-    if p == "nuc":
-        raise RuntimeError("norm(p='nuc') is not supported: tapeflow's norm is the vector p-norm of the elements")
+    elif p is None:
+        p = 2.0
     if dtype is not None:
         input = input.to(dtype)
     return dispatch(X.norm, (_to_float(input),), (("p", builtins.float(p)), ("dim", _dims(dim, input.ndim)),

@@ -9,6 +9,7 @@ Example:
 """
 
 from . import lr_scheduler, swa_utils
+from .adafactor import Adafactor
 from .adam import Adam
 from .adamw import AdamW
 from .adaptive import Adadelta, Adagrad, Adamax, NAdam, RAdam, Rprop
@@ -20,4 +21,4 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "ASGD", "LBFGS", "SparseAdam", "Rprop", "lr_scheduler", "swa_utils"]
+           "Adafactor", "ASGD", "LBFGS", "SparseAdam", "Rprop", "lr_scheduler", "swa_utils"]

@@ -30,6 +30,7 @@ from .activation import (
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention
 from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, Sequential
@@ -161,5 +162,5 @@ __all__ = [
     "ParameterDict", "EmbeddingBag", "LazyLinear",
     "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
-    "LazyInstanceNorm3d",
+    "LazyInstanceNorm3d", "AdaptiveLogSoftmaxWithLoss",
 ]
