@@ -108,3 +108,60 @@ def _refusal(L, f):
 @pytest.mark.parametrize("name", sorted(REFUSALS))
 def test_refusals_are_pytorchs(name):
     assert _refusal(tp, REFUSALS[name]) == _refusal(torch, REFUSALS[name])
+
+
+def _spectral_loss(x, window):
+    s = tp.stft(x, 16, hop_length=4, window=window, return_complex=True)
+    y = tp.istft(s * 0.5, 16, hop_length=4, window=window, length=x.shape[-1])
+    return (s.abs() ** 2).sum() + (y ** 2).sum()
+
+
+def test_every_path_gives_the_tapes_numbers():
+    """stft + istft on the tape, under tp.compile, jax.jit(jax.grad(to_jax)), tp.func.grad and forward mode."""
+    import jax
+    import jax.numpy as jnp
+
+    import tapeflow.autograd.forward_ad as fwAD
+
+    x_np = np.random.default_rng(3).standard_normal((2, 64))
+    window = tp.hann_window(16, dtype=tp.float64)
+    loss = lambda x: _spectral_loss(x, window)  # noqa: E731
+    x = tp.tensor(x_np, requires_grad=True)
+    value = loss(x)
+    value.backward()
+    grad = x.grad.numpy()
+    compiled = tp.compile(loss, fullgraph=True)
+    for _ in range(2):  # (the first call traces, the second runs the program)
+        xc = tp.tensor(x_np, requires_grad=True)
+        vc = compiled(xc)
+        vc.backward()
+        np.testing.assert_allclose(vc.item(), value.item(), rtol=1e-12)
+        np.testing.assert_allclose(xc.grad.numpy(), grad, rtol=1e-10, atol=1e-10)
+    vj, gj = jax.jit(jax.value_and_grad(tp.interop.to_jax(loss)))(jnp.asarray(x_np))
+    np.testing.assert_allclose(float(vj), value.item(), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gj), grad, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(tp.func.grad(loss)(tp.tensor(x_np)).numpy(), grad, rtol=1e-10, atol=1e-10)
+    v = np.random.default_rng(4).standard_normal(x_np.shape)
+    _, jvp = tp.func.jvp(loss, (tp.tensor(x_np),), (tp.tensor(v),))
+    np.testing.assert_allclose(jvp.item(), (grad * v).sum(), rtol=1e-10)
+    with fwAD.dual_level():
+        out = loss(fwAD.make_dual(tp.tensor(x_np), tp.tensor(v)))
+        np.testing.assert_allclose(fwAD.unpack_dual(out).tangent.item(), (grad * v).sum(), rtol=1e-10)
+
+
+def test_istft_window_check_is_staged_under_checked():
+    """A window whose overlap-add has gaps: PyTorch's NOLA error eagerly and from a checked program."""
+    spec = tp.stft(tp.randn(64), 16, hop_length=4, window=tp.ones(16), return_complex=True)
+
+    def inverse(s, window):
+        return tp.istft(s, 16, hop_length=4, window=window)
+
+    bad = tp.zeros(16)
+    with pytest.raises(RuntimeError) as eager:
+        inverse(spec, bad)
+    assert "window overlap add min" in str(eager.value)
+    with pytest.raises(RuntimeError) as staged:
+        tp.interop.checked(inverse)(spec, bad)
+    assert str(staged.value) == str(eager.value)
+    np.testing.assert_allclose(tp.interop.checked(inverse)(spec, tp.ones(16)).numpy(),
+                               inverse(spec, tp.ones(16)).numpy(), rtol=1e-6, atol=1e-6)

@@ -613,3 +613,10 @@ EDGES = [  # 0-d tensors, empty indices, bools and complex numbers
 def test_edge_cases(case):
     fn, args = EDGES[case]
     check(fn, *args)
+
+
+def test_where_method_takes_the_condition_first():
+    """`x.where(condition, y)` is `where(condition, x, y)`: values and both gradients."""
+    check(lambda m, x, y: x.where(x > 0, y), _f(3, 4), _f(3, 4))
+    check(lambda m, x: x.where(x < 0.5, 0.0), _f(5))
+    check_error(lambda m, x: x.where(x, 0.0), _f(2))

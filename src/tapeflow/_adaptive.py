@@ -25,7 +25,7 @@ import weakref
 
 import jax
 
-from ._compilation_cache import COMPILER_THREAD, XLA_LOCK
+from ._compilation_cache import COMPILER_THREAD, XLA_LOCK, _deferred, write_deferred
 from ._device import default_jax_device
 from ._state import state
 from ._tensor import Pending, Tensor
@@ -161,6 +161,8 @@ class _Segment:
             fn = program.pick(self.externals) if type(program) is _Program and slot.failed is None else None
             if fn is not None:
                 values = fn(*self.externals)
+                if _deferred:  # (the compiler thread's programs, kept for the next run of the program)
+                    write_deferred()
             else:  # a new structure, or its second sighting (its program compiles meanwhile)
                 if type(program) is _Program and slot.failed is None and not program.asked:
                     program.asked = True  # an array to donate is held elsewhere: compile a plain variant
@@ -297,6 +299,7 @@ def _close() -> None:
     global _closing
     _closing = True
     wait_for_compiles(timeout=120)
+    write_deferred(block=True)
 
 
 def _queue_done(marker) -> None:

@@ -100,19 +100,44 @@ def get_compilation_cache_dir() -> str | None:
 XLA_LOCK = threading.RLock()
 
 
+#: Cache entries of programs the compiler thread compiled, written later by another thread (`write_deferred`).
+_deferred: list = []
+
+
+def write_deferred(block: bool = False) -> None:
+    """Write the cache entries of the programs the compiler thread compiled. The compiler thread does not
+    write them itself: it would serialise them right after its compilation, while the program's other threads
+    may be compiling. The caller (not the compiler thread) holds `XLA_LOCK` meanwhile, so no background
+    compilation runs; without `block` it gives up at once when the compiler thread is busy."""
+    if not _deferred or not XLA_LOCK.acquire(blocking=block):
+        return
+    try:
+        while _deferred:
+            fn, args, kwargs = _deferred.pop()
+            try:
+                fn(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - an entry not written is compiled again next time
+                pass
+    finally:
+        XLA_LOCK.release()
+
+
 def _locked(fn, writes: bool):
     skipped = None if writes else (None, None)  # (what the entry points return for no entry)
 
     @functools.wraps(fn)
     def locked(*args, **kwargs):
         if threading.current_thread().name == COMPILER_THREAD:
-            if writes:
-                return None  # programs compiled in the background are not serialised (XLA crashed doing so)
+            if writes:  # written later by another thread (see `write_deferred`)
+                _deferred.append((fn, args, kwargs))
+                return None
             with XLA_LOCK:
                 return fn(*args, **kwargs)
         # Another thread: while the compiler thread holds the lock for a long compilation, compiling this op
-        # again (or not storing it) costs less than waiting for it.
+        # again costs less than waiting for it; its entry is written later.
         if not XLA_LOCK.acquire(blocking=False):
+            if writes:
+                _deferred.append((fn, args, kwargs))
             return skipped
         try:
             return fn(*args, **kwargs)

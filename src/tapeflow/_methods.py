@@ -22,7 +22,7 @@ _METHODS = """
 add sub mul div pow remainder fmod atan2 hypot maximum minimum neg negative lerp addcmul addcdiv
 exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan tanh sigmoid asin acos atan sinh cosh
 asinh acosh atanh arcsin arccos arctan erf erfc erfinv lgamma digamma logit abs absolute sign floor ceil trunc frac
-relu square round nan_to_num clamp clip clamp_min clamp_max where masked_fill
+relu square round nan_to_num clamp clip clamp_min clamp_max masked_fill
 eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and logical_or logical_xor logical_not
 bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite isclose allclose equal
 clone sum mean nansum nanmean prod var std max min amax amin aminmax argmax argmin all any count_nonzero logsumexp
@@ -43,6 +43,22 @@ vsplit kron narrow_copy positive reshape_as rot90 split_with_sizes sum_to_size i
 
 for _name in _METHODS:
     setattr(Tensor, _name, getattr(_ops, _name))
+
+
+def _where(self, condition, y):
+    """`tp.where(condition, self, y)`: this tensor where `condition` holds, `y` elsewhere (PyTorch's method; the
+    condition comes first, as in the function).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.tensor([1.0, -2.0, 3.0])
+        >>> x.where(x > 0, 0.0)
+        tensor([1., 0., 3.])
+    """
+    return _ops.where(condition, self, y)
+
+
+Tensor.where = _where
 
 
 _ARGUMENT_ERROR = re.compile(r"(\w+)\(\): argument '\w+' \(position (\d+)\) must be Tensor")

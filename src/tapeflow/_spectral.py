@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import math
 
+import jax
+import jax.numpy as jnp
+
 from . import fft as _fft
 from ._dtype import SCALAR_NAMES
+from ._ops._checks import staged_check, staging_checks
 from ._tensor import Tensor
 
 __all__ = ["stft", "istft"]
@@ -180,8 +184,14 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None, win_length: 
     if length is not None:
         end = min(start + length, total)
     y, envelope = y[:, start:end], envelope[start:end]
-    if bool((envelope.abs() < 1e-11).any()):  # (PyTorch's NOLA failure, worded as PyTorch prints it)
-        raise RuntimeError(f"{call} window overlap add min: 1\n[ CPUBoolType{{}} ]")
+    # PyTorch's NOLA check, worded as PyTorch prints it: on the host eagerly (one read of a boolean), staged
+    # into the program under `tp.interop.checked`, skipped in other traces (where the window is traced).
+    nola = lambda: RuntimeError(f"{call} window overlap add min: 1\n[ CPUBoolType{{}} ]")  # noqa: E731
+    gaps = envelope.abs() < 1e-11
+    if staging_checks(envelope):
+        staged_check(~jnp.any(gaps._raw), nola)
+    elif not isinstance(gaps._raw, jax.core.Tracer) and bool(gaps.any()):
+        raise nola()
     y = y / envelope
     if length is not None and y.shape[-1] < length:
         y = F.pad(y, (0, length - y.shape[-1]))

@@ -111,8 +111,12 @@ def staged_check(ok, error, *values) -> None:
     with one `{}` per value, which checkify fills in), for `tp.interop.checked` to raise."""
     from jax.experimental import checkify
 
-    exc = error(*(["{}"] * len(values)))
-    checkify.check(ok, f"{type(exc).__name__}: {exc}", *values)
+    marks = [f"\x00{i}\x00" for i in range(len(values))]
+    exc = error(*marks)
+    text = f"{type(exc).__name__}: {exc}".replace("{", "{{").replace("}", "}}")  # (braces of the message itself)
+    for m in marks:
+        text = text.replace(m, "{}")
+    checkify.check(ok, text, *values)
 
 
 def _staged_bounds(a, size: int, error, negative: bool, ignore) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Sequence
 
+from ..._dtype import int8
+from ..._factories import arange
 from ..._ops import cat
 from .. import functional as F
 from .container import ModuleList, Sequential
@@ -126,38 +128,44 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         target = target_ if batched else target_.unsqueeze(0)
         batch_size = target.size(0)
 
-        # `output` collects each row's log-probability within its cluster (0 for shortlist rows);
-        # `head_index` the head column each row reads: its own class, or its cluster's column.
-        output = input.new_zeros(batch_size)
-        head_index = target.new_empty(batch_size)
-        used_rows = 0
-        bounds = [0] + self.cutoffs
-        for i in range(len(bounds) - 1):
-            low, high = bounds[i], bounds[i + 1]
-            mask = (target >= low) & (target < high)
-            rows = mask.nonzero().view(-1)  # a host read: the clusters hit decide what runs
-            if rows.numel() == 0:
-                continue
-            if i == 0:
-                head_index.index_copy_(0, rows, target[mask])
-            else:
-                cluster_logprob = F.log_softmax(self.tail[i - 1](input.index_select(0, rows)), dim=1)
-                local = cluster_logprob.gather(1, (target[mask] - low).unsqueeze(1))
-                head_index.index_fill_(0, rows, self.shortlist_size + i - 1)
-                output.index_copy_(0, rows, local.squeeze(1))
-            used_rows += rows.numel()
-
-        if used_rows != batch_size:
+        # Each row's cluster (0: the shortlist; `n_clusters + 1`: a target out of range), and one host read of
+        # how many rows each has: which clusters run, and how many rows each evaluates.
+        cluster = sum((target >= c).long() for c in self.cutoffs)
+        cluster = cluster.masked_fill(target < 0, self.n_clusters + 1)
+        counts = (cluster.unsqueeze(1) == arange(self.n_clusters + 2, device=target.device)).sum(0).tolist()
+        if counts[-1]:
             raise RuntimeError(
                 f"Target values should be in [0, {self.n_classes - 1}], but values in range "
                 f"[{target.min().item()}, {target.max().item()}] were found. ")
-
+        # `head_index`: the head column each row reads (its own class, or its cluster's column); `output`
+        # (one extra slot, where padding rows write) each row's log-probability within its cluster.
+        head_index = target.where(cluster == 0, cluster + (self.shortlist_size - 1))
+        output = input.new_zeros(batch_size + 1)
+        for i in range(1, self.n_clusters + 1):
+            if counts[i]:
+                output = self._cluster_logprob(i, input, target, cluster, counts[i], output)
+        output = output[:batch_size]
         head_logprob = F.log_softmax(self.head(input), dim=1)
         output = output + head_logprob.gather(1, head_index.unsqueeze(1)).squeeze(1)
         loss = (-output).mean()
         if not batched:
             output = output.squeeze(0)
         return _ASMoutput(output, loss)
+
+    def _cluster_logprob(self, i, input, target, cluster, count, output):
+        """`output` with the log-probability of each row of cluster `i` within the cluster (`count` rows).
+
+        The cluster's rows are evaluated padded to a power of two (rows of other clusters fill the rest and
+        write into `output`'s last slot), so a batch's varying cluster sizes reuse a few compiled programs
+        instead of compiling new ones for every new size."""
+        batch_size, low = target.size(0), self.cutoffs[i - 1]
+        padded = min(batch_size, 1 << (count - 1).bit_length())
+        rows = (cluster != i).to(int8).argsort(stable=True)[:padded]  # the cluster's rows first, in order
+        kept = arange(padded, device=target.device) < count
+        logprob = F.log_softmax(self.tail[i - 1](input.index_select(0, rows)), dim=1)
+        within = (target.index_select(0, rows) - low).clamp(0, self.cutoffs[i] - low - 1)
+        local = logprob.gather(1, within.unsqueeze(1)).squeeze(1)
+        return output.index_copy(0, rows.masked_fill(~kept, batch_size), local.masked_fill(~kept, 0.0))
 
     def _get_full_log_prob(self, input, head_output):
         """`(N, n_classes)` log-probabilities from the input and the head's output (PyTorch's helper's name)."""
