@@ -32,7 +32,7 @@ def run(lib) -> dict:
     def train(steps, lr):
         opt = lib.optim.Adafactor(params, lr=lr)
         losses = []
-        for step in range(steps):
+        for _ in range(steps):
             batch = lib.randint(0, 512, (64,))
             opt.zero_grad()
             loss = output(body(x[batch]), y[batch]).loss
