@@ -93,12 +93,7 @@ class BasePruningMethod(ABC):
         now registered as the module's hook (a `PruningContainer` when the tensor was pruned before)."""
         method = _chained(cls, module, name, args, kwargs)
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of "
-                                     f"{module}, got {importance_scores.shape} vs {orig.shape}")
-        else:
-            importance_scores = orig
+        importance_scores = _scores(importance_scores, orig, f"parameter {name} of {module}")
         first = not isinstance(method, PruningContainer)
         if first:  # re-parametrise: the parameter moves to `<name>_orig`
             module.register_parameter(name + "_orig", orig)
@@ -128,12 +123,7 @@ class BasePruningMethod(ABC):
             >>> prune.L1Unstructured(amount=1).prune(tp.tensor([3.0, -1.0, 2.0]))
             tensor([3., -0., 2.])
         """
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                     f"{importance_scores.shape} vs {t.shape}")
-        else:
-            importance_scores = t
+        importance_scores = _scores(importance_scores, t, "tensor t")
         default_mask = default_mask if default_mask is not None else tp.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
@@ -150,6 +140,16 @@ class BasePruningMethod(ABC):
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
+
+
+def _scores(scores, t, what: str):
+    """The importance scores: `scores` (PyTorch's check: the shape of `t`, which `what` names), or `t` itself."""
+    if scores is None:
+        return t
+    if scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got {scores.shape} vs "
+                             f"{t.shape}")
+    return scores
 
 
 def _chained(cls, module, name, args, kwargs):
@@ -268,7 +268,27 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
+class _Unstructured(BasePruningMethod):
+    """Prunes `amount` entries (a count, or a fraction of the entries): the flat indices `_pruned(t, n)`."""
+
+    PRUNING_TYPE = "unstructured"
+
+    def __init__(self, amount) -> None:
+        _check_amount(amount)
+        self.amount = amount
+
+    def compute_mask(self, t, default_mask):
+        n = _count(self.amount, t.nelement())
+        mask = default_mask.clone(memory_format=tp.contiguous_format)
+        if n:
+            mask.view(-1)[self._pruned(t, n)] = 0
+        return mask
+
+    def _pruned(self, t, n):
+        raise NotImplementedError
+
+
+class RandomUnstructured(_Unstructured):
     """Prunes `amount` entries (a count, or a fraction of the entries) chosen at random.
 
     Example:
@@ -279,19 +299,8 @@ class RandomUnstructured(BasePruningMethod):
         4
     """
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount) -> None:
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        n = _count(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=tp.contiguous_format)
-        if n:
-            drawn = tp.rand_like(t)
-            mask.view(-1)[tp.topk(drawn.view(-1), k=n).indices] = 0
-        return mask
+    def _pruned(self, t, n):
+        return tp.topk(tp.rand_like(t).view(-1), k=n).indices
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -299,7 +308,7 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the `amount` entries (a count, or a fraction of the entries) of smallest magnitude.
 
     Example:
@@ -309,18 +318,8 @@ class L1Unstructured(BasePruningMethod):
         tensor([0., 1., 0., 1.])
     """
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount) -> None:
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        n = _count(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=tp.contiguous_format)
-        if n:
-            mask.view(-1)[tp.topk(tp.abs(t).view(-1), k=n, largest=False).indices] = 0
-        return mask
+    def _pruned(self, t, n):
+        return tp.topk(tp.abs(t).view(-1), k=n, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
