@@ -366,3 +366,36 @@ def test_linear_without_inputs_or_outputs_backpropagates(features, bias):
     _close(x.grad, tx.grad)
     if bias:
         _close(layer.bias.grad, tlayer.bias.grad)
+
+
+def _convolutions(lib):
+    F = lib.nn.functional
+    return {
+        "conv1d": lambda d: F.conv1d(lib.ones(1, 1, 4, dtype=d), lib.ones(1, 1, 3, dtype=d)),
+        "conv2d": lambda d: F.conv2d(lib.ones(1, 2, 5, 5, dtype=d), lib.ones(2, 1, 3, 3, dtype=d), stride=2, groups=2),
+        "conv3d": lambda d: F.conv3d(lib.ones(1, 1, 4, 4, 4, dtype=d), lib.ones(1, 1, 3, 3, 3, dtype=d)),
+        "conv1d dilated": lambda d: F.conv1d(lib.ones(1, 1, 5, dtype=d), lib.ones(1, 1, 3, dtype=d), dilation=2),
+        "conv2d dilated": lambda d: F.conv2d(lib.ones(1, 1, 5, 5, dtype=d), lib.ones(1, 1, 3, 3, dtype=d), dilation=2),
+        "conv_transpose1d": lambda d: F.conv_transpose1d(lib.ones(1, 1, 4, dtype=d), lib.ones(1, 1, 3, dtype=d)),
+        "conv_transpose2d": lambda d: F.conv_transpose2d(lib.ones(1, 1, 3, 3, dtype=d), lib.ones(1, 1, 2, 2, dtype=d),
+                                                         dilation=2),
+        "conv_transpose3d": lambda d: F.conv_transpose3d(lib.ones(1, 1, 2, 2, 2, dtype=d),
+                                                         lib.ones(1, 1, 2, 2, 2, dtype=d)),
+        "fold": lambda d: F.fold(lib.ones(1, 4, 4, dtype=d), (3, 3), 2),
+        "unfold": lambda d: F.unfold(lib.ones(1, 1, 3, 3, dtype=d), 2),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("name", list(_convolutions(tp)))
+def test_integer_convolutions_are_pytorchs(name, dtype):
+    """Which integer convolutions (and fold/unfold) PyTorch's CPU kernels have: the same values, or the same
+    NotImplementedError."""
+    torch = _torch()
+    results = []
+    for lib in (torch, tp):
+        try:
+            results.append(("ok", _convolutions(lib)[name](getattr(lib, dtype)).tolist()))
+        except Exception as e:  # noqa: BLE001 - class and message are compared
+            results.append((type(e).__name__, str(e)))
+    assert results[1] == results[0]

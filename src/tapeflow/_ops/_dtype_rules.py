@@ -136,7 +136,7 @@ FUNCTIONAL_RULES = _kernels({
     "avg_pool1d": {"avg_pool2d+int64": "buic"}, "local_response_norm": {"avg_pool2d+int64": "buic"},
     "lp_pool1d": {"avg_pool2d+int64": "uic"},
     "max_pool1d": {"max_pool1d_impl": "c"}, "adaptive_avg_pool1d": {"adaptive_avg_pool2d": "c"},
-    "linear": {"addmm_impl_cpu_": "b"}, "conv1d": {"slow_conv2d_cpu": "b"}, "unfold": {"im2col_out_cpu": "ui"},
+    "linear": {"addmm_impl_cpu_": "b"}, "unfold": {"im2col_out_cpu": "ui"},
 })
 
 

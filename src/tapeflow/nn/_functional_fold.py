@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dtype import SCALAR_NAMES
 from .._factories import tensor
 from ._functional_utils import _check, _tuple
 
@@ -28,7 +29,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         >>> tp.nn.functional.unfold(tp.arange(16.0).reshape(1, 1, 4, 4), 2, stride=2)[0, :, 0]
         tensor([0., 1., 4., 5.])
     """
-    from .functional import conv2d
+    from .functional import _convnd
 
     _check(input, "unfold")
     if input.ndim not in (3, 4):
@@ -36,7 +37,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     k = _tuple(kernel_size, 2, "kernel_size")
-    cols = conv2d(x, _one_hot_kernels(x.shape[1], k, x.dtype), None, stride, padding, dilation, groups=x.shape[1])
+    cols = _convnd(2, x, _one_hot_kernels(x.shape[1], k, x.dtype), None, stride, padding, dilation, x.shape[1],
+                   kernels=False)
     cols = cols.reshape(x.shape[0], cols.shape[1], -1)
     return cols.squeeze(0) if unbatched else cols
 
@@ -52,7 +54,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                 [2., 4., 2.],
                 [1., 2., 1.]])
     """
-    from .functional import conv_transpose2d
+    from .functional import _conv_transposend
 
     _check(input, "fold")
     if input.ndim not in (2, 3):
@@ -70,10 +72,12 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
+    if x._raw.dtype.kind in "iu":  # (PyTorch's col2im kernel has floating, complex and bool versions)
+        raise NotImplementedError(f'"col2im_out_cpu" not implemented for \'{SCALAR_NAMES[x.dtype.name]}\'')
     channels = x.shape[1] // (k[0] * k[1])
     reached = [(blocks[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1 for i in range(2)]
-    out = conv_transpose2d(x.reshape(x.shape[0], x.shape[1], *blocks), _one_hot_kernels(channels, k, x.dtype), None,
-                           s, p, tuple(size[i] - reached[i] for i in range(2)), channels, d)
+    out = _conv_transposend(2, x.reshape(x.shape[0], x.shape[1], *blocks), _one_hot_kernels(channels, k, x.dtype),
+                            None, s, p, tuple(size[i] - reached[i] for i in range(2)), channels, d, kernels=False)
     return out.squeeze(0) if unbatched else out
 
 

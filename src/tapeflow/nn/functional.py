@@ -184,8 +184,26 @@ def _same_weight_dtype(input, weight) -> None:
         raise RuntimeError(f"expected scalar type {s[input.dtype.name]} but found {s[weight.dtype.name]}")
 
 
+def _integer_kernel(input, n: int, dilation: tuple, transposed: bool) -> None:
+    """PyTorch's CPU convolution kernels refuse boolean tensors, and its dilated and transposed ones every
+    integer type but int64: the same NotImplementedError, naming the kernel PyTorch would have run."""
+    kind = input._raw.dtype.kind
+    if kind not in "biu":
+        return
+    if transposed:
+        kernel = f"slow_conv_transpose{3 if n == 3 else 2}d_out_cpu"
+    elif any(d != 1 for d in dilation):
+        kernel = "slow_conv_dilated<>"
+    elif kind == "b":
+        kernel = "compute_columns3d" if n == 3 else "slow_conv2d_cpu"
+    else:
+        return
+    if kind == "b" or input._raw.dtype.name != "int64":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.SCALAR_NAMES[input.dtype.name]}\'')
+
+
 @lower_precision
-def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
+def _convnd(n, input, weight, bias, stride, padding, dilation, groups, kernels=True):
     _check(input, f"conv{n}d")
     unbatched = input.ndim == n + 1
     if unbatched:
@@ -215,6 +233,8 @@ def _convnd(n, input, weight, bias, stride, padding, dilation, groups):
         c = _dtype.CPP_NAMES
         raise RuntimeError(f"Input type ({c[input.dtype.name]}) and bias type ({c[bias.dtype.name]}) should be the same")
     _same_weight_dtype(input, weight)
+    if kernels:  # (`fold`/`unfold` convolve any dtype: PyTorch's im2col kernels have them all)
+        _integer_kernel(input, n, dilation, transposed=False)
     out = dispatch(X.nn.conv, (input, weight, bias),
                    (("stride", stride), ("padding", pads), ("dilation", dilation), ("groups", int(groups))))
     return out.squeeze(0) if unbatched else out
@@ -272,7 +292,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 
 @lower_precision
-def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups, dilation):
+def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups, dilation, kernels=True):
     _check(input, f"conv_transpose{n}d")
     unbatched = input.ndim == n + 1
     if unbatched:
@@ -288,6 +308,8 @@ def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, g
               ("output_padding", _tuple(output_padding, n, "output_padding")),
               ("dilation", _tuple(dilation, n, "dilation")), ("groups", int(groups)))
     _same_weight_dtype(input, weight)
+    if kernels:
+        _integer_kernel(input, n, (), transposed=True)
     if bias is not None and bias._raw.dtype != input._raw.dtype:
         bias = bias.to(input.dtype)  # (PyTorch adds the bias into the output in place: the output's dtype wins)
     out = dispatch(X.nn.conv_transpose, (input, weight, bias), params)
