@@ -21,8 +21,6 @@ from .optimizer import Optimizer, _zero_step
 __all__ = ["Adafactor"]
 
 
-
-
 class Adafactor(Optimizer):
     """Adafactor, step for step as PyTorch's `torch.optim.Adafactor` (its single-tensor algorithm).
 
@@ -37,8 +35,9 @@ class Adafactor(Optimizer):
         lr: the largest relative step size `rho`, and the weight decay's coefficient (default 1e-2); a float or
             a one-element tensor.
         beta2_decay: the exponent of the second moment's averaging weight (default -0.8).
-        eps: `(eps1, eps2)`: `eps1` bounds the second-moment estimate (and the row factor's mean) from below (`None`: the machine epsilon
-            of the parameters' dtype), `eps2` the parameter scale (default `(None, 1e-3)`).
+        eps: `(eps1, eps2)`: `eps1` bounds the second-moment estimate (and the row factor's mean) from below
+            (`None`: the machine epsilon of the parameters' dtype), `eps2` the parameter scale (default
+            `(None, 1e-3)`).
         d: the update clipping threshold (default 1.0).
         weight_decay: decoupled weight decay coefficient (default 0.0).
         foreach: accepted for compatibility.
