@@ -284,8 +284,9 @@ class _Unstructured(BasePruningMethod):
             mask.view(-1)[self._pruned(t, n)] = 0
         return mask
 
+    @abstractmethod
     def _pruned(self, t, n):
-        raise NotImplementedError
+        """The flat indices of the `n` entries of `t` to prune."""
 
 
 class RandomUnstructured(_Unstructured):
