@@ -95,7 +95,12 @@ def main() -> float:
 
     # Save the weights, load them into a fresh model, and check it predicts the same.
     path = os.path.join(tempfile.mkdtemp(), "digits_mlp.pt")
-    tp.save(model.state_dict(), path)
+    state = model.state_dict()
+    # Checkpoint writers find tied weights by storage address, as under PyTorch: here no two entries share one,
+    # and each entry shares its parameter's.
+    assert len({t.untyped_storage().data_ptr() for t in state.values()}) == len(state)
+    assert all(state[n].data_ptr() == p.data_ptr() for n, p in model.named_parameters())
+    tp.save(state, path)
     restored = make_model()
     restored.load_state_dict(tp.load(path))
     acc = evaluate(model, x_te, y_te)

@@ -591,7 +591,6 @@ def is_contiguous(self, memory_format=None) -> bool:
 Tensor.stride = stride
 Tensor.storage_offset = storage_offset
 Tensor.is_contiguous = is_contiguous
-Tensor.data_ptr = lambda self: id(self._data)
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

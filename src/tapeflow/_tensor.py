@@ -91,13 +91,15 @@ _weakref = weakref.ref
 
 
 class _Storage:
-    """Shared by a tensor and all its aliases: the version counter and live views."""
+    """Shared by a tensor and all its aliases: the version counter, live views and the address `data_ptr()`
+    reports (0 until one is asked for: see `_storage`)."""
 
-    __slots__ = ("version", "views")
+    __slots__ = ("version", "views", "ptr")
 
     def __init__(self):
         self.version = 0
         self.views = None
+        self.ptr = 0
 
 
 class _SharedVersion(_Storage):
@@ -109,6 +111,7 @@ class _SharedVersion(_Storage):
     def __init__(self, counter: _Storage):
         self.counter = counter
         self.views = None
+        self.ptr = 0
 
     @property
     def version(self) -> int:
@@ -517,6 +520,11 @@ class Tensor:
         alias = self.detach()
         own = _Storage()
         own.views = alias._storage.views  # still refreshed with (and refreshing) every alias
+        if self._raw.size:
+            from ._storage import data_ptr
+
+            data_ptr(self)  # (the storage's address, given now: the alias reports the same one)
+            own.ptr = alias._storage.ptr
         alias._storage = own
         return alias
 

@@ -456,14 +456,16 @@ def is_inference(input) -> bool:
 
 
 def is_storage(obj) -> bool:
-    """False: tapeflow tensors have no separate storage objects.
+    """Whether `obj` is a storage (`Tensor.untyped_storage()`, `Tensor.storage()`), not a tensor.
 
     Example:
         >>> import tapeflow as tp
-        >>> tp.is_storage(tp.ones(2))
-        False
+        >>> tp.is_storage(tp.ones(2)), tp.is_storage(tp.ones(2).untyped_storage())
+        (False, True)
     """
-    return False
+    from ._storage import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
