@@ -13,11 +13,13 @@ from __future__ import annotations
 
 def run(lib) -> dict:
     """Everything random comes from `lib.manual_seed`; returns the losses of each phase and the sparsity."""
-    nn, prune = lib.nn, None
+    nn = lib.nn
     if lib.__name__ == "torch":
         import torch.nn.utils.prune as prune
+        import torch.utils._pytree as pytree
     else:
         prune = lib.nn.utils.prune
+        from tapeflow.utils import _pytree as pytree
     lib.manual_seed(0)
     n_classes, features = 60, 24
     x = lib.randn(512, features)
@@ -51,10 +53,12 @@ def run(lib) -> dict:
         prune.remove(module, name)
     zeros = sum(int((getattr(m, n) == 0).sum()) for m, n in to_prune)
     total = sum(getattr(m, n).numel() for m, n in to_prune)
+    # The zero fraction of every entry of the body's checkpoint, mapped over its (nested) dict of tensors.
+    layers = pytree.tree_map_only(lib.Tensor, lambda t: round((t == 0).float().mean().item(), 3), body.state_dict())
     with lib.no_grad():
         accuracy = (output.predict(body(x)) == y).float().mean().item()
     return {"trained": trained, "pruned": pruned_loss, "finetuned": finetuned, "sparsity": zeros / total,
-            "accuracy": accuracy}
+            "accuracy": accuracy, "layers": dict(layers)}
 
 
 def main() -> None:
@@ -64,6 +68,7 @@ def main() -> None:
     print(f"tapeflow: loss {mine['trained'][0]:.4f} -> {mine['trained'][-1]:.4f}, after pruning "
           f"{mine['pruned']:.4f}, fine-tuned {mine['finetuned'][-1]:.4f}; {mine['sparsity']:.0%} of the pruned "
           f"weights are zero, accuracy {mine['accuracy']:.3f}")
+    print("  zero fraction per checkpoint entry:", mine["layers"])
     try:
         import torch
     except ImportError:
@@ -73,6 +78,8 @@ def main() -> None:
     print(f"PyTorch:  loss {theirs['trained'][0]:.4f} -> {theirs['trained'][-1]:.4f}, after pruning "
           f"{theirs['pruned']:.4f}, fine-tuned {theirs['finetuned'][-1]:.4f}; {theirs['sparsity']:.0%} zero, "
           f"accuracy {theirs['accuracy']:.3f}")
+    print("  zero fraction per checkpoint entry:", theirs["layers"])
+    assert list(theirs["layers"]) == list(mine["layers"])  # (the same entries, in the same order)
     diffs = [abs(a - b) for k in ("trained", "finetuned") for a, b in zip(mine[k], theirs[k])]
     print(f"largest loss difference: {max(diffs):.2e}")
 

@@ -12,7 +12,7 @@ __all__ = ["surface_markdown"]
 NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
               "torch.nn.utils.parametrize", "torch.nn.utils.parametrizations", "torch.nn.utils.prune",
               "torch.optim", "torch.optim.lr_scheduler", "torch.optim.swa_utils", "torch.utils.data",
-              "torch.utils.checkpoint", "torch.utils.hooks", "torch.nn.attention", "torch.ops", "torch.random",
+              "torch.utils.checkpoint", "torch.utils.hooks", "torch.utils._pytree", "torch.nn.attention", "torch.ops", "torch.random",
               "torch.jit", "torch.compiler", "torch.profiler", "torch._C",
               "torch.autograd", "torch.autograd.graph", "torch.autograd.functional", "torch.autograd.forward_ad",
               "torch.func", "torch.linalg", "torch.fft",
