@@ -88,6 +88,37 @@ def test_jit_script_warns_as_pytorch_does():
     assert caught[0] == caught[1]
 
 
+def test_jit_trace_as_pytorch():
+    """`trace` calls its argument once on the example inputs (PyTorch's errors surface there), warns as PyTorch
+    does, and gives back what computes the same numbers as PyTorch's traced program."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, tp):
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh())
+        x = lib.arange(6.0).view(2, 3)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            traced = lib.jit.trace(m, x)
+            double = lib.jit.trace(lambda a, b: a * b, (x, x))
+            kw = lib.jit.trace(m, example_kwarg_inputs={"input": x})
+        messages = sorted({str(x.message) for x in w if "jit.trace`" in str(x.message)})
+        errors = []
+        for example in ((), (lib.ones(2, 5),)):  # none, and one the layer cannot take
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    lib.jit.trace(m, *example)
+                except RuntimeError as e:
+                    errors.append(str(e).split(";")[0])  # (tapeflow adds a hint after ";")
+        out = traced(x)
+        out.sum().backward()
+        results.append((messages, errors, out.detach().numpy().round(6).tolist(),
+                        double(x, x).numpy().tolist(), kw(x).detach().numpy().round(6).tolist(),
+                        m[0].weight.grad.numpy().round(4).tolist(), isinstance(traced, lib.nn.Module)))
+    assert results[0] == results[1]
+
+
 # -- torch.compiler ----------------------------------------------------------------------------------------------------
 def test_is_compiling_is_true_only_while_tp_compile_traces():
     seen = []

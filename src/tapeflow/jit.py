@@ -3,7 +3,8 @@
 tapeflow has no TorchScript: `script` gives back the function or module it is given, which runs as
 ordinary eager code (with PyTorch's deprecation warning), and the decorators that steer the
 TorchScript compiler (`ignore`, `unused`, `export`) leave functions unchanged, which is what they do
-to code that is not scripted. Tracing, saving and loading TorchScript programs are not provided.
+to code that is not scripted. `trace` runs the function once on its example inputs, as PyTorch's does, and
+gives it back to run as eager code. Saving and loading TorchScript programs are not provided.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import typing
 import warnings
 
-__all__ = ["is_scripting", "is_tracing", "script", "ignore", "unused", "export", "annotate", "Final"]
+__all__ = ["is_scripting", "is_tracing", "script", "trace", "ignore", "unused", "export", "annotate", "Final"]
 
 Final = typing.Final
 
@@ -54,6 +55,35 @@ def script(obj, optimize=None, _frames_up: int = 0, _rcb=None, example_inputs=No
     warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.compile` or `torch.export`.",
                   DeprecationWarning, stacklevel=2)
     return obj
+
+
+def trace(func, example_inputs=None, optimize=None, check_trace: bool = True, check_inputs=None,
+          check_tolerance: float = 1e-5, strict: bool = True, _force_outplace: bool = False, _module_class=None,
+          _compilation_unit=None, example_kwarg_inputs=None, _store_inputs: bool = True):
+    """`func` (a function or a Module) itself, after one call on `example_inputs` (a tensor or a tuple of
+    arguments) or `example_kwarg_inputs` (a dict), as PyTorch's tracer makes: an input it cannot take raises
+    here. The result runs as eager code, so its control flow still follows its inputs (PyTorch's trace
+    records the path the example took) and it has no `graph`, `code` or `save`. PyTorch deprecates
+    `torch.jit.trace`; the same warning is given. For one compiled program, use `tp.compile`.
+
+    Example:
+        >>> import warnings, tapeflow as tp
+        >>> layer = tp.nn.Linear(2, 1)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     traced = tp.jit.trace(layer, tp.ones(1, 2))
+        >>> traced is layer
+        True
+    """
+    warnings.warn("`torch.jit.trace` is deprecated. Please switch to `torch.compile` or `torch.export`.",
+                  DeprecationWarning, stacklevel=2)
+    if example_inputs is None:
+        if not isinstance(example_kwarg_inputs, dict):
+            raise RuntimeError("example_kwarg_inputs should be a dict")
+        func(**example_kwarg_inputs)
+    else:
+        func(*(example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)))
+    return func
 
 
 def ignore(drop=False, **kwargs):

@@ -20,7 +20,7 @@ NAMESPACES = ["torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torc
 
 # Torch APIs that real programs use and tapeflow does not have yet (each raises a clear error when touched).
 NOT_YET = ["torch.distributions.constraints: MixtureSameFamilyConstraint",
-           "torch.utils.tensorboard", "torch.jit.trace, torch.jit.save and torch.jit.load (TorchScript programs)",
+           "torch.utils.tensorboard", "torch.jit.save and torch.jit.load (TorchScript programs)",
            "torch.fx, torch.export", "sparse and quantized tensors"]
 
 
