@@ -253,15 +253,21 @@ class Op:
         "name", "fwd", "vjp", "saves", "save_ans", "saved_for", "differentiable", "node", "nin",
         "derived", "deferrable", "linear", "snapshot",
         "_fwd_cache", "_rule_cache", "_bwd_cache", "_grad_op_cache", "_jvp_op_cache", "_deps_cache", "unread_inputs",
-        "double_backward", "no_derivative", "__weakref__",
+        "double_backward", "no_derivative", "edge_rule", "__weakref__",
     )
 
     def __init__(self, name: str, fwd: Callable, vjp: Callable | None = None, *,
                  saves: tuple = (), differentiable: bool = True, node: str | None = None,
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
                  linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False,
-                 double_backward: Callable | None = None, opmath: bool = True, no_derivative: dict | None = None):
+                 double_backward: Callable | None = None, opmath: bool = True, no_derivative: dict | None = None,
+                 edges: tuple | None = None, scalar_edges: tuple = ()):
         self.name = name
+        # Which inputs PyTorch's node of this op links in `next_functions` (and shows node hooks), where that is
+        # not every input: `edges`, the positions it ever links (not indices, masks, conditions or targets),
+        # and `scalar_edges`, positions PyTorch drops when none of them holds a tensor (its Scalar overloads:
+        # `x ** 2`, `x.clamp(0, 1)`). The tape itself keeps one edge per input.
+        self.edge_rule = (edges, frozenset(scalar_edges)) if edges is not None or scalar_edges else None
         # input index -> PyTorch's name for it ("igamma: input"): a gradient it has no formula for, refused
         # (NotImplementedError) when a backward or a JVP asks for it, on every path
         self.no_derivative = no_derivative or {}

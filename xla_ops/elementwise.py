@@ -28,7 +28,8 @@ add = op("add", lambda x, y, alpha=1: x + y if alpha == 1 else x + alpha * y,
 sub = op("sub", lambda x, y, alpha=1: x - y if alpha == 1 else x - alpha * y,
          lambda g, ans, x, y, alpha=1: (unbroadcast(g, x), unbroadcast(-g if alpha == 1 else -alpha * g, y)))
 rsub = op("rsub", lambda x, y: y - x,
-          lambda g, ans, x, y: (unbroadcast(-g, x), unbroadcast(g, y)), node="RsubBackward1")
+          lambda g, ans, x, y: (unbroadcast(-g, x), unbroadcast(g, y)), node="RsubBackward1",
+          scalar_edges=(1,))
 mul = op("mul", jnp.multiply,
          lambda g, ans, x, y: (unbroadcast(g * y, x), unbroadcast(g * x, y)), saves=("x", "y"),
          saved_for={"x": "y", "y": "x"})
@@ -98,11 +99,11 @@ def _pow_tensors(x, y):
 
 pow = op("pow", _pow_tensors, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
 pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(_pow_base_grad(g, x, y), x), None),
-                saves=("x", "y"), node="PowBackward0")
+                saves=("x", "y"), node="PowBackward0", edges=(0,))
 # NOTE: a number to the power of a tensor: d/dx y**x = y**x log y, with `pow`'s rules for the exponent.
 rpow = op("rpow", lambda x, y: jnp.power(y, x),
           lambda g, ans, x, y: (unbroadcast(_pow_exponent_grad(g, ans, y, x), x), None),
-          saves=("x", "y", "ans"), node="PowBackward2")
+          saves=("x", "y", "ans"), node="PowBackward2", edges=(0,))
 
 
 def _atan2_vjp(g, ans, x, y):
@@ -113,8 +114,8 @@ def _atan2_vjp(g, ans, x, y):
 
 
 atan2 = op("atan2", jnp.arctan2, _atan2_vjp, saves=("x", "y"))
-fmod = op("fmod", jnp.fmod)
-remainder = op("remainder", jnp.remainder)
+fmod = op("fmod", jnp.fmod, scalar_edges=(1,))
+remainder = op("remainder", jnp.remainder, scalar_edges=(1,))
 # PyTorch's rules: `g * x / hypot` (0/0 is NaN at the origin, as in PyTorch), and for fmax/fmin a tie or a NaN
 # on the other side sends the whole gradient to the first input.
 hypot = op("hypot", jnp.hypot, lambda g, ans, x, y: (unbroadcast(true_divide(g * x, ans), x),
@@ -321,12 +322,14 @@ def _clamp_vjp(g, ans, x, lo, hi):
 
 clamp = op("clamp", _clamp, _clamp_vjp, saves=("x", "lo", "hi"))
 # The same with number bounds: PyTorch names that overload's node differently.
-clamp_scalar = op("clamp_scalar", _clamp, _clamp_vjp, saves=("x", "lo", "hi"), node="ClampBackward1")
+clamp_scalar = op("clamp_scalar", _clamp, _clamp_vjp, saves=("x", "lo", "hi"), node="ClampBackward1", edges=(0,))
 # NOTE: one-sided clamps pass the gradient at the bound itself (x == lo), as two-sided clamp does.
 clamp_min = op("clamp_min", lambda x, lo: jnp.maximum(x, jnp.asarray(lo, x.dtype)),
-               lambda g, ans, x, lo: (jnp.where(x >= lo, g, 0), None), saves=("x", "lo"), node="ClampMinBackward0")
+               lambda g, ans, x, lo: (jnp.where(x >= lo, g, 0), None), saves=("x", "lo"), node="ClampMinBackward0",
+               scalar_edges=(1,))
 clamp_max = op("clamp_max", lambda x, hi: jnp.minimum(x, jnp.asarray(hi, x.dtype)),
-               lambda g, ans, x, hi: (jnp.where(x <= hi, g, 0), None), saves=("x", "hi"), node="ClampMaxBackward0")
+               lambda g, ans, x, hi: (jnp.where(x <= hi, g, 0), None), saves=("x", "hi"), node="ClampMaxBackward0",
+               scalar_edges=(1,))
 
 
 def _where_vjp(g, ans, cond, x, y):
@@ -334,12 +337,12 @@ def _where_vjp(g, ans, cond, x, y):
     return None, unbroadcast(jnp.where(cond, g, zero), x), unbroadcast(jnp.where(cond, zero, g), y)
 
 
-where = op("where", jnp.where, _where_vjp, saves=("cond",), node="WhereBackward0")
+where = op("where", jnp.where, _where_vjp, saves=("cond",), node="WhereBackward0", edges=(1, 2))
 masked_fill = op("masked_fill", lambda x, mask, value: jnp.where(mask, jnp.asarray(value, x.dtype), x),
                  lambda g, ans, x, mask, value: (
                      jnp.where(mask, 0, g), None,
                      unbroadcast(jnp.sum(jnp.where(mask, g, 0)), value) if hasattr(value, "shape") else None),
-                 saves=("mask", "value"))
+                 saves=("mask", "value"), edges=(0, 2), scalar_edges=(2,))
 lerp = op("lerp", lambda x, y, w: x + w * (y - x), node="LerpBackward1")
 lerp_scalar = op("lerp_scalar", lambda x, y, weight: x + weight * (y - x),
                  lambda g, ans, x, y, weight: (unbroadcast(g * (1 - weight), x), unbroadcast(g * weight, y)),

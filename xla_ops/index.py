@@ -25,7 +25,7 @@ def grid_index(idx, dim):
 
 
 # Indexing is linear in the indexed tensor (and in the written values): see `Op`'s `linear`.
-index = op("index", lambda x, *idx, spec: x[build_index(spec, idx)], node="IndexBackward0", linear=True)
+index = op("index", lambda x, *idx, spec: x[build_index(spec, idx)], node="IndexBackward0", linear=True, edges=(0,))
 
 
 def _index_put(x, v, *idx, spec, accumulate=False):
@@ -34,7 +34,7 @@ def _index_put(x, v, *idx, spec, accumulate=False):
     return at.add(v) if accumulate else at.set(v)
 
 
-index_put = op("index_put", _index_put, node="IndexPutBackward0", linear=True)
+index_put = op("index_put", _index_put, node="IndexPutBackward0", linear=True, edges=(0, 1))
 def _zero_d_as_one_d(fn, out_shape):
     """`fn(x, index, *rest, dim)` reading a 0-d `x`, `index` or array among `rest` as a vector of one
     element, as PyTorch's gather and scatter do; the result gets `out_shape(x, index)`."""
@@ -59,13 +59,16 @@ def _scatter_add(x, index, src, dim):
     return x.at[grid_index(index, dim)].add(src[tuple(slice(0, n) for n in index.shape)])
 
 
-gather = op("gather", _zero_d_as_one_d(_gather, lambda x, index: index.shape), linear=True)
-scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), linear=True)
-scatter_add = op("scatter_add", _zero_d_as_one_d(_scatter_add, lambda x, index: x.shape), linear=True)
-index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True)
+gather = op("gather", _zero_d_as_one_d(_gather, lambda x, index: index.shape), linear=True, edges=(0,))
+scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), linear=True, edges=(0, 2),
+             scalar_edges=(2,))
+scatter_add = op("scatter_add", _zero_d_as_one_d(_scatter_add, lambda x, index: x.shape), linear=True,
+                 edges=(0, 2))
+index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True, edges=(0,))
 index_add = op("index_add", lambda x, index, src, dim, alpha=1:
-               x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True)
-take = op("take", lambda x, index: jnp.ravel(x)[index], linear=True)
+               x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True,
+               edges=(0, 2))
+take = op("take", lambda x, index: jnp.ravel(x)[index], linear=True, edges=(0,))
 
 
 # -- reductions into a copy: scatter_reduce, index_reduce ---------------------------------------------------
@@ -203,9 +206,9 @@ def _np_grid(index, dim):
 
 
 scatter_reduce = op("scatter_reduce", _scatter_reduce, _scatter_reduce_vjp, saves=("x", "index", "src", "ans"),
-                    double_backward=_refuse_prod("scatter_reduce", "src", _np_grid))
+                    double_backward=_refuse_prod("scatter_reduce", "src", _np_grid), edges=(0, 2))
 index_reduce = op("index_reduce", _index_reduce, _index_reduce_vjp, saves=("x", "index", "source", "ans"),
-                  double_backward=_refuse_prod("index_reduce", "source", _index_where))
+                  double_backward=_refuse_prod("index_reduce", "source", _index_where), edges=(0, 2))
 
 
 # -- writes into a copy --------------------------------------------------------------------------------------
@@ -216,7 +219,7 @@ def _index_copy_vjp(g, ans, x, index, source, dim):
 
 
 index_copy = op("index_copy", lambda x, index, source, dim: x.at[_index_where(index, dim)].set(
-    source.reshape(x[_index_where(index, dim)].shape)), _index_copy_vjp, saves=("index",), linear=True)
+    source.reshape(x[_index_where(index, dim)].shape)), _index_copy_vjp, saves=("index",), linear=True, edges=(0, 2))
 
 
 def _index_fill_vjp(g, ans, x, index, value, dim):
@@ -226,7 +229,8 @@ def _index_fill_vjp(g, ans, x, index, value, dim):
 
 
 index_fill = op("index_fill", lambda x, index, value, dim: x.at[_index_where(index, dim)].set(
-    jnp.asarray(value).astype(x.dtype)), _index_fill_vjp, saves=("index",), linear=True)
+    jnp.asarray(value).astype(x.dtype)), _index_fill_vjp, saves=("index",), linear=True, edges=(0, 2),
+    scalar_edges=(2,))
 
 
 def _put(x, index, source, accumulate=False):
@@ -261,4 +265,5 @@ def _masked_scatter_vjp(g, ans, x, mask, source):
     return jnp.where(jnp.broadcast_to(mask, g.shape), jnp.zeros((), g.dtype), g), None, gs
 
 
-masked_scatter = op("masked_scatter", _masked_scatter, _masked_scatter_vjp, saves=("mask",), linear=True)
+masked_scatter = op("masked_scatter", _masked_scatter, _masked_scatter_vjp, saves=("mask",), linear=True,
+                    edges=(0, 2))

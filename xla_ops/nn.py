@@ -309,7 +309,8 @@ def _embedding_vjp(g, ans, weight, indices, padding_idx=None, scale_grad_by_freq
 
 
 embedding = op("embedding", lambda weight, indices, padding_idx=None, scale_grad_by_freq=False:
-               jnp.take(weight, indices, axis=0), _embedding_vjp, saves=("indices",), node="EmbeddingBackward0")
+               jnp.take(weight, indices, axis=0), _embedding_vjp, saves=("indices",), node="EmbeddingBackward0",
+               edges=(0,))
 
 
 def _row_norms(rows, norm_type):
@@ -477,7 +478,7 @@ def _nll_loss(x, target, weight, ignore_index=-100, reduction="mean"):
     return jnp.sum(loss) if reduction == "sum" else loss
 
 
-nll_loss = op("nll_loss", _nll_loss, node="NllLossBackward0")
+nll_loss = op("nll_loss", _nll_loss, node="NllLossBackward0", edges=(0,))
 
 
 # -- regression and binary losses --------------------------------------------------------------------------
@@ -549,7 +550,7 @@ def _bce_vjp(g, ans, x, y, weight, reduction="mean"):
 
 
 binary_cross_entropy = op("binary_cross_entropy", _bce, _bce_vjp, saves=("x", "y", "weight"),
-                          node="BinaryCrossEntropyBackward0")
+                          node="BinaryCrossEntropyBackward0", edges=(0, 1))
 binary_cross_entropy_with_logits = op("binary_cross_entropy_with_logits", _bce_logits,
                                       node="BinaryCrossEntropyWithLogitsBackward0")
 kl_div = op("kl_div", _kl_div, node="KlDivBackward0")

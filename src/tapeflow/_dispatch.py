@@ -328,6 +328,8 @@ def _record(op, args, arrays, params, out, needs):
     node.params = params
     node.needs = needs
     node._next = tuple(edges)
+    if op.edge_rule is not None:
+        node._visible = _visible_inputs(op.edge_rule, args)
     node._saved = tuple(saved)
     if any_meta:
         metas = tuple(metas)
@@ -372,6 +374,17 @@ def _record(op, args, arrays, params, out, needs):
     if state.saved_hooks:
         _pack_saved(node, args, res)
     return res
+
+
+def _visible_inputs(rule, args):
+    """The inputs PyTorch's node links (see `xla_ops.Op.edge_rule`), or None for all of them."""
+    edges, scalar = rule
+    n = len(args)
+    shown = range(n) if edges is None else [i for i in edges if i < n]
+    if scalar and not any(isinstance(args[i], Tensor) for i in scalar if i < n):
+        shown = [i for i in shown if i not in scalar]
+    shown = tuple(shown)
+    return None if len(shown) == n else shown
 
 
 def _read_needs(op, params, arrays, needs):

@@ -433,12 +433,22 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
         grad_inputs = _compute(node, grads, create_graph, capture, leaf_hooked)
     # 5. node post-hooks.
     if node._post_hooks:
-        gi = tuple(_as_tensor(g) for g in grad_inputs)
+        full = [_as_tensor(g) for g in grad_inputs]
+        shown = node._visible  # (hooks see the gradients of the inputs PyTorch's node links)
+        gi = tuple(full) if shown is None else tuple(full[i] for i in shown)
         go = (node.variable._grad,) if stolen and node.variable._grad is not None else tuple(map(_as_tensor, grads))
         for fn in list(node._post_hooks.values()):
             new = fn(gi, go)
             if new is not None:
-                gi = tuple(new)
+                new = tuple(new)
+                if len(new) != len(gi):
+                    raise RuntimeError(f"hook '{getattr(fn, '__name__', type(fn).__name__)}' has returned an "
+                                       f"incorrect number of values (got {len(new)}, but expected {len(gi)})")
+                gi = new
+        if shown is not None:
+            for j, i in enumerate(shown):
+                full[i] = gi[j]
+            gi = full
         grad_inputs = tuple(_unwrap(g, create_graph) for g in gi)
     return grad_inputs
 

@@ -443,6 +443,8 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output, record: bool, dir
         from .._dispatch import edge
 
         ctx.next_functions = tuple(edge(a) if need else (None, 0) for a, need in zip(args, ctx.needs_input_grad))
+        if not all(isinstance(a, Tensor) for a in args):  # (PyTorch's node links its tensor arguments only)
+            ctx._visible = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx._in_meta = tuple((tuple(a.shape), a._data.dtype) if isinstance(a, Tensor) else None for a in args)
     res, metas, own = [], [], {}
     for i, o in enumerate(outs):

@@ -97,7 +97,7 @@ class Node:
     """A node of the backward graph.
 
     Attributes:
-        next_functions: `((node, input_nr), ...)`, one edge per forward input.
+        next_functions: `((node, input_nr), ...)`, one edge per forward input PyTorch's node links.
     """
 
     # Edges are kept flat, `(node0, input_nr0, node1, input_nr1, ...)`: one object per node for Python's
@@ -114,6 +114,7 @@ class Node:
     _unpack = None  # saved tensors packed by saved-tensor hooks (see `_saved_hooks`)
     _reads = None  # per output, the inputs it reads, where some input is not read by all (`_partial_reads`)
     _runs_ungraded = False  # a node that runs even when it gets no gradient (a custom Function's backward)
+    _visible = None  # the inputs PyTorch's node links, where it links fewer than the tape keeps (None: all)
 
     def __init__(self, next_functions=()):
         self._next = flat_edges(next_functions)
@@ -122,13 +123,17 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """`((node, input_nr), ...)`: where the gradient of each forward input goes."""
+        """`((node, input_nr), ...)`: where the gradient of each forward input goes, for the inputs PyTorch's
+        node links (not an index, a mask, or a Python number taken by a Scalar overload such as `x ** 2`)."""
         n = self._next
-        return tuple(zip(n[0::2], n[1::2]))
+        edges = tuple(zip(n[0::2], n[1::2]))
+        shown = self._visible
+        return edges if shown is None else tuple(edges[i] for i in shown)
 
     @next_functions.setter
     def next_functions(self, edges) -> None:
         self._next = flat_edges(edges)
+        self._visible = None
 
     @property
     def metadata(self) -> dict:
@@ -211,6 +216,8 @@ class Node:
         create = state.grad_enabled and any(g is not None and g.requires_grad for g in gs)
         res = self.apply([g if create or g is None else g._data for g in gs], create)
         res = tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._wrap(r)) for r in res)
+        if self._visible is not None:  # (one gradient per edge of `next_functions`)
+            res = tuple(res[i] for i in self._visible)
         return res[0] if len(res) == 1 else res
 
 

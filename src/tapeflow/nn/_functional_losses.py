@@ -9,6 +9,7 @@ import xla_ops as X
 from .. import _dtype, _ops
 from .._dispatch import dispatch
 from .._ops._checks import check_indices, outside
+from .._state import state
 from .._tensor import Tensor
 from ..amp import full_precision, refuse_bce
 
@@ -102,6 +103,16 @@ def _check_targets(input, target, ignore_index) -> None:
                   ignore=int(ignore_index))
 
 
+def not_differentiable(kernel: str, **inputs) -> None:
+    """PyTorch's refusal, with grad mode on, of a tensor that requires grad where its kernel has no derivative
+    (a loss's class weights): tapeflow would differentiate it, PyTorch cannot."""
+    if state.grad_enabled:
+        for name, t in inputs.items():
+            if isinstance(t, Tensor) and t.requires_grad:
+                raise RuntimeError(f"The function '{kernel}' is not differentiable with respect to argument "
+                                   f"'{name}'. This input cannot have requires_grad True.")
+
+
 def _one_target(input, target):
     """The class of a 1-D input (one sample's scores) may come as a one-element 1-D target (as in PyTorch)."""
     return target.reshape(()) if input.ndim == 1 and target.ndim == 1 else target
@@ -141,6 +152,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         target = _one_target(input, target)
     if not probs:
         _check_targets(input, target, ignore_index)
+        not_differentiable("nll_loss_forward", weight=weight)
     elif target._raw.dtype != input._raw.dtype:  # (probabilities: PyTorch's composite formula promotes)
         from .._toplevel import result_type
 
@@ -174,6 +186,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _class_checks(input, target, weight, "nll_loss")
     target = _one_target(input, target)
     _check_targets(input, target, ignore_index)
+    not_differentiable("nll_loss_forward", weight=weight)
     return dispatch(X.nn.nll_loss, (input, target, weight),
                     (("ignore_index", int(ignore_index)), ("reduction", reduction)))
 
@@ -284,6 +297,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     for name, t in (("input", input), ("target", target)):
         if isinstance(t, Tensor) and t.dtype.is_floating_point and outside(t, 0.0, 1.0):
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    not_differentiable("binary_cross_entropy", weight=weight)
     return dispatch(X.nn.binary_cross_entropy, (input, target, weight),
                     (("reduction", _reduction(reduction, size_average, reduce)),))
 
@@ -301,6 +315,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     return dispatch(X.nn.binary_cross_entropy_with_logits, (input, target, weight, pos_weight),
                     (("reduction", _reduction(reduction, size_average, reduce)),))
 

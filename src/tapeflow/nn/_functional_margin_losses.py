@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from .._toplevel import can_cast
 from ..amp import full_precision
 from ._functional_distance import pairwise_distance
-from ._functional_losses import _reduction
+from ._functional_losses import _reduction, not_differentiable
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
            "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
@@ -194,6 +194,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     bounds = index_bounds(target)
     if bounds is not None and (bounds[0] < 0 or bounds[1] >= c):
         raise RuntimeError("target out of range")
+    not_differentiable("multi_margin_loss", weight=weight)
     x = input.reshape(n, c)
     y = target.reshape(n, 1).long()
     z = margin - x.gather(1, y) + x
