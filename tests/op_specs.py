@@ -373,7 +373,8 @@ spec("where", [C(B((3, 4)), F((3, 4)), F((3, 4))), C(B((3, 1)), F((4,)), F(())),
      np.where, tf=lambda c, x, y: tp.where(c, x, y))
 spec("masked_fill", [C(F((3, 4)), B((3, 4)), 0.5), C(F((3, 4)), B((4,)), F(())), C(F(()), B(()), -1.0),
                      C(F((0, 2)), B((2,)), 1.0)],
-     lambda x, mask, value: np.where(mask, value, x), tf=lambda x, m: x.masked_fill(m, 0.5))
+     lambda x, mask, value: np.where(mask, value, x), tf=lambda x, m: x.masked_fill(m, 0.5),
+     node="MaskedFillBackward0")  # (a number as the value: PyTorch's Scalar overload)
 spec("lerp", [C(F((3, 4)), F((3, 4)), F((3, 4))), C(F((3, 1)), F((4,)), F(())), C(F(()), F(()), F(()))],
      lambda x, y, w: x + w * (y - x), tf=lambda x, y, w: tp.lerp(x, y, w), node="LerpBackward1")
 spec("lerp_scalar", [C(F((3, 4)), F((3, 4)), weight=0.3), C(F((3, 1)), F((4,)), weight=-1.5), C(F(()), F(()), weight=2.0)],

@@ -20,7 +20,7 @@ EXPRS = [
     "x.gather(0, i)", "x.scatter(0, i, y[:2])", "x.scatter_add(0, i, y[:2])", "x.scatter(0, i, 1.5)",
     "x.scatter_reduce(0, i, y[:2], 'amax')", "x.index_select(0, i)", "x.index_add(0, i, y[:2])",
     "x.index_copy(0, i, y[:2])", "x.index_fill(0, i, 1.5)", "x.masked_scatter(m, y)", "x.take(i)",
-    "x.index_put((i,), y[:2])", "x[i]", "x[m]", "x.masked_select(m)",
+    "x.index_put((i,), y[:2])", "x[i]", "x[m]",
     "torch.nn.functional.embedding(i % 2, W)", "torch.nn.functional.nll_loss(W, i % 2)",
     "torch.nn.functional.binary_cross_entropy(x.sigmoid(), y.sigmoid())", "x.lerp(y, 0.5)", "x.mul(y)",
     "torch.addcmul(x, x, y, value=2)", "x.sum()", "torch.cat([x, y])", "torch.stack([x, y])",
@@ -33,11 +33,15 @@ def _edges(lib, expr):
     W = lib.tensor([[0.5, -1.0], [2.0, 1.0]], requires_grad=True)
     env = {"x": x, "y": y, "W": W, "i": lib.tensor([0, 2]), "m": lib.tensor([True, False, True]), "torch": lib}
     fn = eval(expr, env).grad_fn
-    return [None if n is None else type(n).__name__ for n, _ in fn.next_functions]
+    return fn.name(), [None if n is None else type(n).__name__ for n, _ in fn.next_functions]
 
 
-@pytest.mark.parametrize("expr", EXPRS)
-def test_next_functions_as_pytorch(expr):
+@pytest.mark.parametrize("expr", EXPRS + [
+    "x.masked_fill(m, torch.tensor(2.0))", "x.index_fill(0, i, torch.tensor(1.5))", "x.copysign(-1.0)",
+    "x.xlogy(2)"])
+def test_next_functions_and_node_names_as_pytorch(expr):
+    """The node's name (PyTorch's overload: `FmodBackward0` for a number, `FmodBackward1` for a tensor) and
+    its edges."""
     assert _edges(tp, expr) == _edges(torch, expr)
 
 

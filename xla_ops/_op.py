@@ -261,13 +261,15 @@ class Op:
                  nin: int | None = None, saved_for: dict | None = None, deferrable: bool = True,
                  linear: bool | str = False, snapshot: tuple = (), unread_inputs: bool = False,
                  double_backward: Callable | None = None, opmath: bool = True, no_derivative: dict | None = None,
-                 edges: tuple | None = None, scalar_edges: tuple = ()):
+                 edges: tuple | None = None, scalar_edges: tuple = (), overload_nodes: dict | None = None):
         self.name = name
         # Which inputs PyTorch's node of this op links in `next_functions` (and shows node hooks), where that is
         # not every input: `edges`, the positions it ever links (not indices, masks, conditions or targets),
-        # and `scalar_edges`, positions PyTorch drops when none of them holds a tensor (its Scalar overloads:
-        # `x ** 2`, `x.clamp(0, 1)`). The tape itself keeps one edge per input.
-        self.edge_rule = (edges, frozenset(scalar_edges)) if edges is not None or scalar_edges else None
+        # and `scalar_edges`, positions PyTorch drops when they hold a Python number (its Scalar overloads:
+        # `x ** 2`, `1 - x`). `overload_nodes` names the node by which of those positions hold numbers
+        # (`{(1,): "XlogyBackward2"}`), as PyTorch's overloads do. The tape itself keeps one edge per input.
+        self.edge_rule = (edges, frozenset(scalar_edges), overload_nodes or {}) \
+            if edges is not None or scalar_edges else None
         # input index -> PyTorch's name for it ("igamma: input"): a gradient it has no formula for, refused
         # (NotImplementedError) when a backward or a JVP asks for it, on every path
         self.no_derivative = no_derivative or {}

@@ -28,8 +28,8 @@ add = op("add", lambda x, y, alpha=1: x + y if alpha == 1 else x + alpha * y,
 sub = op("sub", lambda x, y, alpha=1: x - y if alpha == 1 else x - alpha * y,
          lambda g, ans, x, y, alpha=1: (unbroadcast(g, x), unbroadcast(-g if alpha == 1 else -alpha * g, y)))
 rsub = op("rsub", lambda x, y: y - x,
-          lambda g, ans, x, y: (unbroadcast(-g, x), unbroadcast(g, y)), node="RsubBackward1",
-          scalar_edges=(1,))
+          lambda g, ans, x, y: (unbroadcast(-g, x), unbroadcast(g, y)), node="RsubBackward0",
+          scalar_edges=(1,), overload_nodes={(1,): "RsubBackward1"})
 mul = op("mul", jnp.multiply,
          lambda g, ans, x, y: (unbroadcast(g * y, x), unbroadcast(g * x, y)), saves=("x", "y"),
          saved_for={"x": "y", "y": "x"})
@@ -114,8 +114,9 @@ def _atan2_vjp(g, ans, x, y):
 
 
 atan2 = op("atan2", jnp.arctan2, _atan2_vjp, saves=("x", "y"))
-fmod = op("fmod", jnp.fmod, scalar_edges=(1,))
-remainder = op("remainder", jnp.remainder, scalar_edges=(1,))
+fmod = op("fmod", jnp.fmod, node="FmodBackward1", scalar_edges=(1,), overload_nodes={(1,): "FmodBackward0"})
+remainder = op("remainder", jnp.remainder, node="RemainderBackward1", scalar_edges=(1,),
+               overload_nodes={(1,): "RemainderBackward0"})
 # PyTorch's rules: `g * x / hypot` (0/0 is NaN at the origin, as in PyTorch), and for fmax/fmin a tie or a NaN
 # on the other side sends the whole gradient to the first input.
 hypot = op("hypot", jnp.hypot, lambda g, ans, x, y: (unbroadcast(true_divide(g * x, ans), x),
@@ -342,7 +343,8 @@ masked_fill = op("masked_fill", lambda x, mask, value: jnp.where(mask, jnp.asarr
                  lambda g, ans, x, mask, value: (
                      jnp.where(mask, 0, g), None,
                      unbroadcast(jnp.sum(jnp.where(mask, g, 0)), value) if hasattr(value, "shape") else None),
-                 saves=("mask", "value"), edges=(0, 2), scalar_edges=(2,))
+                 saves=("mask", "value"), node="MaskedFillBackward1", edges=(0, 2), scalar_edges=(2,),
+                 overload_nodes={(2,): "MaskedFillBackward0"})
 lerp = op("lerp", lambda x, y, w: x + w * (y - x), node="LerpBackward1")
 lerp_scalar = op("lerp_scalar", lambda x, y, weight: x + weight * (y - x),
                  lambda g, ans, x, y, weight: (unbroadcast(g * (1 - weight), x), unbroadcast(g * weight, y)),

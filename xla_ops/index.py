@@ -61,7 +61,7 @@ def _scatter_add(x, index, src, dim):
 
 gather = op("gather", _zero_d_as_one_d(_gather, lambda x, index: index.shape), linear=True, edges=(0,))
 scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), linear=True, edges=(0, 2),
-             scalar_edges=(2,))
+             scalar_edges=(2,), overload_nodes={(2,): "ScatterBackward1"})
 scatter_add = op("scatter_add", _zero_d_as_one_d(_scatter_add, lambda x, index: x.shape), linear=True,
                  edges=(0, 2))
 index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True, edges=(0,))
@@ -230,7 +230,7 @@ def _index_fill_vjp(g, ans, x, index, value, dim):
 
 index_fill = op("index_fill", lambda x, index, value, dim: x.at[_index_where(index, dim)].set(
     jnp.asarray(value).astype(x.dtype)), _index_fill_vjp, saves=("index",), linear=True, edges=(0, 2),
-    scalar_edges=(2,))
+    scalar_edges=(2,), node="IndexFillBackward1", overload_nodes={(2,): "IndexFillBackward0"})
 
 
 def _put(x, index, source, accumulate=False):

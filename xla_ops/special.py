@@ -29,7 +29,8 @@ def _zero_at(cond, v):
 copysign = op("copysign", jnp.copysign,
               lambda g, ans, x, y: (unbroadcast(g * _zero_at(x == 0, ans / jnp.where(x == 0, 1, x)), x),
                                     unbroadcast(jnp.zeros_like(g), y)),
-              saves=("x", "y", "ans"), scalar_edges=(1,))
+              saves=("x", "y", "ans"), scalar_edges=(1,),
+              overload_nodes={(1,): "CopysignBackward1"})
 heaviside = op("heaviside", jnp.heaviside, differentiable=False)
 logaddexp = op("logaddexp", jnp.logaddexp,
                lambda g, ans, x, y: (unbroadcast(g / (1 + jnp.exp(y - x)), x),
@@ -86,7 +87,8 @@ def _log_factor(x, y, log, edge):
 # x == 0 and log(y) is not finite (y <= 0; y <= -1), where it is 0.
 xlogy = op("xlogy", _xlogy,
            lambda g, ans, x, y: (unbroadcast(g * _log_factor(x, y, jnp.log, 0.0), x),
-                                 unbroadcast(g * x / y, y)), saves=("x", "y"), scalar_edges=(1,))
+                                 unbroadcast(g * x / y, y)), saves=("x", "y"), scalar_edges=(1,),
+           overload_nodes={(1,): "XlogyBackward2"})
 xlog1py = op("xlog1py", _xlog1py,
              lambda g, ans, x, y: (unbroadcast(g * _log_factor(x, y, jnp.log1p, -1.0), x),
                                    unbroadcast(g * x / (y + 1), y)), saves=("x", "y"),

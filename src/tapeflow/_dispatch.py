@@ -277,6 +277,8 @@ def _record(op, args, arrays, params, out, needs):
     if plan is None:
         plan = _plan(op, needs)
     cls, saves, needs = plan
+    if op.edge_rule is not None and op.edge_rule[2]:
+        cls = _overload_class(op.edge_rule, args, cls)
     node = _new(cls)
     edges, saved, versions, metas = [], [], [], []
     any_meta = False
@@ -378,13 +380,18 @@ def _record(op, args, arrays, params, out, needs):
 
 def _visible_inputs(rule, args):
     """The inputs PyTorch's node links (see `xla_ops.Op.edge_rule`), or None for all of them."""
-    edges, scalar = rule
+    edges, scalar, _ = rule
     n = len(args)
-    shown = range(n) if edges is None else [i for i in edges if i < n]
-    if scalar and not any(isinstance(args[i], Tensor) for i in scalar if i < n):
-        shown = [i for i in shown if i not in scalar]
-    shown = tuple(shown)
+    shown = tuple(i for i in (range(n) if edges is None else edges)
+                  if i < n and not (i in scalar and not isinstance(args[i], Tensor)))
     return None if len(shown) == n else shown
+
+
+def _overload_class(rule, args, default):
+    """The node class of the PyTorch overload that `args` select (see `xla_ops.Op.edge_rule`)."""
+    numbers = tuple(sorted(i for i in rule[1] if i < len(args) and not isinstance(args[i], Tensor)))
+    name = rule[2].get(numbers)
+    return default if name is None else node_class(name)
 
 
 def _read_needs(op, params, arrays, needs):
