@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-from functools import cached_property
 
 from .._ops import broadcast_tensors
 from .._sampling import bernoulli
@@ -11,7 +10,7 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
@@ -43,11 +42,11 @@ class Bernoulli(ExponentialFamily):
         self._param = param
         super().__init__(() if isinstance(given, numbers.Number) else param.shape, validate_args=validate_args)
 
-    @cached_property
+    @lazy_property
     def probs(self):
         return logits_to_probs(self.logits, is_binary=True)
 
-    @cached_property
+    @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=True)
 

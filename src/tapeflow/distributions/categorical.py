@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 
 from .. import _dtype, _ops
@@ -12,7 +10,7 @@ from .._sampling import multinomial
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import logits_to_probs
+from .utils import lazy_property, logits_to_probs
 
 __all__ = ["Categorical"]
 
@@ -46,11 +44,11 @@ class Categorical(Distribution):
         self._num_events = self._param.shape[-1]
         super().__init__(self._param.shape[:-1], validate_args=validate_args)
 
-    @cached_property
+    @lazy_property
     def probs(self):
         return logits_to_probs(self.logits)
 
-    @cached_property
+    @lazy_property
     def logits(self):
         eps = float(np.finfo(self.probs.dtype.jax).eps)
         return self.probs.clamp(min=eps, max=1 - eps).log()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from functools import cached_property
 
 from .. import _ops
 from .._factories import rand
@@ -13,7 +12,7 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -50,11 +49,11 @@ class ContinuousBernoulli(ExponentialFamily):
         self._param, self._lims = param, lims
         super().__init__(() if isinstance(given, numbers.Number) else param.shape, validate_args=validate_args)
 
-    @cached_property
+    @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=True)
 
-    @cached_property
+    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 

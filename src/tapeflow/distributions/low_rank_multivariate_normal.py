@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-from functools import cached_property
 
 from .. import _ops, linalg
 from .._factories import eye, randn
@@ -12,6 +11,7 @@ from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _mahalanobis
+from .utils import lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -103,12 +103,12 @@ class LowRankMultivariateNormal(Distribution):
     def mode(self):
         return self.loc
 
-    @cached_property
+    @lazy_property
     def variance(self):
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         return (W.pow(2).sum(-1) + D).expand(*self._batch_shape, *self._event_shape)
 
-    @cached_property
+    @lazy_property
     def scale_tril(self):
         # W W^T + D = D^1/2 (I + D^-1/2 W W^T D^-1/2) D^1/2: factor the bracket, which is well conditioned
         n = self._event_shape[0]
@@ -117,12 +117,12 @@ class LowRankMultivariateNormal(Distribution):
         K = _ops.matmul(Dinvsqrt_W, Dinvsqrt_W.transpose(-1, -2)) + eye(n, dtype=d_sqrt.dtype)
         return self._full(d_sqrt * linalg.cholesky(K))
 
-    @cached_property
+    @lazy_property
     def covariance_matrix(self):
         W = self._unbroadcasted_cov_factor
         return self._full(_ops.matmul(W, W.transpose(-1, -2)) + self._unbroadcasted_cov_diag.diag_embed())
 
-    @cached_property
+    @lazy_property
     def precision_matrix(self):
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         A = linalg.solve_triangular(self._capacitance_tril, W.transpose(-1, -2) / D.unsqueeze(-2), upper=False)

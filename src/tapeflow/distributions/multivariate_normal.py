@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from functools import cached_property
 
 import numpy as np
 
@@ -12,6 +11,7 @@ from .._factories import eye, randn
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
 
@@ -82,17 +82,17 @@ class MultivariateNormal(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @cached_property
+    @lazy_property
     def scale_tril(self):
         return self._unbroadcasted_scale_tril.expand(*self._batch_shape, *self._event_shape, *self._event_shape)
 
-    @cached_property
+    @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
         return _ops.matmul(L, L.transpose(-1, -2)).expand(*self._batch_shape, *self._event_shape,
                                                           *self._event_shape)
 
-    @cached_property
+    @lazy_property
     def precision_matrix(self):
         # NOTE: as PyTorch, through cholesky_inverse, whose gradient treats L as a full matrix.
         return linalg.cholesky_inverse(self._unbroadcasted_scale_tril).expand(*self._batch_shape, *self._event_shape,

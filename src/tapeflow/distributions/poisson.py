@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-from functools import cached_property
 
 import jax
 import numpy as np
@@ -16,7 +15,7 @@ from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Poisson", "Binomial", "Geometric"]
 
@@ -93,11 +92,11 @@ class _ProbsOrLogits(Distribution):
         self._param = values[-1]
         return values[:-1]
 
-    @cached_property
+    @lazy_property
     def probs(self):
         return logits_to_probs(self.logits, is_binary=True)
 
-    @cached_property
+    @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=True)
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import numbers
-from functools import cached_property
 
 from .._factories import full_like, rand, tensor
 from . import constraints
@@ -14,7 +13,7 @@ from .distribution import Distribution
 from .one_hot_categorical import OneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
-from .utils import broadcast_all, clamp_probs, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
            "OneHotCategoricalStraightThrough"]
@@ -55,11 +54,11 @@ class LogitRelaxedBernoulli(Distribution):
         new.temperature = self.temperature  # shared, not broadcast (as PyTorch)
         return new
 
-    @cached_property
+    @lazy_property
     def logits(self):
         return probs_to_logits(self.probs, is_binary=True)
 
-    @cached_property
+    @lazy_property
     def probs(self):
         return logits_to_probs(self.logits, is_binary=True)
 

@@ -11,7 +11,43 @@ from .._dtype import get_default_dtype
 from .._factories import tensor
 from .._tensor import Tensor
 
-__all__ = ["broadcast_all", "probs_to_logits", "logits_to_probs", "clamp_probs", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+__all__ = ["broadcast_all", "probs_to_logits", "logits_to_probs", "clamp_probs", "tril_matrix_to_vec", "vec_to_tril_matrix",
+           "lazy_property"]
+
+
+class lazy_property:
+    """A property computed on first use and then kept on the instance (as PyTorch's). The value is computed with
+    grad mode on, so that a parameter first derived inside `no_grad` (`sample()` reads `probs` there) still
+    carries its graph back to what the distribution was made from.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow.distributions import Categorical
+        >>> logits = tp.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        >>> d = Categorical(logits=logits)
+        >>> with tp.no_grad():
+        ...     _ = d.probs
+        >>> d.probs.requires_grad
+        True
+    """
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+        self.__name__ = wrapped.__name__
+
+    def __set_name__(self, owner, name):
+        self.__name__ = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        from ..autograd.grad_mode import enable_grad
+
+        with enable_grad():
+            value = self.wrapped(instance)
+        instance.__dict__[self.__name__] = value  # (later reads find it before this descriptor)
+        return value
 
 
 def broadcast_all(*values) -> tuple:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from functools import cached_property
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +13,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["VonMises"]
 
@@ -94,7 +93,7 @@ class VonMises(Distribution):
     def mode(self):
         return self.loc
 
-    @cached_property
+    @lazy_property
     def variance(self):
         """The circular variance `1 - I1(kappa) / I0(kappa)`."""
         return 1 - special.i1e(self.concentration) / special.i0e(self.concentration)

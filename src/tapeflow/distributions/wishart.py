@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from functools import cached_property
 
 import numpy as np
 
@@ -16,7 +15,7 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import _precision_to_scale_tril
-from .utils import vec_to_tril_matrix
+from .utils import lazy_property, vec_to_tril_matrix
 
 __all__ = ["Wishart"]
 
@@ -101,16 +100,16 @@ class Wishart(ExponentialFamily):
     def _full(self, M):
         return M.expand(*self._batch_shape, *self._event_shape)
 
-    @cached_property
+    @lazy_property
     def scale_tril(self):
         return self._full(self._unbroadcasted_scale_tril)
 
-    @cached_property
+    @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
         return self._full(_ops.matmul(L, L.transpose(-2, -1)))
 
-    @cached_property
+    @lazy_property
     def precision_matrix(self):
         identity = eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
         return self._full(linalg.cholesky_solve(identity, self._unbroadcasted_scale_tril))
