@@ -70,7 +70,25 @@ def data_ptr(self) -> int:
     return base + self.storage_offset() * self._raw.dtype.itemsize
 
 
-class UntypedStorage:
+class _Elements:
+    """Reading a storage's elements (bytes, or values of a dtype: `_values`) and printing them as PyTorch."""
+
+    def tolist(self) -> list:
+        """The elements, as Python numbers."""
+        return self._values().tolist()
+
+    def __getitem__(self, i):
+        return self._values()[i].tolist()
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __repr__(self) -> str:
+        body = "\n".join(f" {v}" for v in self.tolist())
+        return f"{body}\n[{_dtype.PREFIX[0]}.storage.{self._describe()}]"
+
+
+class UntypedStorage(_Elements):
     """The bytes behind a tensor and its aliases, as `Tensor.untyped_storage()` gives them: an address
     (`data_ptr`), a size in bytes (`nbytes`, `size`, `len`) and the bytes themselves (`tolist`, indexing).
     `UntypedStorage(n)` makes a storage of `n` zero bytes.
@@ -131,28 +149,17 @@ class UntypedStorage:
     def is_pinned(self, device=None) -> bool:
         return False
 
-    def _bytes(self) -> np.ndarray:
+    def _values(self) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(self._tensor._data)).reshape(-1).view(np.uint8)
 
-    def tolist(self) -> list:
-        """The bytes, as ints."""
-        return self._bytes().tolist()
-
-    def __getitem__(self, i):
-        return self._bytes()[i].tolist()
-
-    def __iter__(self):
-        return iter(self.tolist())
-
-    def __repr__(self) -> str:
-        body = "\n".join(f" {b}" for b in self.tolist())
-        return f"{body}\n[{_dtype.PREFIX[0]}.storage.UntypedStorage(device={self.device}) of size {self.nbytes()}]"
+    def _describe(self) -> str:
+        return f"UntypedStorage(device={self.device}) of size {self.nbytes()}"
 
     def untyped(self) -> UntypedStorage:
         return self
 
 
-class TypedStorage:
+class TypedStorage(_Elements):
     """A storage seen in elements of a dtype (`Tensor.storage()`, deprecated in PyTorch in favour of
     `untyped_storage()`, with the same warning).
 
@@ -202,20 +209,10 @@ class TypedStorage:
         return self._untyped
 
     def _values(self) -> np.ndarray:
-        return self._untyped._bytes().view(np.dtype(self._dtype.jax))
+        return self._untyped._values().view(np.dtype(self._dtype.jax))
 
-    def tolist(self) -> list:
-        return self._values().tolist()
-
-    def __getitem__(self, i):
-        return self._values()[i].tolist()
-
-    def __iter__(self):
-        return iter(self.tolist())
-
-    def __repr__(self) -> str:
-        body = "\n".join(f" {v}" for v in self.tolist())
-        return f"{body}\n[{_dtype.PREFIX[0]}.storage.TypedStorage(dtype={self._dtype}, device={self.device}) of size {self.size()}]"
+    def _describe(self) -> str:
+        return f"TypedStorage(dtype={self._dtype}, device={self.device}) of size {self.size()}"
 
 
 _TYPED_WARNING = ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
