@@ -1,8 +1,10 @@
 """Adaptive eager: ops recorded into segments that run as one cached program, with eager semantics."""
 
+import contextlib
 import threading
 import traceback
 
+import jax
 import numpy as np
 import pytest
 
@@ -246,10 +248,54 @@ def test_factories_give_pytorchs_values_and_leave_pending_inputs_pending(adaptiv
                                   lambda: tp.full((2,), -0.0), lambda: tp.empty(5, device=tp.ones(1).device),
                                   lambda: tp.zeros_like(tp.ones(2)), lambda: tp.ones(2, requires_grad=True)])
 def test_factories_are_recorded_as_one_op_not_run(adaptive, make):
+    make()  # (a first sighting is filled on the host: see the test below)
     before = _stats()["ops recorded"]
     t = make()
     assert type(t._raw) is _adaptive.Pending  # (no JAX dispatch of its own: it joins the segment)
     assert _stats()["ops recorded"] - before <= 2 and t.is_leaf
+
+
+@contextlib.contextmanager
+def _lowerings():
+    """Counts the programs JAX lowers (compiles, or loads from the persistent cache) inside the block."""
+    seen = []
+
+    def listen(name, _secs, **_):
+        if name == "/jax/core/compile/jaxpr_to_mlir_module_duration":
+            seen.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield seen
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_new_shapes_of_data_factories_and_host_draws_compile_nothing(on):
+    """A program whose batches change shape at every step makes tensors of new shapes from NumPy data,
+    factories and the CPU generator's draws: none of that compiles a program (each would cost tens of ms)."""
+    rng = np.random.default_rng(0)
+    was = tp.is_adaptive_eager_enabled()
+    tp.set_adaptive_eager(on)
+    try:
+        for n in (1001 + on * 20 + k for k in range(3)):  # (shapes no other test uses)
+            data = rng.normal(size=(n, 3)).astype(np.float32)
+            with _lowerings() as lowered:
+                made = [tp.tensor(data), tp.from_numpy(data), tp.as_tensor(data), tp.tensor(data, dtype=tp.float64),
+                        tp.tensor(data.tolist()), tp.zeros(n, 3), tp.ones(n), tp.full((n, 2), 2.5),
+                        tp.eye(n - 957, 11), tp.randn(n, 3), tp.rand(n), tp.randint(0, 9, (n,)), tp.randperm(n)]
+            assert not lowered
+            np.testing.assert_array_equal(made[0].numpy(), data)
+            np.testing.assert_array_equal(made[3].numpy(), data.astype(np.float64))
+            assert made[5].numpy().sum() == 0 and made[6].numpy().sum() == n
+            assert (made[7].numpy() == 2.5).all() and made[7].dtype == tp.float32
+            np.testing.assert_array_equal(made[8].numpy(), np.eye(n - 957, 11, dtype=np.float32))
+            assert made[12].sort().values.tolist() == list(range(n))
+            data[0, 0] = 99.0  # (the tensors hold copies)
+            assert made[0][0, 0].item() != 99.0 and made[1][0, 0].item() != 99.0
+    finally:
+        tp.set_adaptive_eager(was)
 
 
 def test_kept_aranges_are_separate_tensors(adaptive):
@@ -463,3 +509,16 @@ def test_set_default_device_refuses_what_it_cannot_do():
         tp.set_default_device("meta")
     tp.set_default_device(tp.get_default_device())  # (the device it is: nothing changes)
     assert tp.get_default_device() == tp.ones(1).device
+
+
+def test_tensors_made_from_numpy_never_see_later_writes_to_it():
+    """The host-to-device copy runs asynchronously: a write to the NumPy array right after must not reach
+    the tensor (PyTorch's `tensor` and `as_tensor` copy; tapeflow's `from_numpy` copies too)."""
+    rng = np.random.default_rng(1)
+    for k in range(100):
+        data = rng.normal(size=(300 + k, 5)).astype(np.float32)
+        expected = data.copy()
+        made = [tp.tensor(data), tp.as_tensor(data), tp.from_numpy(data), tp.tensor(data, dtype=tp.float32)]
+        data[...] = -1.0
+        for t in made:
+            np.testing.assert_array_equal(t.numpy(), expected)

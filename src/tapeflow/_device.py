@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import numpy as np
 
 __all__ = ["device", "to_jax_device", "is_meta_device", "get_default_device", "set_default_device"]
 
@@ -74,6 +75,23 @@ def to_jax_device(d) -> jax.Device:
     if i >= len(devs):
         raise RuntimeError(f"tapeflow: {d} is out of range: JAX has {len(devs)} {d.type} device(s)")
     return devs[i]
+
+
+def host_array(a, dtype=None) -> jax.Array:
+    """A JAX array holding a copy of host data `a` (a NumPy array or scalar, nested lists of numbers), as
+    `dtype` if given; a JAX array is returned as it is (cast to `dtype`).
+
+    `jnp.asarray` copies a NumPy array with a compiled program, one per new shape (~20 ms each on a CPU),
+    which a program whose batches change shape pays at every step; the transfer here compiles nothing.
+    """
+    if isinstance(a, jax.Array):
+        return a if dtype is None or a.dtype == dtype else a.astype(dtype)
+    # A private copy: the transfer runs asynchronously and reads its source after this returns, so the
+    # caller's array may not be it (a write to it right after would reach the tensor).
+    a = np.array(a, dtype, copy=True)
+    if not a.dtype.isnative:  # (big-endian data read from a file)
+        a = a.astype(a.dtype.newbyteorder("="))
+    return jax.device_put(a)
 
 
 def default_jax_device() -> jax.Device:

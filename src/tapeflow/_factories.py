@@ -16,7 +16,7 @@ import xla_ops
 from . import _adaptive, _dtype, _mt19937
 from . import _device as _device_mod
 from ._adaptive import trace_state_clean
-from ._device import default_jax_device, is_meta_device, place, to_jax_device
+from ._device import default_jax_device, host_array, is_meta_device, place, to_jax_device
 from ._device import device as _as_device
 from ._layout import check_memory_format
 from ._meta import meta_of
@@ -135,9 +135,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
         if np.dtype(target).kind in "iu" and arr.dtype.kind in "iuf" and arr.size \
                 and not isinstance(data, (Tensor, jax.Array, np.ndarray, np.generic)):
             _check_range(arr, np.dtype(target))
-        arr = jnp.asarray(arr, target)
+        arr = host_array(arr, target)
     else:
-        arr = jnp.asarray(arr)
+        arr = host_array(arr)
     return _leaf(arr, device, requires_grad)
 
 
@@ -178,7 +178,7 @@ def from_numpy(a: np.ndarray) -> Tensor:
         raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only supported types "
                         "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
                         "uint32, uint16, uint8, and bool.")
-    return Tensor._wrap(jnp.asarray(a))
+    return Tensor._wrap(host_array(a))
 
 
 def _shape(size, name: str | None = None) -> tuple:
@@ -212,22 +212,33 @@ _MADE_LIMIT = 4096
 _made_programs: dict = {}  # (what, *static) -> jitted program without inputs
 
 
-def _made(key: tuple, build, device, requires_grad) -> Tensor:
+def _made(key: tuple, build, device, requires_grad, host=None) -> Tensor:
     """A new leaf holding `build()` (a filled tensor, exact in any order of evaluation). On the default device
     it comes from one jitted program per `key`, recorded into the pending segment with adaptive eager (no JAX
     call of its own: a factory inside a model's forward costs a few microseconds and is folded into the
-    step's program), run at once otherwise."""
+    step's program), run at once otherwise.
+
+    A `key` seen for the first time (a shape that changes from step to step) is filled by `host()`, NumPy's
+    twin of `build`, when it is small: a new program would compile for each new shape."""
     if device is not None and not _is_default_device(device):
         return _leaf(build(), device, requires_grad)
     fn = _made_programs.get(key)
     if fn is None:
         if len(_made_programs) >= _MADE_LIMIT:
             _made_programs.clear()
+        if key not in _made_programs and host is not None and trace_state_clean():
+            _made_programs[key] = None  # (compiled when seen again)
+            arr = host()
+            if arr.size <= _HOST_FILL_LIMIT:
+                return _leaf(host_array(arr), None, requires_grad)
         fn = _made_programs[key] = jax.jit(build)
     t = _adaptive.constant(fn)
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
+
+
+_HOST_FILL_LIMIT = 1 << 16  # elements
 
 
 def _is_default_device(device) -> bool:
@@ -259,7 +270,8 @@ def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Te
     """
     size = _sized("zeros", shape, size)
     shape, jd = _shape(size, "zeros"), _float_dtype(dtype)
-    return _made(("zeros", shape, jd), functools.partial(jnp.zeros, shape, jd), device, requires_grad)
+    return _made(("zeros", shape, jd), functools.partial(jnp.zeros, shape, jd), device, requires_grad,
+                 functools.partial(np.zeros, shape, jd))
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -272,7 +284,8 @@ def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Ten
     """
     size = _sized("ones", shape, size)
     shape, jd = _shape(size), _float_dtype(dtype)
-    return _made(("ones", shape, jd), functools.partial(jnp.ones, shape, jd), device, requires_grad)
+    return _made(("ones", shape, jd), functools.partial(jnp.ones, shape, jd), device, requires_grad,
+                 functools.partial(np.ones, shape, jd))
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -317,7 +330,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     value = _fill_key(fill_value)
     if value is None:
         return _leaf(build(), device, requires_grad)
-    return _made(("full", shape, jd, value), build, device, requires_grad)
+    exact_on_host = np.dtype(jd).itemsize >= 4 or np.dtype(jd).kind in "biu"  # (no half-precision rounding)
+    return _made(("full", shape, jd, value), build, device, requires_grad,
+                 functools.partial(np.full, shape, fill_value, jd) if exact_on_host else None)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -358,8 +373,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     cacheable = n <= _ARANGE_CACHED_SIZE and None not in key[:3] and (device is None or _is_default_device(device))
     arr = _aranges.get(key) if cacheable else None
     if arr is None:
-        arr = jnp.asarray((vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64))
-                          .astype(jd))
+        arr = host_array((vals[0] + vals[2] * np.arange(n, dtype=np.float64 if jd.kind in "fc" else np.int64))
+                         .astype(jd))
         if cacheable and not isinstance(arr, jax.core.Tracer):
             if len(_aranges) >= _MADE_LIMIT:
                 _aranges.clear()
@@ -403,7 +418,7 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad=Fals
         raise _kernel("linspace_cpu")("bool")
     for v in (start, end)[:steps]:
         _check_fits(v, jd)
-    return _leaf(jnp.asarray(_linspace_values(start, end, steps, jd)), device, requires_grad)
+    return _leaf(host_array(_linspace_values(start, end, steps, jd)), device, requires_grad)
 
 
 def _endpoint(name: str, v, which: str):
@@ -460,7 +475,7 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
     jd = _float_dtype(dtype)
     if jnp.issubdtype(jd, jnp.floating) and all(isinstance(v, (builtins.int, builtins.float)) for v in (start, end)) \
             and steps > 0:
-        return _leaf(jnp.asarray(_logspace_values(start, end, steps, base, jd)), device, requires_grad)
+        return _leaf(host_array(_logspace_values(start, end, steps, base, jd)), device, requires_grad)
     return _leaf(jnp.logspace(start, end, steps, base=base, dtype=jd), device, requires_grad)
 
 
@@ -503,7 +518,8 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=Fal
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     jd = _float_dtype(dtype)
-    return _made(("eye", n, m, jd), functools.partial(jnp.eye, n, m, dtype=jd), device, requires_grad)
+    return _made(("eye", n, m, jd), functools.partial(jnp.eye, n, m, dtype=jd), device, requires_grad,
+                 functools.partial(np.eye, n, m, dtype=jd))
 
 
 # -- random numbers ------------------------------------------------------------------------------------------
@@ -671,7 +687,7 @@ def host_draws(specs: tuple) -> list:
             draw = mt.exponential(n, dtype, a)
         else:
             draw = getattr(mt, kind)(n, dtype, a, b)
-        out.append(jnp.asarray(draw))
+        out.append(host_array(draw))
     return out
 
 
@@ -801,10 +817,10 @@ def _sample(generator, shape: tuple, jd, sampler: str, device_op, device=None, *
             n, scale = 2 * math.prod(shape), _COMPLEX_SCALE[sampler]
             pairs = (getattr(mt, sampler)(n, real) if scale is None else getattr(mt, sampler)(n, real, 0.0, scale))
             pairs = pairs.reshape(*shape, 2)
-            return jnp.asarray(pairs[..., 0] + 1j * pairs[..., 1].astype(jd), jd)
+            return host_array(pairs[..., 0] + 1j * pairs[..., 1].astype(jd), jd)
     mt = _stream(generator, jd, device)
     if mt is not None:
-        return jnp.asarray(getattr(mt, sampler)(math.prod(shape), jd, *params.values())).reshape(shape)
+        return host_array(np.reshape(getattr(mt, sampler)(math.prod(shape), jd, *params.values()), shape))
     return device_op(next_key(generator), shape=shape, dtype=jd, **params)
 
 
@@ -824,7 +840,7 @@ def uniform(low: float, high: float, size, *, generator=None, dtype=None) -> Ten
     mt = _stream(generator, jd)
     if mt is None:
         return rand(*shape, generator=generator, dtype=dtype) * (high - low) + low
-    return _leaf(jnp.asarray(mt.uniform(math.prod(shape), jd, low, high).reshape(shape)), None, False)
+    return _leaf(host_array(mt.uniform(math.prod(shape), jd, low, high).reshape(shape)), None, False)
 
 
 def random_full_range(shape, dtype, generator=None) -> Tensor:
@@ -839,7 +855,7 @@ def random_full_range(shape, dtype, generator=None) -> Tensor:
     shape, jd = tuple(shape), _dtype.to_jax_dtype(dtype)
     mt = _stream(generator, jd)
     if mt is not None and not isinstance(mt, DrawTape):
-        return Tensor._wrap(jnp.asarray(mt.full_range(math.prod(shape), jd).reshape(shape)))
+        return Tensor._wrap(host_array(mt.full_range(math.prod(shape), jd).reshape(shape)))
     high = 2 ** (np.finfo(jd).nmant + 1) + 1 if jd.kind == "f" else 2 if jd == np.bool_ else int(np.iinfo(jd).max)
     return randint(0, high, shape, generator=generator, dtype=dtype)
 
@@ -885,7 +901,9 @@ def bernoulli_mask(shape, p: float, dtype, generator=None) -> Tensor:
     shape, jd = tuple(shape), _float_dtype(dtype)
     mt = _stream(generator, np.dtype(np.float64))
     if mt is not None:
-        u = jnp.asarray(mt.uniform(math.prod(shape), np.dtype(np.float64))).reshape(shape)
+        u = np.reshape(mt.uniform(math.prod(shape), np.dtype(np.float64)), shape)
+        if isinstance(u, np.ndarray):  # (drawn on the host now: the mask is made there too, compiling nothing)
+            return Tensor._wrap(host_array((u < p).astype(jd)))
     else:
         u = xla_ops.random.uniform(next_key(generator), shape=shape, dtype=np.dtype(np.float32))
     return Tensor._wrap((u < p).astype(jd))
@@ -921,7 +939,7 @@ def randint(*args, generator=None, dtype=None, device=None, requires_grad=False,
     shape = _shape((tuple(size),))
     mt = _stream(generator, jd, device)
     if mt is not None:
-        arr = jnp.asarray(mt.integers(math.prod(shape), int(low), int(high), jd).reshape(shape))
+        arr = host_array(mt.integers(math.prod(shape), int(low), int(high), jd).reshape(shape))
     else:
         arr = xla_ops.random.randint(next_key(generator), shape=shape, low=int(low), high=int(high), dtype=draw)
     if arr.dtype != jd:
@@ -995,7 +1013,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     _shape((n,))
     mt = _stream(generator, np.dtype(np.int64), device)
     if mt is not None and not isinstance(mt, DrawTape):  # (PyTorch's swaps, on the host)
-        arr = jnp.asarray(mt.permutation(int(n)))
+        arr = host_array(mt.permutation(int(n)))
     else:
         arr = xla_ops.random.permutation(next_key(generator), n=int(n))
     if dtype is not None:

@@ -11,6 +11,7 @@ import numpy as np
 import xla_ops as X
 
 from . import _dtype
+from ._device import host_array
 from ._factories import _STREAM_DTYPES, DrawTape, _stream, bernoulli_mask, drawn_for, next_key, rand
 from ._methods import _random_
 from ._ops._checks import outside
@@ -44,7 +45,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     mt = _stream(generator, np.dtype(np.float64), input)
     if mt is not None and not isinstance(mt, DrawTape):
-        return Tensor._wrap(jnp.asarray(_multinomial_host(mt, probs, int(num_samples), replacement)))
+        return Tensor._wrap(host_array(_multinomial_host(mt, probs, int(num_samples), replacement)))
     # Zero weights are -inf: never drawn with replacement; without it they come last (as PyTorch orders them).
     logits = jnp.log(input._data)
     op = X.random.categorical if replacement else X.random.gumbel_top_k
@@ -118,8 +119,8 @@ def _draw(op, self, generator):
 def _exponential(self, lambd=1.0, *, generator=None):
     mt = _stream(generator, self._raw.dtype)
     if mt is not None and self.dtype.is_floating_point:  # (PyTorch's stream: -log1p(-u) / lambd)
-        return Tensor._wrap(jnp.asarray(mt.exponential(self.numel(), self._raw.dtype, float(lambd))).reshape(
-            tuple(self.shape)))
+        draws = mt.exponential(self.numel(), self._raw.dtype, float(lambd))
+        return Tensor._wrap(host_array(np.reshape(draws, tuple(self.shape))))
     return _draw(X.random.exponential, self, generator) / lambd
 
 
@@ -130,7 +131,7 @@ def _from_stream(self, generator, sampler: str, *params):
     if mt is None or isinstance(mt, DrawTape) or self._raw.dtype.name not in _STREAM_DTYPES:
         return None
     draws = getattr(mt, sampler)(self.numel(), self._raw.dtype, *params)
-    return Tensor._wrap(jnp.asarray(draws).reshape(tuple(self.shape)))
+    return Tensor._wrap(host_array(np.reshape(draws, tuple(self.shape))))
 
 
 def _cauchy(self, median=0.0, sigma=1.0, *, generator=None):

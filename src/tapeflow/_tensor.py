@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype
-from ._device import default_jax_device, from_jax_device, place
+from ._device import default_jax_device, from_jax_device, host_array, place
 from ._device import device as _device_cls
 from ._meta import NO_DATA, MetaArray
 from ._state import state as _mode
@@ -192,7 +192,7 @@ class Tensor:
             if isinstance(src, Tensor):
                 arr = src._data
             else:
-                arr = jnp.asarray(np.asarray(src, dtype=_dtype.get_default_dtype().jax))
+                arr = host_array(src, _dtype.get_default_dtype().jax)
         else:
             arr = jnp.zeros(tuple(args), _dtype.get_default_dtype().jax)
         if dtype is not None:
@@ -758,7 +758,7 @@ def _init(t, data, grad_fn, output_nr, requires_grad):
 
 
 def _rebuild(array, requires_grad):
-    return Tensor._make(jnp.asarray(array), None, 0, requires_grad)
+    return Tensor._make(host_array(array), None, 0, requires_grad)
 
 
 def _rebuild_view(base, chain, requires_grad):

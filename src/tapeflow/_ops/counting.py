@@ -18,6 +18,7 @@ import numpy as np
 import xla_ops as X
 
 from .. import _dtype
+from .._device import host_array
 from .._dispatch import dispatch
 from .._state import state
 from .._tensor import Tensor, as_tensor
@@ -35,7 +36,7 @@ def _host(input: Tensor, what: str) -> np.ndarray:
 
 
 def _wrap(a: np.ndarray, dtype=None) -> Tensor:
-    return Tensor._wrap(jnp.asarray(a, dtype))
+    return Tensor._wrap(host_array(a, dtype))
 
 
 def _name(t: Tensor) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 import xla_ops as X
 
 from .. import _dtype
+from .._device import host_array
 from .._dispatch import dispatch, inplace, view
 from .._state import state
 from .._tensor import Tensor, as_tensor
@@ -226,8 +227,8 @@ def nonzero(input, *, as_tuple=False):
         return Tensor._wrap(jnp.zeros((1 if arr else 0, 0), jnp.int64))
     idx = np.nonzero(arr)
     if as_tuple:
-        return tuple(Tensor._wrap(jnp.asarray(i, jnp.int64)) for i in idx)
-    return Tensor._wrap(jnp.asarray(np.stack(idx, axis=1) if idx else np.zeros((0, 0)), jnp.int64))
+        return tuple(Tensor._wrap(host_array(i, np.int64)) for i in idx)
+    return Tensor._wrap(host_array(np.stack(idx, axis=1) if idx else np.zeros((0, 0)), np.int64))
 
 
 def argwhere(input):

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype, _factories, _ops
+from .._device import host_array
 from .._factories import bernoulli_like, bernoulli_mask, rand, zeros_like
 from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
@@ -100,7 +101,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         negative = np.asarray(input._data <= 0)
         slope = np.ones(negative.shape, np.float64)
         slope[negative] = mt.uniform(int(negative.sum()), np.dtype(np.float64), lower, upper)
-        slope = Tensor._wrap(jnp.asarray(slope.astype(input._raw.dtype)))
+        slope = Tensor._wrap(host_array(slope.astype(input._raw.dtype)))
     else:
         slope = _factories.drawn_for(input, rand, *input.shape, dtype=input.dtype) * (upper - lower) + lower
     out = _ops.where(input <= 0, input * slope, input)

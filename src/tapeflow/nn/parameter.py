@@ -56,9 +56,9 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(array, requires_grad):
-    import jax.numpy as jnp
+    from .._device import host_array
 
-    return Parameter(Tensor._wrap(jnp.asarray(array)), requires_grad)
+    return Parameter(Tensor._wrap(host_array(array)), requires_grad)
 
 
 class Buffer(Tensor):
