@@ -513,7 +513,8 @@ def test_set_default_device_refuses_what_it_cannot_do():
 
 def test_tensors_made_from_numpy_never_see_later_writes_to_it():
     """The host-to-device copy runs asynchronously: a write to the NumPy array right after must not reach
-    the tensor (PyTorch's `tensor` and `as_tensor` copy; tapeflow's `from_numpy` copies too)."""
+    the tensor. (`tensor` copies in PyTorch too; tapeflow's `as_tensor` and `from_numpy` copy as well, where
+    PyTorch's share the array's memory: a JAX array's value never changes.)"""
     rng = np.random.default_rng(1)
     for k in range(100):
         data = rng.normal(size=(300 + k, 5)).astype(np.float32)
