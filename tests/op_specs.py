@@ -366,6 +366,10 @@ spec("clamp_min", [C(F((3, 4)), 0.1), C(F(()), -0.5), C(F((0, 2)), 0.0)],
      lambda x, lo: np.maximum(x, lo), dom=away(-2, 2, 0.1, -0.5, 0.0), tf=lambda x: x.clamp_min(0.1))
 spec("clamp_max", [C(F((3, 4)), 0.1), C(F(()), -0.5), C(F((0, 2)), 0.0)],
      lambda x, hi: np.minimum(x, hi), dom=away(-2, 2, 0.1, -0.5, 0.0), tf=lambda x: x.clamp_max(0.1))
+spec("clamp_min_tensor", [C(F((3, 4)), F((4,), away(-1.5, -0.3))), C(F(()), F((2, 3))), C(F((0, 2)), F(()))],
+     np.maximum, tf=lambda x, lo: x.clamp_min(lo))
+spec("clamp_max_tensor", [C(F((3, 4)), F((3, 1), away(0.3, 1.5))), C(F(()), F((2, 3))), C(F((0, 2)), F(()))],
+     np.minimum, tf=lambda x, hi: x.clamp_max(hi))
 spec("clamp_scalar", [C(F((3, 4)), -0.5, 0.5), C(F((3, 4)), None, 0.5), C(F(()), -0.5, None)],
      _np_clamp, dom=away(-2, 2, -0.5, 0.5), tf=lambda x: x.clamp(-0.5, 0.5))
 spec("where", [C(B((3, 4)), F((3, 4)), F((3, 4))), C(B((3, 1)), F((4,)), F(())), C(B(()), F((2,)), F((2,))),
@@ -633,7 +637,8 @@ spec("stack", [C(F((2, 3)), F((2, 3)), dim=1), C(F(()), F(()), dim=0), C(F((0, 2
      lambda *xs, dim=0: np.stack(xs, axis=dim), tf=lambda x, y: tp.stack([x, y], 1))
 spec("flip", [C(F((3, 4)), dims=(0,)), C(F((2, 3, 4)), dims=(0, 2)), C(F(()), dims=())],
      lambda x, dims: np.flip(x, dims), tf=lambda x: x.flip(0))
-spec("roll", [C(F((3, 4)), shifts=1, dims=1), C(F((3, 4)), shifts=(1, -2), dims=(0, 1)), C(F((5,)), shifts=7, dims=0)],
+spec("roll", [C(F((3, 4)), shifts=1, dims=1), C(F((3, 4)), shifts=(1, -2), dims=(0, 1)), C(F((5,)), shifts=7, dims=0),
+              C(F((3, 4)), shifts=-5, dims=None)],
      lambda x, shifts, dims=None: np.roll(x, shifts, dims), tf=lambda x: x.roll(1, 1))
 spec("repeat", [C(F((2, 3)), repeats=(2, 1)), C(F((2, 3)), repeats=(2, 1, 3)), C(F(()), repeats=(3,))],
      lambda x, repeats: np.tile(x, repeats), tf=lambda x: x.repeat(2, 1))
@@ -724,6 +729,10 @@ spec("index_add", [C(F((4, 3)), A([0, 2, 2]), F((3, 3)), dim=0), C(F((4, 3)), A(
      _np_index_add, tf=lambda x, i, s: x.index_add(0, i, s))
 spec("take", [C(F((3, 4)), A([[0, 5], [11, 5]])), C(F(()), A([0])), C(F((3, 4)), _EMPTY_IDX)],
      lambda x, index: np.take(x.reshape(-1), index), tf=lambda x, i: tp.take(x, i))
+spec("masked_select", [C(F((3, 4)), A([0, 5, 6, 11]), shape=(3, 4)), C(F((4,)), A([1, 4, 7]), shape=(2, 4)),
+                      C(F((2, 1)), A([0, 2, 3, 5]), shape=(2, 3)), C(F((3, 4)), A(np.zeros((0,), np.int64)), shape=(3, 4))],
+     lambda x, index, shape: np.broadcast_to(x, shape).reshape(-1)[index],
+     tf=lambda x, i: tp.masked_select(x, tp.isin(tp.arange(12).reshape(3, 4), i)))
 
 
 # == matrix products ====================================================================================

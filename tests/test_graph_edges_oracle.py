@@ -38,7 +38,11 @@ def _edges(lib, expr):
 
 @pytest.mark.parametrize("expr", EXPRS + [
     "x.masked_fill(m, torch.tensor(2.0))", "x.index_fill(0, i, torch.tensor(1.5))", "x.copysign(-1.0)",
-    "x.xlogy(2)"])
+    "x.xlogy(2)", "torch.xlogy(2.0, y)", "torch.xlogy(3, y)", "torch.xlogy(True, y)", "torch.special.xlog1py(2.0, y)",
+    "torch.special.xlog1py(x, 2.0)", "torch.special.xlog1py(x, y)", "torch.masked_select(x, m)",
+    "torch.masked_select(x, m.reshape(3, 1))", "torch.masked_select(W, m[:2])", "torch.roll(x, 1)",
+    "torch.roll(W, -3)", "torch.roll(W, (1,))", "torch.roll(W, 1, 0)", "x.clamp_min(y)", "torch.clamp_max(x, y)",
+    "torch.clamp_min(x, y[:1])", "x.clamp_max(torch.tensor(0.5))", "x.clamp(max=y)"])
 def test_next_functions_and_node_names_as_pytorch(expr):
     """The node's name (PyTorch's overload: `FmodBackward0` for a number, `FmodBackward1` for a tensor) and
     its edges."""
@@ -132,3 +136,64 @@ def test_losses_refuse_weights_that_require_grad(name):
         plain.backward()
         results.append((str(e.value), round(value, 5), x.grad.numpy().round(5).tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1), (1, 3)), ((4, 1), (3,)),
+                                    ((2, 3), (2, 3)), ((), (2,)), ((0, 3), (3,))])
+def test_masked_select_broadcasts_both_arguments_as_pytorch(shapes):
+    """`masked_select` broadcasts the input and the mask together (one `MaskedSelectBackward0` node; the
+    gradient of a broadcast input sums over the copies)."""
+    import numpy as np
+
+    rng = np.random.default_rng(len(str(shapes)))
+    xs, ms = shapes
+    xv, mv = rng.normal(size=xs), rng.random(ms) > 0.4
+    got = []
+    for lib in (torch, tp):
+        x = lib.tensor(xv, requires_grad=True)
+        out = lib.masked_select(x, lib.tensor(mv))
+        (out * lib.arange(out.numel(), dtype=out.dtype)).sum().backward()
+        got.append((out.tolist(), x.grad.tolist(), out.grad_fn.name()))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("shapes", [((3,), (2,)), ((3, 4), (2, 4)), ((2, 3, 4), (5, 4))])
+def test_masked_select_refuses_shapes_that_do_not_broadcast_with_pytorchs_message(shapes):
+    messages = []
+    for lib in (torch, tp):
+        with pytest.raises(RuntimeError) as e:
+            lib.masked_select(lib.ones(shapes[0]), lib.ones(shapes[1]) > 0)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+def test_roll_without_dims_as_pytorch():
+    for shifts in (1, -4, 7, (2,)):
+        got = []
+        for lib in (torch, tp):
+            x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+            out = lib.roll(x, shifts)
+            out.backward(lib.arange(6.0).reshape(2, 3) ** 2)
+            got.append((out.tolist(), x.grad.tolist()))
+        assert got[0] == got[1]
+    messages = []
+    for lib in (torch, tp):
+        with pytest.raises(RuntimeError) as e:
+            lib.roll(lib.arange(4.0), (1, 2))
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("fn", ["clamp_min", "clamp_max"])
+def test_one_sided_clamps_by_a_tensor_as_pytorch(fn):
+    """`clamp_min(x, t)` / `clamp_max(x, t)`: values, dtypes and both gradients, ties included (the input's
+    gradient passes at the bound, the bound's where it clamps)."""
+    got = []
+    for lib in (torch, tp):
+        x = lib.tensor([0.5, -1.0, 2.0, 0.3, 1.0], requires_grad=True)
+        t = lib.tensor([0.3, 0.0, 3.0, 0.3, 1.0], requires_grad=True)
+        out = getattr(lib, fn)(x, t)
+        (out * lib.arange(1.0, 6.0)).sum().backward()
+        ints = getattr(lib, fn)(lib.tensor([1, 5]), lib.tensor([2.0, 3.0], dtype=lib.float64))
+        got.append((out.tolist(), x.grad.tolist(), t.grad.tolist(), ints.tolist(), str(ints.dtype).split(".")[-1]))
+    assert got[0] == got[1]

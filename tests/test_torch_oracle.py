@@ -264,7 +264,6 @@ NAMES_DIFFER = {
                "torch lowers einsum to permutes and bmm; tapeflow records one einsum node"),
     "slice_2d": ("SliceBackward0", "SliceBackward0",
                  "same name, but tapeflow does x[1:, ::2] in one node where torch chains two slices"),
-    "masked_select": ("IndexBackward0", "MaskedSelectBackward0", "tapeflow does masked_select as x[mask]"),
     "setitem": ("IndexPutBackward0", "CopySlices", "tapeflow writes x[idx] = v as one index_put for every kind of "
                 "index; torch copies into a view (CopySlices) when the index is basic"),
     "setitem_mask": ("MaskedFillBackward0", "IndexPutBackward0",

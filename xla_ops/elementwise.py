@@ -324,6 +324,13 @@ def _clamp_vjp(g, ans, x, lo, hi):
 clamp = op("clamp", _clamp, _clamp_vjp, saves=("x", "lo", "hi"))
 # The same with number bounds: PyTorch names that overload's node differently.
 clamp_scalar = op("clamp_scalar", _clamp, _clamp_vjp, saves=("x", "lo", "hi"), node="ClampBackward1", edges=(0,))
+# One tensor bound (`clamp_min(x, t)`, `clamp_max(x, t)`): PyTorch's nodes of those overloads link two inputs.
+clamp_min_tensor = op("clamp_min_tensor", lambda x, lo: _clamp(x, lo, None),
+                      lambda g, ans, x, lo: _clamp_vjp(g, ans, x, lo, None)[:2], saves=("x", "lo"),
+                      node="ClampMinBackward1")
+clamp_max_tensor = op("clamp_max_tensor", lambda x, hi: _clamp(x, None, hi),
+                      lambda g, ans, x, hi: _clamp_vjp(g, ans, x, None, hi)[::2], saves=("x", "hi"),
+                      node="ClampMaxBackward1")
 # NOTE: one-sided clamps pass the gradient at the bound itself (x == lo), as two-sided clamp does.
 clamp_min = op("clamp_min", lambda x, lo: jnp.maximum(x, jnp.asarray(lo, x.dtype)),
                lambda g, ans, x, lo: (jnp.where(x >= lo, g, 0), None), saves=("x", "lo"), node="ClampMinBackward0",

@@ -69,6 +69,9 @@ index_add = op("index_add", lambda x, index, src, dim, alpha=1:
                x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True,
                edges=(0, 2))
 take = op("take", lambda x, index: jnp.ravel(x)[index], linear=True, edges=(0,))
+# (`index`: the flat positions where the mask, broadcast with `x` to `shape`, is true; read on the host)
+masked_select = op("masked_select", lambda x, index, shape: jnp.ravel(jnp.broadcast_to(x, shape))[index], linear=True,
+                   edges=(0,), node="MaskedSelectBackward0")
 
 
 # -- reductions into a copy: scatter_reduce, index_reduce ---------------------------------------------------

@@ -87,12 +87,13 @@ def _log_factor(x, y, log, edge):
 # x == 0 and log(y) is not finite (y <= 0; y <= -1), where it is 0.
 xlogy = op("xlogy", _xlogy,
            lambda g, ans, x, y: (unbroadcast(g * _log_factor(x, y, jnp.log, 0.0), x),
-                                 unbroadcast(g * x / y, y)), saves=("x", "y"), scalar_edges=(1,),
-           overload_nodes={(1,): "XlogyBackward2"})
+                                 unbroadcast(g * x / y, y)), saves=("x", "y"), scalar_edges=(0, 1),
+           overload_nodes={(0,): "XlogyBackward1", (1,): "XlogyBackward2"})
 xlog1py = op("xlog1py", _xlog1py,
              lambda g, ans, x, y: (unbroadcast(g * _log_factor(x, y, jnp.log1p, -1.0), x),
                                    unbroadcast(g * x / (y + 1), y)), saves=("x", "y"),
-             node="SpecialXlog1PyBackward0")
+             node="SpecialXlog1PyBackward0", scalar_edges=(0, 1),
+             overload_nodes={(0,): "SpecialXlog1PyBackward1", (1,): "SpecialXlog1PyBackward2"})
 
 
 def _entr(x):

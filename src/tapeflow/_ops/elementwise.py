@@ -470,13 +470,8 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError(f"{_dtype.PREFIX[0]}.clamp: At least one of 'min' or 'max' must not be None")
     kernel = "clamp" if min is not None and max is not None else "maximum" if max is None else "minimum"
-    if isinstance(min, Tensor) or isinstance(max, Tensor):  # (PyTorch's result dtype of all three operands)
-        dt = result_dtype(input, min, max)
-        if dt.kind == "c":
-            raise _unsupported(f"{kernel}_cpu", dt)
-        input, min, max = (t.to(_dtype.from_jax_dtype(dt)) if isinstance(t, Tensor) and t._raw.dtype != dt else t
-                           for t in (input, min, max))
-        return dispatch(X.clamp, (input, _operand(input, min), _operand(input, max)))
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_by_tensors(X.clamp, kernel, input, min, max)
     if builtins.complex in (type(min), type(max)) and input._raw.dtype.kind in "fV":
         raise RuntimeError("value cannot be converted to type double without overflow")  # (PyTorch's words)
     rt = result_dtype(input, min, max)
@@ -491,6 +486,16 @@ def clamp(input, min=None, max=None):
     return dispatch(X.clamp_scalar, (input, _operand(input, min), _operand(input, max)))
 
 
+def _clamp_by_tensors(op, kernel: str, input, *bounds):
+    """`op(input, *bounds)` with at least one tensor bound, computed in PyTorch's result dtype of all operands."""
+    dt = result_dtype(input, *bounds)
+    if dt.kind == "c":
+        raise _unsupported(f"{kernel}_cpu", dt)
+    input, *bounds = (t.to(_dtype.from_jax_dtype(dt)) if isinstance(t, Tensor) and t._raw.dtype != dt else t
+                      for t in (input, *bounds))
+    return dispatch(op, (input, *(_operand(input, b) for b in bounds)))
+
+
 clip = clamp
 
 
@@ -503,7 +508,9 @@ def clamp_min(input, min):
     """
     if type(min) is builtins.complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    if isinstance(min, Tensor) or not input.dtype.is_floating_point:
+    if isinstance(min, Tensor):
+        return _clamp_by_tensors(X.clamp_min_tensor, "maximum", input, min)
+    if not input.dtype.is_floating_point:
         return clamp(input, min=min)
     return dispatch(X.clamp_min, (input, _operand(input, min)))
 
@@ -517,7 +524,9 @@ def clamp_max(input, max):
     """
     if type(max) is builtins.complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    if isinstance(max, Tensor) or not input.dtype.is_floating_point:
+    if isinstance(max, Tensor):
+        return _clamp_by_tensors(X.clamp_max_tensor, "minimum", input, max)
+    if not input.dtype.is_floating_point:
         return clamp(input, max=max)
     return dispatch(X.clamp_max, (input, _operand(input, max)))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -13,6 +14,7 @@ import xla_ops as X
 from .. import _dtype
 from .._device import host_array
 from .._dispatch import dispatch, inplace, view
+from .._meta import MetaArray
 from .._state import state
 from .._tensor import Tensor, as_tensor
 from ..amp import full_precision, promote
@@ -209,7 +211,23 @@ def masked_select(input, mask):
     """
     if mask.dtype.name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    return input[mask.expand_as(input) if tuple(mask.shape) != tuple(input.shape) else mask]
+    shape = _broadcast_pair(tuple(mask.shape), tuple(input.shape))  # (PyTorch names the mask "a")
+    raw = mask._raw
+    if isinstance(raw, jax.core.Tracer) or type(raw) is MetaArray or type(input._raw) is MetaArray:
+        return input.expand(shape)[mask.expand(shape)]  # (the indexing's own errors for traced and meta masks)
+    where = np.flatnonzero(np.broadcast_to(np.asarray(mask._data), shape))  # (a host sync, as in PyTorch)
+    return dispatch(X.masked_select, (input, Tensor._wrap(host_array(where))), (("shape", shape),))
+
+
+def _broadcast_pair(a: tuple, b: tuple) -> tuple:
+    """The broadcast shape of `a` and `b`, or PyTorch's error naming the first dimension that differs."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for d, (i, j) in enumerate(zip(a, b)):
+        if i != j and 1 not in (i, j):
+            raise RuntimeError(f"The size of tensor a ({i}) must match the size of tensor b ({j}) at "
+                               f"non-singleton dimension {d}")
+    return tuple(j if i == 1 else i for i, j in zip(a, b))
 
 
 def nonzero(input, *, as_tuple=False):

@@ -580,7 +580,12 @@ def roll(input, shifts, dims=None):
         tensor([4, 1, 2, 3])
     """
     if dims is None:
-        return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+        one = shifts[0] if isinstance(shifts, (list, tuple)) and len(shifts) == 1 else shifts
+        if isinstance(one, (list, tuple)):
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(one)}, dims:0")
+        if input.ndim == 0:
+            return roll(input.reshape(-1), one, 0).reshape(input.shape)
+        return dispatch(X.roll, (input,), (("shifts", int(one)), ("dims", None)))  # (rolls the flattened input)
     n_shifts = len(shifts) if isinstance(shifts, (list, tuple)) else 1
     n_dims = len(dims) if isinstance(dims, (list, tuple)) else 1
     if n_shifts != n_dims:

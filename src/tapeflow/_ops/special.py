@@ -3,6 +3,7 @@ functions, the gamma family, bit shifts (`tapeflow.special` gives them PyTorch's
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import xla_ops as X
@@ -10,6 +11,7 @@ import xla_ops as X
 from .. import _dtype
 from .._dispatch import dispatch
 from .._factories import tensor
+from .._tensor import Tensor
 from ._args import _common, _t, _to_float
 from ._checks import tensor_arg
 from ._dtype_rules import _kernel
@@ -85,7 +87,16 @@ def xlogy(input, other):
         >>> tp.xlogy(tp.tensor([0.0, 1.0, 2.0]), tp.tensor([0.0, 2.0, 3.0]))
         tensor([0.0000, 0.6931, 2.1972])
     """
-    return dispatch(X.xlogy, _common("xlogy_cpu", input, other, ints="float", complex_ok=False))
+    return _number_first(X.xlogy, "xlogy_cpu", input, other)
+
+
+def _number_first(op, kernel: str, input, other):
+    """`op(input, other)` promoted as PyTorch's kernel does; a Python number `input` stays a number, selecting
+    PyTorch's Scalar-self overload (its node links `other` alone: `XlogyBackward1`)."""
+    if type(input) in (builtins.int, builtins.float, builtins.bool) and isinstance(other, Tensor):
+        other, input = _common(kernel, other, input, ints="float", complex_ok=False)
+        return dispatch(op, (input, other))
+    return dispatch(op, _common(kernel, input, other, ints="float", complex_ok=False))
 
 
 def xlog1py(input, other):
@@ -95,7 +106,7 @@ def xlog1py(input, other):
         >>> tp.special.xlog1py(tp.tensor([0.0, 1.0]), tp.tensor([-1.0, 1.0]))
         tensor([0.0000, 0.6931])
     """
-    return dispatch(X.xlog1py, _common("xlog1py_cpu", input, other, ints="float", complex_ok=False))
+    return _number_first(X.xlog1py, "xlog1py_cpu", input, other)
 
 
 def entr(input):
