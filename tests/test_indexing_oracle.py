@@ -122,3 +122,43 @@ def test_gather_and_scatter_read_zero_d_operands_as_vectors(x_shape, index_shape
         results.append([(tuple(t.shape), t.tolist()) for t in (out, x.grad, scattered, added)]
                        + [out.grad_fn.name()])
     assert results[1] == results[0]
+
+
+_TAKE_ALONG = [((2, 3), (2, 2), 1), ((1, 3), (4, 2), 1), ((4, 3), (1, 2), 1), ((2, 3), (2, 2), None), ((3,), (2,), 0),
+               ((2, 3, 4), (2, 1, 4), 1), ((2, 3, 4), (1, 3, 2), 2), ((2, 3), (2, 2), -1), ((2, 3, 1), (2, 1, 5), 2),
+               ((2, 3), (3, 2), 1), ((2, 3), (2,), 1), ((), (), 0)]
+
+
+@pytest.mark.parametrize("xs, ishape, dim", _TAKE_ALONG)
+def test_take_along_dim_broadcasts_input_and_indices_as_pytorch(xs, ishape, dim):
+    """`take_along_dim` broadcasts the input and the indices against each other outside `dim` (a (4, 3) input
+    with (1, 2) indices gives (4, 2)); without a dim it gathers from the flattened input, a 1-D result."""
+    rng = np.random.default_rng(len(xs) + len(ishape))
+    xv = rng.normal(size=xs)
+    n = xs[dim] if dim is not None and xs else int(np.prod(xs))
+    iv = rng.integers(0, max(n, 1), ishape)
+    got = []
+    for lib in (torch, tp):
+        x = lib.tensor(xv, requires_grad=True)
+        try:
+            out = lib.take_along_dim(x, lib.tensor(iv), dim) if dim is not None else lib.take_along_dim(x, lib.tensor(iv))
+        except (RuntimeError, IndexError) as e:
+            got.append((type(e).__name__, str(e)))
+            continue
+        (out * lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        chain, fn = [], out.grad_fn
+        while fn is not None and "AccumulateGrad" not in fn.name():
+            chain.append(fn.name())
+            fn = fn.next_functions[0][0]
+        got.append((tuple(out.shape), out.tolist(), x.grad.tolist(), chain))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_take_along_dim_refuses_indices_that_are_not_long_as_pytorch(dtype):
+    messages = []
+    for lib in (torch, tp):
+        with pytest.raises(RuntimeError) as e:
+            lib.take_along_dim(lib.ones(2, 3), lib.tensor([[0, 1]], dtype=getattr(lib, dtype)), 1)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]

@@ -82,9 +82,26 @@ def take_along_dim(input, indices, dim=None):
         >>> tp.take_along_dim(x, tp.argsort(x, dim=1), dim=1)
         tensor([[10, 20, 30]])
     """
-    if dim is None:
-        return take(input, indices)
-    return gather(input, dim, indices)
+    if dim is None:  # (the flattened input, gathered: PyTorch's `GatherBackward0` of a view)
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if indices.dtype.name != "int64":
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dtype.SCALAR_NAMES[indices.dtype.name]}")
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _dim(dim, input.ndim)
+    # Input and indices broadcast against each other outside `dim`, as in PyTorch (which expands the input always).
+    index_shape = _broadcast_pair(_with(input.shape, d, indices.shape[d]), tuple(indices.shape))
+    input_shape = _broadcast_pair(_with(indices.shape, d, input.shape[d]), tuple(input.shape))
+    return gather(input.expand(input_shape), d, indices.expand(index_shape))
+
+
+def _with(shape, d: int, n: int) -> tuple:
+    """`shape` with its size at `d` replaced by `n`."""
+    return (*shape[:d], n, *shape[d + 1:])
 
 
 def _scatter_shapes(name, input, index, src, dim=None) -> None:
