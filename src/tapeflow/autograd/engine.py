@@ -434,8 +434,7 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
     # 5. node post-hooks.
     if node._post_hooks:
         full = [_as_tensor(g) for g in grad_inputs]
-        shown = node._visible  # (hooks see the gradients of the inputs PyTorch's node links)
-        gi = tuple(full) if shown is None else tuple(full[i] for i in shown)
+        gi = node._linked(tuple(full))  # (hooks see the gradients of the inputs PyTorch's node links)
         go = (node.variable._grad,) if stolen and node.variable._grad is not None else tuple(map(_as_tensor, grads))
         for fn in list(node._post_hooks.values()):
             new = fn(gi, go)
@@ -445,8 +444,8 @@ def _run_node(node, grads, create_graph, needed, targets, results, capture, inpu
                     raise RuntimeError(f"hook '{getattr(fn, '__name__', type(fn).__name__)}' has returned an "
                                        f"incorrect number of values (got {len(new)}, but expected {len(gi)})")
                 gi = new
-        if shown is not None:
-            for j, i in enumerate(shown):
+        if node._visible is not None:
+            for j, i in enumerate(node._visible):
                 full[i] = gi[j]
             gi = full
         grad_inputs = tuple(_unwrap(g, create_graph) for g in gi)

@@ -126,9 +126,12 @@ class Node:
         """`((node, input_nr), ...)`: where the gradient of each forward input goes, for the inputs PyTorch's
         node links (not an index, a mask, or a Python number taken by a Scalar overload such as `x ** 2`)."""
         n = self._next
-        edges = tuple(zip(n[0::2], n[1::2]))
+        return self._linked(tuple(zip(n[0::2], n[1::2])))
+
+    def _linked(self, per_input: tuple) -> tuple:
+        """`per_input` (one item per forward input) less the inputs PyTorch's node does not link."""
         shown = self._visible
-        return edges if shown is None else tuple(edges[i] for i in shown)
+        return per_input if shown is None else tuple(per_input[i] for i in shown)
 
     @next_functions.setter
     def next_functions(self, edges) -> None:
@@ -215,10 +218,8 @@ class Node:
         gs = [None if g is None else as_tensor(g) for g in grads]
         create = state.grad_enabled and any(g is not None and g.requires_grad for g in gs)
         res = self.apply([g if create or g is None else g._data for g in gs], create)
-        res = tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._wrap(r)) for r in res)
-        if self._visible is not None:  # (one gradient per edge of `next_functions`)
-            res = tuple(res[i] for i in self._visible)
-        return res[0] if len(res) == 1 else res
+        res = self._linked(tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._wrap(r)) for r in res))
+        return res[0] if len(res) == 1 else res  # (one gradient per edge of `next_functions`)
 
 
 detached_in_place = [False]  # set once any tensor with a history is detached in place (`Tensor.detach_`)
