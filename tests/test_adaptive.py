@@ -1,6 +1,7 @@
 """Adaptive eager: ops recorded into segments that run as one cached program, with eager semantics."""
 
 import contextlib
+import math
 import threading
 import traceback
 
@@ -257,11 +258,12 @@ def test_factories_are_recorded_as_one_op_not_run(adaptive, make):
 
 @contextlib.contextmanager
 def _lowerings():
-    """Counts the programs JAX lowers (compiles, or loads from the persistent cache) inside the block."""
-    seen = []
+    """Counts the programs JAX lowers (compiles, or loads from the persistent cache) on this thread inside the
+    block (not the compiler thread's work on segments seen before)."""
+    seen, me = [], threading.get_ident()
 
     def listen(name, _secs, **_):
-        if name == "/jax/core/compile/jaxpr_to_mlir_module_duration":
+        if name == "/jax/core/compile/jaxpr_to_mlir_module_duration" and threading.get_ident() == me:
             seen.append(name)
 
     jax.monitoring.register_event_duration_secs_listener(listen)
@@ -523,3 +525,29 @@ def test_tensors_made_from_numpy_never_see_later_writes_to_it():
         data[...] = -1.0
         for t in made:
             np.testing.assert_array_equal(t.numpy(), expected)
+
+
+_FILL_DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float32", "float64", "bool", "complex64", "float16",
+                "bfloat16"]
+
+
+@pytest.mark.parametrize("dtype", _FILL_DTYPES)
+def test_full_of_a_new_shape_fills_as_the_compiled_program_does(dtype):
+    """A first sighting of a factory's shape is filled on the host, later ones by the compiled program: both
+    convert the value alike (wrapping into unsigned dtypes, truncating into integer ones), as PyTorch does."""
+    torch = pytest.importorskip("torch")
+    for k, v in enumerate([-1, 7, 300, -129, 3.7, -2.5, True, 0.1, -0.0, 65504.0, 1e-8]):
+        try:
+            want = torch.full((2,), v, dtype=getattr(torch, dtype))
+        except (RuntimeError, TypeError) as e:
+            want = type(e)
+        shape = (1201 + k + 40 * _FILL_DTYPES.index(dtype),)  # (new to this process: filled on the host first)
+        for _ in range(2):  # (the host fill, then the compiled program)
+            if isinstance(want, type):
+                with pytest.raises(want):
+                    tp.full(shape, v, dtype=getattr(tp, dtype))
+                continue
+            got = tp.full(shape, v, dtype=getattr(tp, dtype))
+            assert got[:2].tolist() == want.tolist()
+            assert [math.copysign(1, complex(z).real) for z in got[:2].tolist()] == \
+                [math.copysign(1, complex(z).real) for z in want.tolist()]

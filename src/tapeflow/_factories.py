@@ -332,7 +332,13 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         return _leaf(build(), device, requires_grad)
     exact_on_host = np.dtype(jd).itemsize >= 4 or np.dtype(jd).kind in "biu"  # (no half-precision rounding)
     return _made(("full", shape, jd, value), build, device, requires_grad,
-                 functools.partial(np.full, shape, fill_value, jd) if exact_on_host else None)
+                 functools.partial(_host_full, shape, fill_value, jd) if exact_on_host else None)
+
+
+def _host_full(shape, fill_value, jd) -> np.ndarray:
+    """`jnp.full` on the host: the value converted as XLA converts it (a negative integer wraps into an unsigned
+    dtype, a float truncates into an integer one)."""
+    return np.full(shape, np.array(fill_value).astype(jd), jd)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
