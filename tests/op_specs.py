@@ -970,6 +970,11 @@ spec("uniform", [C(KEY, shape=(3, 4), dtype=jnp.float64), C(KEY, shape=(), dtype
 spec("normal", [C(KEY, shape=(3, 4), dtype=jnp.float64), C(KEY, shape=(2,), dtype=jnp.float32, mean=1.0, std=3.0)],
      None, jax_ref=lambda key, shape, dtype, mean=0.0, std=1.0: mean + std * jax.random.normal(key, shape, dtype),
      diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")
+spec("normal_scaled", [C(F((2, 3)), F((3,)), F((2, 1), POS)), C(F((3,)), F((3,)), 2.0), C(F((3,)), 0.5, F((3,), POS))],
+     lambda z, mean, std: z * std + mean, jax_ref=lambda z, mean, std: jax.lax.stop_gradient(z * std + mean),
+     fd=False, second=False,
+     why="PyTorch defines the derivative of normal(mean, std) as zero in mean and std; tp.normal draws its own "
+         "z (tests/test_reduce_shape_oracle.py compares it with PyTorch)")
 spec("randint", [C(KEY, shape=(3, 4), low=-2, high=5, dtype=jnp.int64)], None,
      jax_ref=lambda key, shape, low, high, dtype: jax.random.randint(key, shape, low, high, dtype),
      diff=False, f32=False, why=f"{_RANDOM}; {_GLOBAL_KEY}")

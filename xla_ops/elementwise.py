@@ -348,7 +348,7 @@ def _where_vjp(g, ans, cond, x, y):
 where = op("where", jnp.where, _where_vjp, saves=("cond",), node="WhereBackward0", edges=(1, 2))
 masked_fill = op("masked_fill", lambda x, mask, value: jnp.where(mask, jnp.asarray(value, x.dtype), x),
                  lambda g, ans, x, mask, value: (
-                     jnp.where(mask, 0, g), None,
+                     unbroadcast(jnp.where(mask, 0, g), x), None,
                      unbroadcast(jnp.sum(jnp.where(mask, g, 0)), value) if hasattr(value, "shape") else None),
                  saves=("mask", "value"), node="MaskedFillBackward1", edges=(0, 2), scalar_edges=(2,),
                  overload_nodes={(2,): "MaskedFillBackward0"})

@@ -439,7 +439,7 @@ def _cross_entropy(x, target, weight, ignore_index=-100, reduction="mean", label
         c = x.shape[cax]
         target_class = jnp.moveaxis(jax.nn.one_hot(target, c, dtype=jnp.bool_), -1, cax)
         terms = jnp.where(target_class, terms, 0)
-    loss = -jnp.sum(terms, axis=cax)
+    loss = 0.0 - jnp.sum(terms, axis=cax)  # (+0 for an ignored sample, as PyTorch's)
     if reduction == "mean":
         return jnp.sum(loss) / denom
     return jnp.sum(loss) if reduction == "sum" else loss
@@ -452,6 +452,9 @@ def _cross_entropy_vjp(g, ans, x, target, weight, ignore_index=-100, reduction="
     logp = jax.nn.log_softmax(x, axis=cax)
     gs = g / denom if reduction == "mean" else g
     gs = gs if reduction != "none" else jnp.expand_dims(g, cax)
+    if not probs:  # (an ignored sample's gradient is 0, also when every sample is ignored and `mean` divides by 0:
+        # its scale is 0, not g / 0, so only a row of non-finite logits gives NaN, as through PyTorch's log_softmax)
+        gs = jnp.where(jnp.expand_dims(target == ignore_index, cax), jnp.zeros((), x.dtype), gs)
     gx = gs * (jnp.exp(logp) * jnp.sum(q, axis=cax, keepdims=True) - q)
     gt = None
     if probs:
@@ -472,7 +475,7 @@ cross_entropy = op("cross_entropy", _cross_entropy, _cross_entropy_vjp, saves=("
 def _nll_loss(x, target, weight, ignore_index=-100, reduction="mean"):
     cax = 1 if x.ndim > 1 else 0
     q, denom = _class_weights(x, target, weight, ignore_index, 0.0, False)
-    loss = -jnp.sum(q * x, axis=cax)
+    loss = 0.0 - jnp.sum(q * x, axis=cax)  # (+0 for an ignored sample, as PyTorch's)
     if reduction == "mean":
         return jnp.sum(loss) / denom
     return jnp.sum(loss) if reduction == "sum" else loss

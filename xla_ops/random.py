@@ -20,6 +20,19 @@ normal = op("normal", lambda key, shape, dtype, mean=0.0, std=1.0:
             mean + std * jax.random.normal(key, shape, dtype), differentiable=False)
 randint = op("randint", lambda key, shape, low, high, dtype: jax.random.randint(key, shape, low, high, dtype),
              differentiable=False)
+
+
+def _zero_in_parameters(g, ans, z, mean, std):
+    # NOTE: PyTorch defines the derivative of `normal(mean, std)` in both as zero (the draw is a sample, not a
+    # reparameterised function of them: `distributions.Normal.rsample` is that).
+    return tuple(jnp.zeros(a.shape, a.dtype) if hasattr(a, "shape") else None for a in (z, mean, std))
+
+
+# `normal(mean, std)` with a tensor among them, from a standard normal draw `z` of the broadcast shape.
+normal_scaled = op("normal_scaled", lambda z, mean, std: jax.lax.stop_gradient(z * std + mean).astype(z.dtype),
+                   _zero_in_parameters, saves=(),
+                   node="NormalBackward3", edges=(1, 2), scalar_edges=(1, 2),
+                   overload_nodes={(1,): "NormalBackward2", (2,): "NormalBackward1"})
 bernoulli = op("bernoulli", lambda key, p: jax.random.bernoulli(key, p).astype(p.dtype), differentiable=False)
 categorical = op("categorical", lambda key, logits, num_samples: jnp.moveaxis(
     jax.random.categorical(key, logits, axis=-1, shape=(num_samples, *logits.shape[:-1])), 0, -1).astype(jnp.int64),

@@ -10,7 +10,7 @@ from .reduce import _indexed_vjp, _ties_vjp
 
 
 def _sort(x, dim=-1, descending=False):
-    idx = jnp.argsort(-x if descending else x, axis=dim, stable=True)
+    idx = jnp.argsort(x, axis=dim, stable=True, descending=descending)  # (NaN largest, ties in input order)
     return jnp.take_along_axis(x, idx, axis=dim), idx.astype(jnp.int64)
 
 
@@ -30,7 +30,8 @@ argsort = op("argsort", lambda x, dim=-1, descending=False: _sort(x, dim, descen
 def _median(x):
     """The lower median of all elements; NaN if any element is NaN (NaN sorts last)."""
     flat = jnp.sort(x.reshape(-1))
-    return flat[(flat.size - 1) // 2]
+    last = flat[-1]
+    return jnp.where(jnp.isnan(last), last, flat[(flat.size - 1) // 2])
 
 
 def _kth(x, k, dim, keepdim):

@@ -1048,11 +1048,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     """
     _check_std(std)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean if isinstance(mean, Tensor) else None
-        s = std if isinstance(std, Tensor) else None
-        ref = m if m is not None else s
-        z = drawn_for(ref, randn, *ref.shape, generator=generator, dtype=ref.dtype)
-        return z * std + mean
+        from ._dispatch import dispatch  # (the dispatcher imports this module)
+        from ._ops.index import _broadcast_pair
+
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = tuple(ref.shape)
+        if isinstance(mean, Tensor) and isinstance(std, Tensor):
+            shape = _broadcast_pair(tuple(mean.shape), tuple(std.shape))  # (one draw per element of the result)
+        z = drawn_for(ref, randn, *shape, generator=generator, dtype=ref.dtype)
+        return dispatch(xla_ops.random.normal_scaled, (z, mean, std))  # (no gradient in mean or std: PyTorch's)
     shape, jd = _shape((tuple(size),)), _float_dtype(dtype)
     arr = _sample(generator, shape, jd, "normal", xla_ops.random.normal, device, mean=float(mean), std=float(std))
     return _leaf(arr, device, requires_grad)

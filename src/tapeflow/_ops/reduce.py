@@ -38,6 +38,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     jd = _dtype.to_jax_dtype(dtype)
     if jd is None and input._raw.dtype.kind in "biu" and input._raw.dtype != jnp.int64:
         jd = jnp.int64  # integer and bool sums accumulate in int64, as in PyTorch
+    if d is None and keepdim and input._raw.ndim:  # (every dim reduced, kept as size 1)
+        d = tuple(range(input._raw.ndim))
     if d is None:
         return dispatch(X.sum, (input,), (("dtype", jd),) if jd is not None else ())
     return dispatch(X.sum_dim, (input,), (("dim", d), ("keepdim", keepdim), ("dtype", jd)))
@@ -69,6 +71,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         _check_requested_floating(dtype, "mean")
     d = _dims(dim, input._raw.ndim)
     jd = _dtype.to_jax_dtype(dtype)
+    if d is None and keepdim and input._raw.ndim:  # (every dim reduced, kept as size 1)
+        d = tuple(range(input._raw.ndim))
     if d is None:
         return dispatch(X.mean, (input,), (("dtype", jd),) if jd is not None else ())
     return dispatch(X.mean_dim, (input,), (("dim", d), ("keepdim", keepdim), ("dtype", jd)))
@@ -298,7 +302,8 @@ def argmax(input, dim=None, keepdim=False):
     """
     d = _nonempty("argmax", input, dim, IndexError)
     if d is None:
-        return dispatch(X.argmax, (input.reshape(-1),), (("dim", 0),))
+        out = dispatch(X.argmax, (input.reshape(-1),), (("dim", 0),))
+        return out.reshape((1,) * input.ndim) if keepdim else out
     return dispatch(X.argmax, (input,), (("dim", d), ("keepdim", keepdim)))
 
 
@@ -312,7 +317,8 @@ def argmin(input, dim=None, keepdim=False):
     """
     d = _nonempty("argmin", input, dim, IndexError)
     if d is None:
-        return dispatch(X.argmin, (input.reshape(-1),), (("dim", 0),))
+        out = dispatch(X.argmin, (input.reshape(-1),), (("dim", 0),))
+        return out.reshape((1,) * input.ndim) if keepdim else out
     return dispatch(X.argmin, (input,), (("dim", d), ("keepdim", keepdim)))
 
 
@@ -324,7 +330,10 @@ def all(input, dim=None, keepdim=False):
         >>> tp.all(tp.tensor([[True, False], [True, True]]), dim=1)
         tensor([False,  True])
     """
-    out = dispatch(X.all, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    if isinstance(dim, (list, tuple)) and not dim:  # (no dims: PyTorch reduces nothing)
+        out = input != 0
+    else:
+        out = dispatch(X.all, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
     return out.to(_dtype.uint8) if input._raw.dtype == jnp.uint8 else out  # (PyTorch keeps uint8 here)
 
 
@@ -336,7 +345,10 @@ def any(input, dim=None, keepdim=False):
         >>> tp.any(tp.tensor([[True, False], [False, False]]), dim=1)
         tensor([ True, False])
     """
-    out = dispatch(X.any, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
+    if isinstance(dim, (list, tuple)) and not dim:  # (no dims: PyTorch reduces nothing)
+        out = input != 0
+    else:
+        out = dispatch(X.any, (input,), (("dim", _dims(dim, input.ndim)), ("keepdim", keepdim)))
     return out.to(_dtype.uint8) if input._raw.dtype == jnp.uint8 else out
 
 

@@ -631,19 +631,42 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
-def repeat_interleave(input, repeats, dim=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element repeated `repeats` times along `dim` (flattened when `dim` is None).
 
     Example:
         >>> tp.repeat_interleave(tp.tensor([1, 2]), 2)
         tensor([1, 1, 2, 2])
     """
+    if repeats is None:  # (one argument, the counts: each index repeated by its count)
+        from .._factories import arange
+
+        counts = _t(input)
+        if counts.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        return repeat_interleave(arange(counts.numel()), counts.reshape(-1), 0, output_size=output_size)
+    d = None if dim is None else _dim(dim, input.ndim)
+    n = input.numel() if d is None else input.shape[d]
     if isinstance(repeats, Tensor):
         if repeats.dtype.is_floating_point or repeats.dtype.is_complex:
             raise _kernel("repeat_interleave_cpu")(repeats.dtype.name)
-        repeats = tuple(repeats.tolist()) if repeats.ndim else int(repeats.item())
-    return dispatch(X.repeat_interleave, (input,),
-                    (("repeats", repeats), ("dim", None if dim is None else _dim(dim, input.ndim))))
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        counts = repeats.tolist()
+        if repeats.ndim == 1 and len(counts) != 1:  # (one count, 0-d or not, repeats every element)
+            if len(counts) != n:
+                raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                                   f"{len(counts)} and input.size({d or 0}) = {n}")
+            if builtins.min(counts, default=0) < 0:
+                raise RuntimeError("repeats can not be negative")
+            if output_size is not None and output_size != builtins.sum(counts):
+                raise RuntimeError("allocated size does not match required size")
+            repeats = tuple(counts)
+        else:
+            repeats = int(counts[0] if repeats.ndim else counts)
+    if type(repeats) is not tuple and output_size is not None and output_size != repeats * n:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {repeats * n} but got {output_size}")
+    return dispatch(X.repeat_interleave, (input,), (("repeats", repeats), ("dim", d)))
 
 
 def tril(input, diagonal=0):
