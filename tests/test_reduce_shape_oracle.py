@@ -182,3 +182,18 @@ def test_normal_refuses_parameters_that_do_not_broadcast():
             L.normal(L.zeros(2, 3), L.ones(4))
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("expr", ["L.hstack([a, b])", "L.hstack([b, a])", "L.vstack([a, b[:1]])", "L.vstack([b, c])",
+                                  "L.vstack([a])", "L.hstack([a, a])", "L.hstack([c, c])", "L.vstack([c, a])",
+                                  "L.row_stack([a, b[:1]])", "L.hstack([])", "L.vstack([])"])
+def test_hstack_and_vstack_take_zero_dim_tensors_as_pytorch(expr):
+    """0-d tensors count as 1-D for `hstack` and as rows for `vstack` (`atleast_1d` / `atleast_2d`)."""
+    got = []
+    for L in (torch, tp):
+        env = {"L": L, "a": L.tensor(1.0), "b": L.tensor([2.0, 3.0]), "c": L.tensor([[4.0, 5.0]])}
+        try:
+            got.append(eval(expr, env).tolist())
+        except RuntimeError as e:
+            got.append(str(e))
+    assert got[0] == got[1]

@@ -515,6 +515,9 @@ def hstack(tensors):
         >>> tp.hstack([tp.tensor([1, 2]), tp.tensor([3])])
         tensor([1, 2, 3])
     """
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in tensors]  # (as `atleast_1d`)
     return cat(tensors, 1 if tensors[0].ndim > 1 else 0)
 
 
@@ -526,7 +529,9 @@ def vstack(tensors):
         tensor([[1, 2],
                 [3, 4]])
     """
-    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)  # (as `atleast_2d`)
 
 
 def flip(input, *dims_, dims=None):
