@@ -219,7 +219,8 @@ def _made(key: tuple, build, device, requires_grad, host=None) -> Tensor:
     step's program), run at once otherwise.
 
     A `key` seen for the first time (a shape that changes from step to step) is filled by `host()`, NumPy's
-    twin of `build`, when it is small: a new program would compile for each new shape."""
+    twin of `build` (given for small results only: see `_small`): a new program would compile for each new
+    shape."""
     if device is not None and not _is_default_device(device):
         return _leaf(build(), device, requires_grad)
     fn = _made_programs.get(key)
@@ -228,9 +229,7 @@ def _made(key: tuple, build, device, requires_grad, host=None) -> Tensor:
             _made_programs.clear()
         if key not in _made_programs and host is not None and trace_state_clean():
             _made_programs[key] = None  # (compiled when seen again)
-            arr = host()
-            if arr.size <= _HOST_FILL_LIMIT:
-                return _leaf(host_array(arr), None, requires_grad)
+            return _leaf(host_array(host()), None, requires_grad)
         fn = _made_programs[key] = jax.jit(build)
     t = _adaptive.constant(fn)
     if requires_grad:
@@ -238,7 +237,9 @@ def _made(key: tuple, build, device, requires_grad, host=None) -> Tensor:
     return t
 
 
-_HOST_FILL_LIMIT = 1 << 16  # elements
+def _small(shape: tuple, host):
+    """`host` if a result of `shape` is small enough to be filled on the host at its first sighting, else None."""
+    return host if math.prod(shape) <= 1 << 16 else None
 
 
 def _is_default_device(device) -> bool:
@@ -271,7 +272,7 @@ def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Te
     size = _sized("zeros", shape, size)
     shape, jd = _shape(size, "zeros"), _float_dtype(dtype)
     return _made(("zeros", shape, jd), functools.partial(jnp.zeros, shape, jd), device, requires_grad,
-                 functools.partial(np.zeros, shape, jd))
+                 _small(shape, functools.partial(np.zeros, shape, jd)))
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -285,7 +286,7 @@ def ones(*shape, size=None, dtype=None, device=None, requires_grad=False) -> Ten
     size = _sized("ones", shape, size)
     shape, jd = _shape(size), _float_dtype(dtype)
     return _made(("ones", shape, jd), functools.partial(jnp.ones, shape, jd), device, requires_grad,
-                 functools.partial(np.ones, shape, jd))
+                 _small(shape, functools.partial(np.ones, shape, jd)))
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
@@ -332,7 +333,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         return _leaf(build(), device, requires_grad)
     exact_on_host = np.dtype(jd).itemsize >= 4 or np.dtype(jd).kind in "biu"  # (no half-precision rounding)
     return _made(("full", shape, jd, value), build, device, requires_grad,
-                 functools.partial(_host_full, shape, fill_value, jd) if exact_on_host else None)
+                 _small(shape, functools.partial(_host_full, shape, fill_value, jd)) if exact_on_host else None)
 
 
 def _host_full(shape, fill_value, jd) -> np.ndarray:
@@ -525,7 +526,7 @@ def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad=Fal
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     jd = _float_dtype(dtype)
     return _made(("eye", n, m, jd), functools.partial(jnp.eye, n, m, dtype=jd), device, requires_grad,
-                 functools.partial(np.eye, n, m, dtype=jd))
+                 _small((n, n if m is None else m), functools.partial(np.eye, n, m, dtype=jd)))
 
 
 # -- random numbers ------------------------------------------------------------------------------------------
