@@ -157,7 +157,7 @@ def test_masked_select_broadcasts_both_arguments_as_pytorch(shapes):
     assert got[0] == got[1]
 
 
-@pytest.mark.parametrize("shapes", [((3,), (2,)), ((3, 4), (2, 4)), ((2, 3, 4), (5, 4))])
+@pytest.mark.parametrize("shapes", [((3,), (2,)), ((3, 4), (2, 4)), ((2, 3, 4), (5, 4)), ((5, 6), (2, 3, 4))])
 def test_masked_select_refuses_shapes_that_do_not_broadcast_with_pytorchs_message(shapes):
     messages = []
     for lib in (torch, tp):

@@ -13,7 +13,7 @@ import xla_ops as X
 
 from .. import _dtype
 from .._device import host_array
-from .._dispatch import dispatch, inplace, view
+from .._dispatch import _broadcast_mismatch, dispatch, inplace, view
 from .._meta import MetaArray
 from .._state import state
 from .._tensor import Tensor, as_tensor
@@ -237,14 +237,12 @@ def masked_select(input, mask):
 
 
 def _broadcast_pair(a: tuple, b: tuple) -> tuple:
-    """The broadcast shape of `a` and `b`, or PyTorch's error naming the first dimension that differs."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    for d, (i, j) in enumerate(zip(a, b)):
-        if i != j and 1 not in (i, j):
-            raise RuntimeError(f"The size of tensor a ({i}) must match the size of tensor b ({j}) at "
-                               f"non-singleton dimension {d}")
-    return tuple(j if i == 1 else i for i, j in zip(a, b))
+    """The broadcast shape of `a` and `b`, or PyTorch's error naming the dimension that differs (tensor a: `a`)."""
+    first = _broadcast_mismatch([a, b])
+    if first is not None:
+        raise RuntimeError("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton "
+                           "dimension {}".format(*first))
+    return tuple(np.broadcast_shapes(a, b))
 
 
 def nonzero(input, *, as_tuple=False):
