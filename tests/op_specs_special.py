@@ -16,6 +16,7 @@ spec("heaviside", [C(F((3, 4), INTS), F((3, 4))), C(F((3, 1), INTS), F((4,)))], 
      tf=lambda x, v: tp.heaviside(x, v))
 binary("logaddexp", np.logaddexp)
 binary("logaddexp2", np.logaddexp2)
+binary("ldexp", lambda x, e: x * 2.0 ** e)
 unary("sinc", np.sinc, NOKINK)
 binary("xlogy", sp.xlogy, dom=REAL, dom2=POS)
 spec("xlog1py", [C(F((3, 4)), F((3, 4), POS)), C(F((3, 1)), F((4,), POS))], sp.xlog1py,
@@ -52,7 +53,8 @@ unary("erfcx", sp.erfcx, tf=lambda x: tp.special.erfcx(x))
 unary("ndtr", sp.ndtr, tf=lambda x: tp.special.ndtr(x))
 unary("ndtri", sp.ndtri, PROB, tf=lambda x: tp.special.ndtri(x))
 unary("log_ndtr", sp.log_ndtr, tf=lambda x: tp.special.log_ndtr(x))
-spec("zeta", [C(F((3, 4), GT1), F((3, 4), POS))], sp.zeta, diff=False, tf=lambda x, q: tp.special.zeta(x, q))
+spec("zeta", [C(F((3, 4), GT1, const=True), F((3, 4), POS)), C(F((3, 1), GT1, const=True), F((4,), POS))], sp.zeta,
+     tf=lambda x, q: tp.special.zeta(x, q))
 spec("bitwise_left_shift", [C(A([[1, 3, -2], [5, 0, 7]], np.int64), A([2, 1, 3], np.int64))], np.left_shift,
      diff=False, tf=lambda x, y: tp.bitwise_left_shift(x, y))
 spec("bitwise_right_shift", [C(A([[16, -16, 7], [5, 0, -1]], np.int64), A([2, 1, 3], np.int64))], np.right_shift,

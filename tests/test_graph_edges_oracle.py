@@ -42,7 +42,9 @@ def _edges(lib, expr):
     "torch.special.xlog1py(x, 2.0)", "torch.special.xlog1py(x, y)", "torch.masked_select(x, m)",
     "torch.masked_select(x, m.reshape(3, 1))", "torch.masked_select(W, m[:2])", "torch.roll(x, 1)",
     "torch.roll(W, -3)", "torch.roll(W, (1,))", "torch.roll(W, 1, 0)", "x.clamp_min(y)", "torch.clamp_max(x, y)",
-    "torch.clamp_min(x, y[:1])", "x.clamp_max(torch.tensor(0.5))", "x.clamp(max=y)"])
+    "torch.clamp_min(x, y[:1])", "x.clamp_max(torch.tensor(0.5))", "x.clamp(max=y)", "torch.ldexp(x, y)",
+    "torch.ldexp(x, torch.tensor([1, 2, 3]))", "torch.special.zeta(x + 2, y)", "torch.special.zeta(2.0, y)",
+    "torch.special.zeta(x + 2, 2.5)", "x.nansum()", "x.var(correction=0)", "torch.nn.functional.linear(W, x[:2])"])
 def test_next_functions_and_node_names_as_pytorch(expr):
     """The node's name (PyTorch's overload: `FmodBackward0` for a number, `FmodBackward1` for a tensor) and
     its edges."""

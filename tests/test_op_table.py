@@ -386,7 +386,7 @@ DERIVED = [
     "acos", "asin", "asinh", "atanh", "erf", "erfc", "erfinv", "fmod", "lerp",
     "polar", "remainder", "sgn",
     # reductions and scans
-    "cumprod", "nansum", "prod", "prod_dim", "var", "sort", "topk",
+    "cumprod", "prod", "prod_dim", "sort", "topk",
     # shapes, indexing, views
     "einsum", "gather", "index", "index_add", "index_put", "index_select", "pad", "repeat", "repeat_interleave",
     "scatter", "scatter_add", "take", "masked_select", "to_device", "view_apply", "view_scatter", "matmul",

@@ -65,9 +65,15 @@ scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), li
 scatter_add = op("scatter_add", _zero_d_as_one_d(_scatter_add, lambda x, index: x.shape), linear=True,
                  edges=(0, 2))
 index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True, edges=(0,))
-index_add = op("index_add", lambda x, index, src, dim, alpha=1:
-               x.at[(slice(None),) * dim + (index,)].add(alpha * src if alpha != 1 else src), linear=True,
-               edges=(0, 2))
+def _index_add(x, index, src, dim, alpha=1):
+    if x.ndim == 0:  # a 0-d `x` is one slice along dim 0
+        return _index_add(x.reshape(1), index, src, 0, alpha).reshape(())
+    where = _index_where(index, dim)
+    # (a 0-d index names one slice: `src`, with that slice's length-1 dim or without it, takes the slice's shape)
+    return x.at[where].add((alpha * src if alpha != 1 else src).reshape(x[where].shape))
+
+
+index_add = op("index_add", _index_add, linear=True, edges=(0, 2))
 take = op("take", lambda x, index: jnp.ravel(x)[index], linear=True, edges=(0,))
 # (`index`: the flat positions where the mask, broadcast with `x` to `shape`, is true; read on the host)
 masked_select = op("masked_select", lambda x, index, shape: jnp.ravel(jnp.broadcast_to(x, shape))[index], linear=True,

@@ -473,9 +473,16 @@ cross_entropy = op("cross_entropy", _cross_entropy, _cross_entropy_vjp, saves=("
 
 
 def _nll_loss(x, target, weight, ignore_index=-100, reduction="mean"):
+    # NOTE: each sample reads its target's entry alone (a gather, as PyTorch's kernel), so its gradient reaches
+    # that entry only: a class weight of 0 with a mean over zero weight gives NaN there and 0 elsewhere, an
+    # ignored sample gets 0, and a non-finite entry of another class changes nothing.
     cax = 1 if x.ndim > 1 else 0
-    q, denom = _class_weights(x, target, weight, ignore_index, 0.0, False)
-    loss = 0.0 - jnp.sum(q * x, axis=cax)  # (+0 for an ignored sample, as PyTorch's)
+    mask = target != ignore_index
+    safe = jnp.where(mask, target, 0)
+    picked = jnp.squeeze(jnp.take_along_axis(x, jnp.expand_dims(safe, cax), axis=cax), cax)
+    wt = jnp.where(mask, 1 if weight is None else jnp.take(weight.astype(x.dtype), safe), 0).astype(x.dtype)
+    loss = jnp.where(mask, 0.0 - wt * picked, 0.0)  # (+0 for an ignored sample, as PyTorch's)
+    denom = jnp.sum(wt)
     if reduction == "mean":
         return jnp.sum(loss) / denom
     return jnp.sum(loss) if reduction == "sum" else loss

@@ -48,14 +48,27 @@ def _own_dtype(x):
     return x.dtype if x.dtype.kind in "iub" else None
 
 
-nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim, dtype=_own_dtype(x)))
+def _nansum_vjp(g, ans, x, dim=None, keepdim=False):
+    # NOTE: PyTorch multiplies the gradient by the mask of non-NaN elements, so an infinite gradient (nanmean over
+    # an all-NaN slice divides by a count of 0) gives NaN at the NaNs, not 0. Written as a select of `0 * g`: XLA
+    # folds a product with a converted mask into a select that drops the NaN.
+    g = _expand(g, x.shape, dim, keepdim)
+    return (jnp.where(jnp.isnan(x), 0 * g, g),)
+
+
+nansum = op("nansum", lambda x, dim=None, keepdim=False: jnp.nansum(x, axis=dim, keepdims=keepdim, dtype=_own_dtype(x)),
+            _nansum_vjp, saves=("x",))
 prod = op("prod", lambda x: jnp.prod(x, dtype=_own_dtype(x)))
 prod_dim = op("prod_dim", lambda x, dim, keepdim=False: jnp.prod(x, axis=dim, keepdims=keepdim, dtype=_own_dtype(x)),
               node="ProdBackward1")
 
 
 def _var(x, dim=None, correction=1, keepdim=False):
-    return jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
+    if _count(x.shape, dim) - correction > 0:
+        return jnp.var(x, axis=dim, ddof=correction, keepdims=keepdim)
+    # NOTE: PyTorch divides by max(0, N - correction): inf for a spread input, NaN (0/0) for a constant one, where
+    # JAX's `ddof >= N` gives NaN throughout.
+    return jnp.var(x, axis=dim, keepdims=keepdim) / 0
 
 
 def _std(x, dim=None, correction=1, keepdim=False):
@@ -63,7 +76,17 @@ def _std(x, dim=None, correction=1, keepdim=False):
 
 
 def _var_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
-    return jax.vjp(lambda v: _var(v, dim, correction, keepdim), x)[1](g)
+    dof = _count(x.shape, dim) - correction
+    if dof > 0:
+        return jax.vjp(lambda v: _var(v, dim, correction, keepdim), x)[1](g)
+    # NOTE: without degrees of freedom PyTorch's rule is g * (inf where x differs from the mean, else NaN) for a
+    # full reduction, and (2 / dof) g (x - mean) over dims, where a negative dof gives finite values.
+    centered = x - jnp.mean(x, axis=dim, keepdims=True)
+    g = _expand(g, x.shape, dim, keepdim)
+    if dim is None:
+        return (g * jnp.where(centered == 0, jnp.nan, jnp.inf).astype(g.dtype),)
+    scale = jnp.inf if dof == 0 else 2.0 / dof
+    return ((scale * g * centered).astype(x.dtype),)
 
 
 def _std_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
@@ -73,7 +96,7 @@ def _std_vjp(g, ans, x, dim=None, correction=1, keepdim=False):
     return _var_vjp(g_var, None, x, dim, correction, keepdim)
 
 
-var = op("var", _var)
+var = op("var", _var, _var_vjp, saves=("x",))
 std = op("std", _std, _std_vjp, saves=("x", "ans"))
 
 

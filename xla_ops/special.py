@@ -18,7 +18,7 @@ from .elementwise import digamma_fn
 __all__ = ["copysign", "heaviside", "logaddexp", "logaddexp2", "sinc", "xlogy", "xlog1py", "entr", "deg2rad",
            "rad2deg", "signbit", "isneginf", "isposinf", "i0", "i0e", "i1", "i1e", "gcd", "lcm", "polygamma",
            "mvlgamma", "igamma", "igammac", "nextafter", "frexp", "erfcx", "ndtr", "ndtri", "log_ndtr",
-           "bitwise_left_shift", "bitwise_right_shift", "zeta"]
+           "bitwise_left_shift", "bitwise_right_shift", "zeta", "ldexp"]
 
 
 def _zero_at(cond, v):
@@ -35,6 +35,14 @@ heaviside = op("heaviside", jnp.heaviside, differentiable=False)
 logaddexp = op("logaddexp", jnp.logaddexp,
                lambda g, ans, x, y: (unbroadcast(g / (1 + jnp.exp(y - x)), x),
                                      unbroadcast(g / (1 + jnp.exp(x - y)), y)), saves=("x", "y"))
+def _ldexp_vjp(g, ans, x, e):
+    scale = jnp.exp2(e).astype(g.dtype)
+    return unbroadcast(g * scale, x), unbroadcast(g * jnp.conj(x * scale * jnp.log(2.0).astype(e.dtype)), e)
+
+
+# (x and e already in one floating dtype: tapeflow computes a half-precision ldexp in float32)
+ldexp = op("ldexp", lambda x, e: x * jnp.exp2(e).astype(jnp.result_type(x, e)), _ldexp_vjp, saves=("x", "e"),
+           saved_for={"x": "e", "e": "x"})
 logaddexp2 = op("logaddexp2", jnp.logaddexp2,
                 lambda g, ans, x, y: (unbroadcast(g / (1 + jnp.exp2(y - x)), x),
                                       unbroadcast(g / (1 + jnp.exp2(x - y)), y)), saves=("x", "y"))
@@ -226,6 +234,11 @@ ndtri = op("ndtri", jsp.ndtri, lambda g, ans, x: (g * math.sqrt(2 * math.pi) * j
 log_ndtr = op("log_ndtr", lambda x: wide_unary(jsp.log_ndtr, x),
               lambda g, ans, x: (g * jnp.exp(-0.5 * x * x - ans) / math.sqrt(2 * math.pi),), saves=("x", "ans"),
               node="SpecialLogNdtrBackward0")
-zeta = op("zeta", jsp.zeta, differentiable=False)
+# NOTE: PyTorch differentiates the Hurwitz zeta function in `other` alone (d/dq zeta(x, q) = -x zeta(x + 1, q));
+# its derivative in `input` is not implemented, and a backward that needs it raises.
+zeta = op("zeta", jsp.zeta, lambda g, ans, x, q: (
+    unbroadcast(jnp.zeros_like(g), x), unbroadcast(g * -x * jsp.zeta(x + 1, q), q)), saves=("x", "q"),
+    node="SpecialZetaBackward0", scalar_edges=(0, 1),
+    overload_nodes={(0,): "SpecialZetaBackward1", (1,): "SpecialZetaBackward2"}, no_derivative={0: "zeta"})
 bitwise_left_shift = op("bitwise_left_shift", jnp.left_shift, differentiable=False)
 bitwise_right_shift = op("bitwise_right_shift", jnp.right_shift, differentiable=False)

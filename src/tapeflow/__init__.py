@@ -156,8 +156,7 @@ def _torch_names() -> None:
                  "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
                  "pixel_shuffle", "pixel_unshuffle", "celu", "selu", "threshold", "hardshrink", "group_norm",
                  "cosine_similarity", "pairwise_distance", "pdist", "prelu", "rrelu", "bilinear", "channel_shuffle",
-                 "layer_norm", "margin_ranking_loss", "hinge_embedding_loss", "poisson_nll_loss",
-                 "triplet_margin_loss", "cosine_embedding_loss", "ctc_loss", "alpha_dropout", "feature_alpha_dropout"):
+                 "layer_norm", "alpha_dropout", "feature_alpha_dropout"):
         if name not in g and hasattr(F, name):
             g[name] = getattr(F, name)
     for name in _UNARY_INPLACE.split() + list(_INPLACE_WITH_ARGS):

@@ -22,7 +22,9 @@ __all__ = ["_assert", "meshgrid", "finfo", "iinfo", "promote_types", "result_typ
            "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "is_conj", "is_neg", "resolve_neg", "is_signed", "scalar_tensor", "vmap",
            "zero_", "fill", "fill_", "inf", "nan", "pi", "e", "newaxis", "is_inference", "is_storage", "empty_strided",
-           "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "set_warn_always", "is_warn_always_enabled"]
+           "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "set_warn_always", "is_warn_always_enabled",
+           "chain_matmul", "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss",
+           "cosine_embedding_loss", "ctc_loss", "poisson_nll_loss"]
 
 
 def meshgrid(*tensors, indexing: str = "ij"):
@@ -565,3 +567,133 @@ def _assert(condition, message) -> None:
         shape mismatch
     """
     assert condition, message
+
+
+_chain_matmul_warned = False
+
+
+def chain_matmul(*matrices):
+    """The product of 2-D `matrices`, in the cheapest order (deprecated in PyTorch: `linalg.multi_dot` takes a
+    list and also vectors at the ends).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.chain_matmul(tp.ones(2, 3), tp.ones(3, 4), tp.ones(4, 1)).tolist()
+        [[12.0], [12.0]]
+    """
+    global _chain_matmul_warned
+    if not _chain_matmul_warned:
+        _chain_matmul_warned = True
+        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                      "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                      "multiple parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for t in matrices:
+        if t.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    from .linalg import multi_dot
+
+    return multi_dot(matrices)
+
+
+# -- the losses PyTorch also has at the top level -------------------------------------------------------------
+# `torch.hinge_embedding_loss` and its kin are the underlying ops, not `torch.nn.functional`'s: the reduction is a
+# number (0 none, 1 mean, 2 sum; PyTorch's top-level default gives the unreduced loss), positional after the
+# op's own arguments.
+def _reduction(name: str, reduction, position: int) -> str:
+    if isinstance(reduction, bool) or not isinstance(reduction, int):
+        raise TypeError(f"{name}(): argument 'reduction' (position {position}) must be int, not "
+                        f"{type(reduction).__name__}")
+    return {1: "mean", 2: "sum"}.get(reduction, "none")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    """`max(0, -target * (input1 - input2) + margin)`; `reduction` 0 (none, the default), 1 (mean) or 2 (sum).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.margin_ranking_loss(tp.tensor([0.5, 2.0]), tp.tensor([1.0, -1.0]), tp.tensor([1.0, -1.0]))
+        tensor([0.5000, 3.0000])
+    """
+    from .nn import functional as F
+
+    return F.margin_ranking_loss(input1, input2, target, margin,
+                                 reduction=_reduction("margin_ranking_loss", reduction, 5))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    """`input` where `target` is 1, `max(0, margin - input)` where it is -1; `reduction` 0 (none, the default),
+    1 (mean) or 2 (sum).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.hinge_embedding_loss(tp.tensor([0.5, 2.0]), tp.tensor([1.0, -1.0]))
+        tensor([0.5000, 0.0000])
+    """
+    from .nn import functional as F
+
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction, 4))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
+    """`max(d(anchor, positive) - d(anchor, negative) + margin, 0)` per sample; `reduction` 0 (none, the
+    default), 1 (mean) or 2 (sum).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.triplet_margin_loss(tp.zeros(2, 3), tp.ones(2, 3), 2 * tp.ones(2, 3))
+        tensor([0., 0.])
+    """
+    from .nn import functional as F
+
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                 reduction=_reduction("triplet_margin_loss", reduction, 8))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    """`1 - cos(input1, input2)` where `target` is 1, `max(0, cos - margin)` where it is -1; `reduction` 0 (none,
+    the default), 1 (mean) or 2 (sum).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.cosine_embedding_loss(tp.tensor([[1.0, 0.0]]), tp.tensor([[0.0, 1.0]]), tp.tensor([1.0]))
+        tensor([1.])
+    """
+    from .nn import functional as F
+
+    return F.cosine_embedding_loss(input1, input2, target, margin,
+                                   reduction=_reduction("cosine_embedding_loss", reduction, 5))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """The connectionist temporal classification loss per sequence; `reduction` 0 (none, the default), 1 (mean
+    over target lengths, then the batch) or 2 (sum).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> lp = tp.zeros(3, 1, 2).log_softmax(2)
+        >>> tp.ctc_loss(lp, tp.tensor([[1]]), [3], [1])
+        tensor([0.2877])
+    """
+    from .nn import functional as F
+
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      reduction=_reduction("ctc_loss", reduction, 6), zero_infinity=zero_infinity)
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    """The Poisson negative log-likelihood (`exp(input) - target * input` with `log_input`), every argument
+    given as in PyTorch's top-level op; `reduction` 0 (none), 1 (mean) or 2 (sum).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.poisson_nll_loss(tp.tensor([0.0, 1.0]), tp.tensor([1.0, 2.0]), True, False, 1e-8, 0)
+        tensor([1.0000, 0.7183])
+    """
+    from .nn import functional as F
+
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction("poisson_nll_loss", reduction, 6))

@@ -825,25 +825,46 @@ def _tolerance(name: str, arg: str, value):
     return builtins.float(value)
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """Number of singular values above `max(atol, rtol * largest)` (defaults as `pinv`), as int64.
+def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol=None) -> Tensor:
+    """Number of singular values above `max(atol, rtol * largest)` (defaults as `pinv`), as int64. The older
+    form `matrix_rank(A, tol, hermitian=False)` counts those above the absolute tolerance `tol`.
 
     Example:
         >>> import tapeflow as tp
         >>> tp.linalg.matrix_rank(tp.tensor([[1.0, 2.0], [2.0, 4.0]]))
         tensor(1)
+        >>> tp.linalg.matrix_rank(tp.tensor([[1.0, 0.0], [0.0, 1e-3]]), 0.01)
+        tensor(1)
     """
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_matrix_rank() takes either tol or atol/rtol, not both")
+        atol, rtol = tol, 0.0
     _matrix("matrix_rank", A)
-    atol, rtol = _tolerance("matrix_rank", "atol", atol), _tolerance("matrix_rank", "rtol", rtol)
+    atol, rtol = _rank_tolerance(atol), _rank_tolerance(rtol)
     with no_grad():
         s = eigvalsh(A).abs() if hermitian else svdvals(A)
         if rtol is None:
-            eps = builtins.float(np.finfo(s.dtype.jax).eps)
-            rtol = 0.0 if atol is not None and atol > 0 else eps * builtins.max(A.shape[-2:])
-        tol = s.amax(-1, keepdim=True) * rtol if s.shape[-1] else s.sum(-1, keepdim=True)
+            default = builtins.float(np.finfo(s.dtype.jax).eps) * builtins.max(A.shape[-2:])
+            if atol is None:
+                rtol = default
+            elif isinstance(atol, Tensor):  # (0 where a batch's atol is positive)
+                rtol = tp_where(atol > 0, 0.0, default)
+            else:
+                rtol = 0.0 if atol > 0 else default
+        tol = (s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)) * rtol
         if atol is not None:
             tol = tol.clamp_min(atol)
         return (s > tol).sum(-1)
+
+
+def _rank_tolerance(value):
+    """A tolerance of `matrix_rank`: a number, or a tensor of one per matrix of the batch (shaped to broadcast
+    against the singular values)."""
+    if isinstance(value, Tensor):
+        return value.unsqueeze(-1).to(_dtype.float64 if value.dtype == _dtype.float64 else _dtype.float32) \
+            if value.ndim else value.item()
+    return _tolerance("matrix_rank", "tolerance", value)
 
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")

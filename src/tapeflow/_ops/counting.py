@@ -186,9 +186,9 @@ def histc(input, bins=100, min=0, max=0):
     return dispatch(X.histc, (input,), (("bins", int(bins)), ("min", float(min)), ("max", float(max))))
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):
-    """Histogram of `input`: `(hist, bin_edges)`. `bins` is a count of equal bins over `range` (the data's range
-    by default) or a 1-D tensor of increasing edges; `weight` sums weights instead of counting; `density`
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """Histogram of `input`: `(hist, bin_edges)`. `bins` is a count of equal bins (100 by default) over `range`
+    (the data's range by default) or a 1-D tensor of increasing edges; `weight` sums weights instead of counting; `density`
     normalises to a density.
 
     Example:

@@ -125,7 +125,8 @@ def _scatter_shapes(name, input, index, src, dim=None) -> None:
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """A copy of `input` with `src` (or `value`) written at `index` along `dim`.
+    """A copy of `input` with `src` (or `value`) written at `index` along `dim`; with `reduce="add"` or
+    `"multiply"` they are added or multiplied into the positions instead.
 
     Example:
         >>> tp.scatter(tp.zeros(2, 3), 1, tp.tensor([[2], [0]]), 1.0)
@@ -134,10 +135,15 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """
     if src is None:
         src = value
-    if reduce == "add":
-        return scatter_add(input, dim, index, src)
-    if reduce is not None:
-        raise RuntimeError(f"scatter: reduce='{reduce}' is not supported; use reduce='add' or scatter_reduce")
+    if reduce is not None:  # PyTorch's legacy reductions, as scatter_add and scatter_reduce(prod, include_self)
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if not isinstance(src, Tensor):
+            _scatter_shapes("scatter", input, index, None, dim)
+            src = full_like(index, src, dtype=input.dtype)
+        if reduce == "add":
+            return scatter_add(input, dim, index, src)
+        return scatter_reduce(input, dim, index, src, "prod")
     _scatter_shapes("scatter", input, index, src, dim)
     return dispatch(X.scatter, (input, index, _operand(input, src)), (("dim", _along(input, dim, index)),))
 
@@ -624,5 +630,7 @@ def cross(input, other, dim=None):
 
 
 # Sibling modules import each other; importing at the end lets every name above exist first.
+from .._factories import full_like  # noqa: E402
 from .elementwise import masked_fill  # noqa: E402
 from .shape import _select  # noqa: E402
+from .writes import scatter_reduce  # noqa: E402

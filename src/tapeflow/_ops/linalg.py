@@ -224,13 +224,16 @@ ger = outer
 
 @lower_precision
 def einsum(equation: str, *operands):
-    """Einstein summation, e.g. `tp.einsum("ij,jk->ik", a, b)`.
+    """Einstein summation, e.g. `tp.einsum("ij,jk->ik", a, b)`, or in the sublist form
+    `tp.einsum(a, [0, 1], b, [1, 2], [0, 2])`.
 
     Example:
         >>> tp.einsum("ij,j->i", tp.tensor([[1.0, 2.0], [3.0, 4.0]]), tp.tensor([1.0, 1.0]))
         tensor([3., 7.])
     """
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    if isinstance(equation, Tensor):  # the sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _sublist_equation((equation, *operands))
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for other in operands[1:]:
         if isinstance(other, Tensor) and isinstance(operands[0], Tensor) and other._raw.dtype != operands[0]._raw.dtype:
@@ -242,6 +245,28 @@ def einsum(equation: str, *operands):
         out = dispatch(X.einsum, tuple(t.long() for t in operands), (("equation", equation),))
         return out if _bool_einsum_dtype(equation, [tuple(t.shape) for t in operands]) == "int64" else out.bool()
     return dispatch(X.einsum, tuple(operands), (("equation", equation),))
+
+
+def _sublist_equation(args: tuple) -> tuple[str, tuple]:
+    """`(equation, operands)` of einsum's sublist form `(op, sublist, op, sublist, ..., [output sublist])`:
+    subscripts 0-25 are `a`-`z`, 26-51 `A`-`Z`, `...` an ellipsis."""
+    def term(sub) -> str:
+        out = []
+        for i in sub:
+            if i is Ellipsis:
+                out.append("...")
+            elif not 0 <= i < 52:
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+            else:
+                out.append(chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26))
+        return "".join(out)
+
+    operands, terms = args[0::2], args[1::2]
+    n = len(terms)
+    if len(operands) > n:  # an odd count: the last item is the output's sublist
+        operands, out = operands[:n], operands[n]
+        return ",".join(map(term, terms)) + "->" + term(out), operands
+    return ",".join(map(term, terms)), operands
 
 
 def _bool_einsum_dtype(equation: str, shapes: list) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import math
+import warnings
 from collections import namedtuple
 
 import jax.numpy as jnp
@@ -142,8 +144,12 @@ def _moments(op, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, builtins.bool):
         unbiased, dim = dim, None
     _floating_or_complex(input)
-    return dispatch(op, (input,), (("dim", _dims(dim, input.ndim)), ("correction", _correction(unbiased, correction)),
-                                   ("keepdim", keepdim)))
+    dims, correction = _dims(dim, input.ndim), _correction(unbiased, correction)
+    shape = input._raw.shape
+    if math.prod(shape if dims is None else (shape[d] for d in dims)) - correction <= 0:
+        warnings.warn(f"{op.name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+    return dispatch(op, (input,), (("dim", dims), ("correction", correction), ("keepdim", keepdim)))
 
 
 @one_element_dims(0)

@@ -332,7 +332,6 @@ def ldexp(input, other):
     """
     tensor_arg("ldexp", "other", other)
     from .._toplevel import result_type
-    from .elementwise import mul, pow
 
     input, other = _t(input), _t(other)
     if other._raw.dtype == bool and input.dtype.is_floating_point:  # (PyTorch's kernel refuses bool exponents there)
@@ -341,7 +340,7 @@ def ldexp(input, other):
     if not (dt.is_floating_point or dt.is_complex):
         dt = _dtype.get_default_dtype()
     wide = _dtype.float32 if dt in (_dtype.float16, _dtype.bfloat16) else dt  # (2 ** other may overflow a half)
-    out = mul(input.to(wide), pow(2.0, other.to(wide)))
+    out = dispatch(X.ldexp, (input.to(wide), other.to(wide)))
     return out if wide is dt else out.to(dt)
 
 
@@ -414,4 +413,4 @@ def zeta(input, other):
         >>> tp.special.zeta(tp.tensor([2.0]), tp.tensor([1.0]))
         tensor([1.6449])
     """
-    return dispatch(X.zeta, _common("zeta_cpu", input, other, ints="float", complex_ok=False))
+    return _number_first(X.zeta, "zeta_cpu", input, other)

@@ -135,7 +135,8 @@ def _check_index_source(input, dim, index, source, name) -> int:
         raise RuntimeError(f"{name}(): self ({_name(input)}) and source ({_name(source)}) must have the same "
                            "scalar type")
     rest = lambda t: [n for j, n in enumerate(t.shape) if j != d]  # noqa: E731
-    if source.ndim and (source.ndim != input.ndim or rest(source) != rest(input)):
+    # (index_copy_ also takes a 0-d source for one index; index_reduce_ wants source's rank to be self's)
+    if (source.ndim or not copy) and (source.ndim != input.ndim or rest(source) != rest(input)):
         if copy:
             raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination "
                                f"slice shape: {' '.join(map(str, rest(input)))} at dimension {d} and source slice "

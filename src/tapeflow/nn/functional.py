@@ -152,6 +152,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, input.shape))} and "
                            f"{weight.shape[-1]}x{weight.shape[0]}); the input's last dimension must equal "
                            "in_features")
+    if w.ndim == 1:  # PyTorch's `matmul(input, weight.t())` (+ bias) with a vector weight
+        if bias is not None and (a.ndim == 2 or bias.ndim >= 1):
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+        out = input.matmul(weight.t())
+        return out if bias is None else out + bias
     if bias is None:
         if a.dtype != w.dtype:
             c = _dtype.CPP_NAMES

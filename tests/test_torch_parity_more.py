@@ -1,0 +1,261 @@
+"""Results PyTorch programs rely on, checked against PyTorch itself: spreads without degrees of freedom,
+NaN-skipping means over all-NaN slices, the Hurwitz zeta function's derivative, 0-d indices, vector weights
+in `linear`, einsum's sublist form, scatter's legacy reductions, `matrix_rank`'s older `tol` form, the
+top-level losses (a reduction given as a number), `nll_loss` gradients with zero weights and `ldexp`."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapeflow as tp
+
+torch = pytest.importorskip("torch")
+
+
+def _np(t):
+    return None if t is None else np.asarray(t.detach().numpy())
+
+
+def _same(a, b, rtol=1e-6, atol=1e-7):
+    np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _outcome(fn, lib):
+    """`fn(lib)`'s result, or the class and message of what it raised."""
+    try:
+        return fn(lib)
+    except Exception as e:  # noqa: BLE001 (the error itself is compared)
+        return type(e).__name__, str(e)
+
+
+# -- var / std without degrees of freedom ---------------------------------------------------------------
+SPREADS = [(values, dim, correction, fn)
+           for values in ([1.0, 2.0], [[1.0, 2.0], [3.0, 5.0]], [[1.0, 2.0], [1.0, 5.0]], [1.0, 2.0, 1.5], [3.0, 3.0])
+           for dim in (None, 0)
+           for correction in (1, 2, 3, 4)
+           for fn in ("var", "std", "var_mean", "std_mean")]
+
+
+@pytest.mark.parametrize("values,dim,correction,fn", SPREADS)
+def test_spreads_divide_by_max_of_zero_and_the_degrees_of_freedom(values, dim, correction, fn):
+    """PyTorch divides by max(0, N - correction): inf for a spread input, NaN for a constant one; its gradient
+    is its own rule (inf or NaN for a full reduction, (2 / dof) (x - mean) over a dim, finite for dof < 0)."""
+    got = []
+    for lib in (torch, tp):
+        x = lib.tensor(values, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(lib, fn)(x, dim, correction=correction)
+        first = out[0] if fn.endswith("_mean") else out
+        first.sum().backward()
+        got.append((first, x.grad, [str(w.message).split(" (Triggered internally")[0] for w in caught]))
+    (t_out, t_grad, t_warn), (f_out, f_grad, f_warn) = got
+    _same(f_out, t_out, rtol=1e-5)
+    _same(f_grad, t_grad, rtol=1e-5)
+    assert f_warn == t_warn
+
+
+def test_nanmean_over_an_all_nan_slice_gives_nan_gradients_as_pytorch():
+    nan = float("nan")
+    for values, dim in (([nan, nan], None), ([[nan, 1.0], [nan, 2.0]], 0), ([[nan, 1.0], [nan, nan]], 1)):
+        grads = []
+        for lib in (torch, tp):
+            x = lib.tensor(values, requires_grad=True)
+            lib.nanmean(x, dim).sum().backward()
+            grads.append(x.grad)
+        _same(grads[1], grads[0])
+
+
+def test_nansum_passes_an_infinite_gradient_on_as_nan_at_the_nans():
+    for lib_grads in [[]]:
+        for lib in (torch, tp):
+            x = lib.tensor([float("nan"), 1.0], requires_grad=True)
+            x.nansum().backward(lib.tensor(float("inf")))
+            lib_grads.append(x.grad)
+        _same(lib_grads[1], lib_grads[0])
+
+
+# -- zeta ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["tensors", "number first", "number second"])
+def test_zeta_is_differentiable_in_other_and_refuses_input_as_pytorch(case):
+    seen = []
+    for lib in (torch, tp):
+        x = lib.tensor([2.0, 3.0], requires_grad=True)
+        q = lib.tensor([1.0, 2.5], requires_grad=True)
+        args = {"tensors": (x, q), "number first": (2.0, q), "number second": (x, 2.5)}[case]
+        out = lib.special.zeta(*args)
+        edges = [None if n is None else type(n).__name__ for n, _ in out.grad_fn.next_functions]
+        seen.append((out.grad_fn.name(), edges))
+        outcome = _outcome(lambda _, out=out: out.sum().backward(), lib)
+        seen.append(outcome)
+        if outcome is None:
+            _same(q.grad, torch.special.zeta(torch.tensor([3.0, 3.0]), torch.tensor([1.0, 2.5])) * -2.0, rtol=1e-5)
+    assert seen[:2] == seen[2:]
+
+
+# -- indices of one element ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("expr", [
+    "X.index_add(0, torch.tensor(1), torch.ones(1, 2))", "X.index_add(1, torch.tensor(1), torch.ones(3, 1), alpha=2)",
+    "torch.arange(3.).index_add(0, torch.tensor(1), torch.ones(1))",
+    "torch.arange(3.).index_add(0, torch.tensor([1]), torch.tensor(5.))",
+    "torch.tensor(3.).index_add(0, torch.tensor([0]), torch.tensor(5.))",
+    "torch.tensor(3.).index_add(0, torch.tensor(0), torch.tensor(5.))",
+    "torch.tensor(3.).index_add(0, torch.tensor(0), torch.tensor([5.]))",
+    "torch.tensor(3.).index_reduce(0, torch.tensor(0), torch.tensor(5.), 'prod')",
+    "torch.arange(3.).index_reduce(0, torch.tensor(1), torch.tensor(5.), 'prod')",
+    "torch.arange(3.).index_copy(0, torch.tensor([1]), torch.tensor(5.))"])
+def test_one_element_indices_and_sources_as_pytorch(expr):
+    def run(lib):
+        return eval(expr, {"torch": lib, "X": lib.arange(6.0).reshape(3, 2)}).tolist()
+    assert _outcome(run, tp) == _outcome(run, torch)
+
+
+def test_index_add_of_a_one_element_index_gradients_as_pytorch():
+    grads = []
+    for lib in (torch, tp):
+        x = lib.arange(6.0).reshape(3, 2).requires_grad_()
+        s = lib.ones(1, 2, requires_grad=True)
+        (x.index_add(0, lib.tensor(1), s, alpha=2.0) * lib.arange(6.0).reshape(3, 2)).sum().backward()
+        grads.append((x.grad, s.grad))
+    _same(grads[1][0], grads[0][0])
+    _same(grads[1][1], grads[0][1])
+
+
+# -- linear with a vector weight --------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (4, 2, 3)])
+@pytest.mark.parametrize("bias", [None, (), (1,), (2,)])
+def test_linear_with_a_vector_weight_as_pytorch(shape, bias):
+    def run(lib):
+        x = lib.arange(float(np.prod(shape))).reshape(shape).requires_grad_()
+        w = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = None if bias is None else lib.full(bias, 0.25, requires_grad=True)
+        y = lib.nn.functional.linear(x, w, b)
+        y.sum().backward()
+        return [y.tolist(), x.grad.tolist(), w.grad.tolist(), None if b is None else b.grad.tolist()]
+    assert _outcome(run, tp) == _outcome(run, torch)
+
+
+# -- einsum's sublist form ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("form", [
+    "torch.einsum(a, [0, 1], b, [1, 2], [0, 2])", "torch.einsum(a, [0, 1], b, [1, 2])",
+    "torch.einsum(a, [Ellipsis, 1], [1])", "torch.einsum(a, [Ellipsis, 30], [30, Ellipsis])",
+    "torch.einsum(a, [0, 0])", "torch.einsum(a, [0, 60])", "torch.einsum(a, [27, 1], b, [1, 51], [51, 27])"])
+def test_einsum_sublist_form_as_pytorch(form):
+    def run(lib):
+        a = lib.arange(9.0).reshape(3, 3).requires_grad_()
+        b = lib.arange(12.0).reshape(3, 4)
+        out = eval(form, {"torch": lib, "a": a, "b": b})
+        out.sum().backward()
+        return out.tolist(), a.grad.tolist()
+    assert _outcome(run, tp) == _outcome(run, torch)
+
+
+# -- scatter's legacy reductions ------------------------------------------------------------------------------
+@pytest.mark.parametrize("expr", [
+    "x.scatter(1, i, s, reduce='multiply')", "x.scatter(1, i, s, reduce='add')", "x.scatter(1, i, 3., reduce='multiply')",
+    "x.scatter(1, i, 3., reduce='add')", "x.clone().scatter_(1, i, s, reduce='multiply')",
+    "x.clone().scatter_(1, i, 2.0, reduce='multiply')", "x.long().scatter(1, i, s.long(), reduce='multiply')",
+    "x.scatter(1, i, s, reduce='mean')"])
+def test_scatter_with_a_reduction_as_pytorch(expr):
+    def run(lib):
+        env = {"x": lib.ones(2, 3) * 2, "i": lib.tensor([[0, 0], [2, 1]]), "s": lib.tensor([[2.0, 3.0, 9.0], [4.0, 5.0, 9.0]])}
+        return eval(expr, env).tolist()
+    assert _outcome(run, tp) == _outcome(run, torch)
+
+
+# -- matrix_rank's tolerances ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    "rank(A, 0.01)", "rank(A, tol=0.01)", "rank(A, 0.01, True)", "rank(A, 1e-4)", "rank(A, torch.tensor(0.01))",
+    "rank(B, atol=torch.tensor([0.01, 0.01]))", "rank(B, atol=torch.tensor([0.01, 0.0]))",
+    "rank(B, rtol=torch.tensor([0.01, 1e-4]))", "rank(B, atol=torch.tensor([0.0, 0.2]), rtol=torch.tensor(0.01))",
+    "rank(B, atol=0.2)", "rank(B)"])
+def test_matrix_rank_tolerances_as_pytorch(call):
+    def run(lib):
+        A = lib.tensor([[1.0, 0.0], [0.0, 1e-3]])
+        return eval(call, {"torch": lib, "rank": lib.linalg.matrix_rank, "A": A, "B": lib.stack([A, A * 100])}).tolist()
+    assert _outcome(run, tp) == _outcome(run, torch)
+
+
+def test_chain_matmul_as_pytorch():
+    for mats in ([(2, 3), (3, 4), (4, 1)], [(2, 3)], [(2, 3), (3, 2)], [], [(3,), (3, 2)]):
+        def run(lib, mats=mats):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ts = [lib.arange(float(np.prod(s))).reshape(s) for s in mats]
+                return lib.chain_matmul(*ts).tolist()
+        assert _outcome(run, tp) == _outcome(run, torch)
+
+
+# -- the losses at the top level ------------------------------------------------------------------------------
+_A = [[0.5, 2.0], [1.0, -1.0]]
+_B = [[1.0, -1.0], [0.3, 0.2]]
+TOP_LEVEL_LOSSES = {
+    "margin_ranking_loss": lambda L, *r: L.margin_ranking_loss(L.tensor(_A[0]), L.tensor(_B[0]), L.tensor([1.0, -1.0]),
+                                                               0.1, *r),
+    "hinge_embedding_loss": lambda L, *r: L.hinge_embedding_loss(L.tensor(_A), L.tensor([[1.0, -1.0], [-1.0, 1.0]]),
+                                                                 1.5, *r),
+    "triplet_margin_loss": lambda L, *r: L.triplet_margin_loss(L.tensor(_A), L.tensor(_B), L.tensor(_B) * 2, 1.0, 2,
+                                                               1e-6, False, *r),
+    "cosine_embedding_loss": lambda L, *r: L.cosine_embedding_loss(L.tensor(_A), L.tensor(_B), L.tensor([1.0, -1.0]),
+                                                                   0.1, *r),
+    "poisson_nll_loss": lambda L, *r: L.poisson_nll_loss(L.tensor(_A), L.tensor(_B).abs(), True, True, 1e-8,
+                                                         *(r or (0,))),
+    "ctc_loss": lambda L, *r: L.ctc_loss(L.tensor([[[0.1, 0.5, 0.4]], [[0.3, 0.3, 0.4]], [[0.2, 0.2, 0.6]]]).log(),
+                                         L.tensor([[1, 2]]), [3], [2], 0, *r),
+}
+
+
+@pytest.mark.parametrize("reduction", [(), (0,), (1,), (2,), (3,), ("mean",)])
+@pytest.mark.parametrize("name", sorted(TOP_LEVEL_LOSSES))
+def test_top_level_losses_take_pytorchs_numeric_reduction(name, reduction):
+    """`torch.hinge_embedding_loss` and its kin are the underlying ops: unreduced by default, the reduction a
+    number, positional after the op's own arguments (not `nn.functional`'s `size_average`)."""
+    def run(lib):
+        return np.round(np.asarray(TOP_LEVEL_LOSSES[name](lib, *reduction).tolist()), 4).tolist()
+    got, want = _outcome(run, tp), _outcome(run, torch)
+    if reduction == ("mean",):  # a TypeError (PyTorch lists ctc_loss's overloads in its message)
+        assert got[0] == want[0] == "TypeError"
+    else:
+        assert got == want
+
+
+# -- nll_loss reads each sample's target entry alone ------------------------------------------------------------
+_X = np.random.default_rng(0).standard_normal((4, 3))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("case", [
+    dict(target=[0, 2, 1, 2]), dict(target=[0, -100, 1, -100]), dict(target=[-100] * 4),
+    dict(target=[0, 2, 1, 2], weight=[0.2, 0.0, 3.0]), dict(target=[0, 2, 1, 2], weight=[0.0, 0.0, 0.0]),
+    dict(target=[0, 1, 2, 0], logits=np.where(np.eye(4, 3) > 0, _X, -np.inf)),
+    dict(target=[0, 1, 2, 0], logits=np.where(np.eye(4, 3) > 0, _X, np.nan))])
+def test_nll_loss_values_and_gradients_as_pytorch(case, reduction):
+    got = []
+    for lib in (torch, tp):
+        x = lib.tensor(case.get("logits", _X), dtype=lib.float32, requires_grad=True)
+        weight = case.get("weight")
+        out = lib.nn.functional.nll_loss(x, lib.tensor(case["target"]), reduction=reduction,
+                                         weight=None if weight is None else lib.tensor(weight))
+        out.sum().backward()
+        got.append((out, x.grad))
+    _same(got[1][0], got[0][0])
+    _same(got[1][1], got[0][1])
+
+
+# -- ldexp ---------------------------------------------------------------------------------------------------------
+def test_ldexp_is_one_node_with_pytorchs_gradients():
+    seen = []
+    for lib in (torch, tp):
+        x = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        e = lib.tensor([1.0, 2.0, -3.0], requires_grad=True)
+        by_int = lib.ldexp(x, lib.tensor([1, 2, 3]))
+        out = lib.ldexp(x, e)
+        out.sum().backward()
+        seen.append((by_int.grad_fn.name(), [None if n is None else type(n).__name__
+                                               for n, _ in by_int.grad_fn.next_functions], str(by_int.dtype)[-7:],
+                     out.tolist(), x.grad.tolist(), np.round(e.grad.numpy(), 5).tolist(),
+                     lib.ldexp(lib.tensor([1.0, 2.0], dtype=lib.float16), lib.tensor([100, 2])).tolist()))
+    assert seen[0] == seen[1]
