@@ -388,8 +388,8 @@ DERIVED = [
     # reductions and scans
     "cumprod", "prod", "prod_dim", "sort", "topk",
     # shapes, indexing, views
-    "einsum", "gather", "index", "index_add", "index_put", "index_select", "pad", "repeat", "repeat_interleave",
-    "scatter", "scatter_add", "take", "masked_select", "to_device", "view_apply", "view_scatter", "matmul",
+    "einsum", "gather", "index", "index_add", "index_select", "pad", "repeat", "repeat_interleave",
+    "scatter_add", "take", "masked_select", "to_device", "view_apply", "view_scatter", "matmul",
     # Fourier transforms (linear: JAX's transposes, in PyTorch's complex convention)
     "fft_c2c", "fft_c2r", "fft_r2c",
     # nn

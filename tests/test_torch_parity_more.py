@@ -20,6 +20,9 @@ def _np(t):
 
 
 def _same(a, b, rtol=1e-6, atol=1e-7):
+    if a is None or b is None:
+        assert a is None and b is None, (a, b)
+        return
     np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=True)
 
 
@@ -259,3 +262,29 @@ def test_ldexp_is_one_node_with_pytorchs_gradients():
                      out.tolist(), x.grad.tolist(), np.round(e.grad.numpy(), 5).tolist(),
                      lib.ldexp(lib.tensor([1.0, 2.0], dtype=lib.float16), lib.tensor([100, 2])).tolist()))
     assert seen[0] == seen[1]
+
+
+# -- writes to a position named twice ---------------------------------------------------------------------------
+@pytest.mark.parametrize("write", [
+    "x.scatter(1, torch.tensor([[0, 0], [2, 2]]), s[:, :2])", "x.scatter(1, torch.tensor([[1, 1, 1], [0, 2, 0]]), s)",
+    "x.index_put((torch.tensor([1, 1]),), s[0])", "x.index_put((torch.tensor([1, 1]), torch.tensor([0, 0])), s[0, :2])",
+    "x.index_put((torch.tensor([1, 1]), torch.tensor([0, 2])), s[0, 0], accumulate=True)",
+    "setitem(x, (torch.tensor([0, 0]),), s)", "setitem(x, (torch.tensor([1, 0, 1]), torch.tensor([2, 2, 2])), s[1])",
+    "setitem(x, (x > 0.5,), s[0, 0])", "x.scatter(0, torch.tensor([[1, 1, 0]]), 2.5)"])
+def test_every_value_written_to_a_repeated_position_gets_its_gradient_as_pytorch(write):
+    """PyTorch's rule reads the gradient at the indices for the written values, so values written to one
+    position twice all get it (not only the one that stayed)."""
+    def setitem(t, index, value):
+        t = t.clone()
+        t[index] = value
+        return t
+
+    grads = []
+    for lib in (torch, tp):
+        x = lib.tensor([[0.25, 1.0, -0.5], [2.0, 0.75, 1.5]], requires_grad=True)
+        s = lib.tensor([[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]], requires_grad=True)
+        out = eval(write, {"torch": lib, "x": x, "s": s, "setitem": setitem})
+        (out * lib.arange(1.0, 7.0).reshape(2, 3)).sum().backward()
+        grads.append((out, x.grad, s.grad))
+    for got, want in zip(grads[1], grads[0]):
+        _same(got, want)

@@ -287,10 +287,13 @@ class Op:
             self.save_ans = False
         else:
             idx = set()
+            starred = _starred_name(vjp) if vjp is not None else None
             for s in saves:
                 if s == "ans":
                     continue
                 idx.add(s if isinstance(s, int) else names.index(s))
+                if s == starred:  # `*idx`: every input from there on (a tensor has at most 64 dims to index)
+                    idx.update(range(names.index(s), names.index(s) + 64))
             self.saves = frozenset(idx)
             self.save_ans = "ans" in saves
         self.snapshot = frozenset(names.index(n) if isinstance(n, str) else n for n in snapshot)
@@ -565,6 +568,16 @@ def _arg_names(fn) -> list[str]:
         return [p.name for p in inspect.signature(fn).parameters.values()]
     except (TypeError, ValueError):
         return []
+
+
+def _starred_name(fn) -> str | None:
+    """The name of `fn`'s `*args` parameter, if it has one."""
+    import inspect
+
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            return p.name
+    return None
 
 
 def _count_inputs(fn) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ._op import op
+from ._op import op, unbroadcast
 from .shape import decode_index
 
 ARRAY = "T"  # placeholder in an index spec for the next index array
@@ -34,7 +34,17 @@ def _index_put(x, v, *idx, spec, accumulate=False):
     return at.add(v) if accumulate else at.set(v)
 
 
-index_put = op("index_put", _index_put, node="IndexPutBackward0", linear=True, edges=(0, 1))
+def _index_put_vjp(g, ans, x, v, *idx, spec, accumulate=False):
+    # NOTE: PyTorch's rule: `values` gets the gradient read at the indices, so with a position named twice every
+    # value written there gets it (JAX's transpose of the write gives it to the one that stayed).
+    where = build_index(spec, idx)
+    gx = g if accumulate else g.at[where].set(0)
+    gv = unbroadcast(g[where], v) if hasattr(v, "shape") else None
+    return (gx, gv, *(None for _ in idx))
+
+
+index_put = op("index_put", _index_put, _index_put_vjp, saves=("idx",), node="IndexPutBackward0", linear="separable",
+               edges=(0, 1))
 def _zero_d_as_one_d(fn, out_shape):
     """`fn(x, index, *rest, dim)` reading a 0-d `x`, `index` or array among `rest` as a vector of one
     element, as PyTorch's gather and scatter do; the result gets `out_shape(x, index)`."""
@@ -59,9 +69,27 @@ def _scatter_add(x, index, src, dim):
     return x.at[grid_index(index, dim)].add(src[tuple(slice(0, n) for n in index.shape)])
 
 
+def _scatter_vjp(g, ans, x, index, src, dim):
+    # NOTE: PyTorch's rule: `src` gets the gradient gathered at `index`, so with a position named twice every
+    # value written there gets it, not only the one that stayed (JAX's transpose of the write).
+    shape = g.shape
+    if not (len(shape) and index.ndim):
+        g, index, dim = g.reshape(-1), index.reshape(-1), 0
+    where = grid_index(index, dim)
+    gx = g.at[where].set(0).reshape(shape)
+    if not hasattr(src, "shape"):  # a number written
+        return gx, None, None
+    picked = g[where]
+    if len(src.shape) == 0:  # one value written everywhere (a number, or the 0-d case)
+        return gx, None, jnp.sum(picked).astype(src.dtype)
+    if tuple(src.shape) != picked.shape:  # (a larger src: only its leading block is read)
+        picked = jnp.zeros(src.shape, g.dtype).at[tuple(slice(0, n) for n in picked.shape)].set(picked)
+    return gx, None, picked.astype(src.dtype)
+
+
 gather = op("gather", _zero_d_as_one_d(_gather, lambda x, index: index.shape), linear=True, edges=(0,))
-scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), linear=True, edges=(0, 2),
-             scalar_edges=(2,), overload_nodes={(2,): "ScatterBackward1"})
+scatter = op("scatter", _zero_d_as_one_d(_scatter, lambda x, index: x.shape), _scatter_vjp, saves=("index",),
+             linear=True, edges=(0, 2), scalar_edges=(2,), overload_nodes={(2,): "ScatterBackward1"})
 scatter_add = op("scatter_add", _zero_d_as_one_d(_scatter_add, lambda x, index: x.shape), linear=True,
                  edges=(0, 2))
 index_select = op("index_select", lambda x, index, dim: jnp.take(x, index, axis=dim), linear=True, edges=(0,))
