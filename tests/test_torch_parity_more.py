@@ -288,3 +288,69 @@ def test_every_value_written_to_a_repeated_position_gets_its_gradient_as_pytorch
         grads.append((out, x.grad, s.grad))
     for got, want in zip(grads[1], grads[0]):
         _same(got, want)
+
+
+# -- PyTorch's underlying ops at the top level ------------------------------------------------------------------
+_N = np.random.default_rng(1).standard_normal((2, 3, 4))
+TOP_LEVEL_OPS = [
+    "torch.kl_div(a, b)", "torch.kl_div(a, b, 1)", "torch.kl_div(a, b, 2, log_target=True)", "torch.kl_div(a, b, 2, True)",
+    "torch.binary_cross_entropy_with_logits(a, b)",
+    "torch.binary_cross_entropy_with_logits(a, b, torch.tensor([1., 2.]), torch.tensor([3., 1.]), 1)",
+    "torch.rms_norm(a, [2])", "torch.rms_norm(a, (2,), torch.tensor([1., 2.]), 1e-5)",
+    "torch.frobenius_norm(a, (0, 1))", "torch.frobenius_norm(a, [1], True)", "torch.nuclear_norm(a)",
+    "torch.nuclear_norm(a, True)", "torch.nuclear_norm(torch.stack([a, a]), (1, 2))",
+    "torch.constant_pad_nd(a, [1, 1], 2.)", "torch.constant_pad_nd(a, [1, 1, 0, 1])",
+    "torch.embedding(torch.eye(3), torch.tensor([2, 0]))", "torch.embedding(torch.eye(3), torch.tensor([2, 0]), 0)",
+    "torch.dropout(a, 0.5, False)", "torch.alpha_dropout(a, 0.5, False)", "torch.feature_alpha_dropout(a, 0.5, False)",
+    "torch.batch_norm(n, None, None, None, None, True, 0.1, 1e-5, False)",
+    "torch.batch_norm(n, torch.ones(3), torch.zeros(3), torch.zeros(3), torch.ones(3), False, 0.1, 1e-5, False)",
+    "torch.instance_norm(n, None, None, None, None, True, 0.1, 1e-5, False)",
+    "torch.slice_copy(a, 1, 0, 1)", "torch.slice_copy(n, -1, 1, None, 2)", "torch.view_copy(a, (4,))",
+    "torch.unfold_copy(a, 0, 1, 1)", "torch.t_copy(a)", "torch.permute_copy(n, (2, 0, 1))",
+    "torch.transpose_copy(n, 0, 2)", "torch.expand_copy(a[:1], (3, 2))", "torch.diagonal_copy(n, 0, 1, 2)",
+    "torch.select_copy(n, 1, 2)", "torch.squeeze_copy(a[None])", "torch.unsqueeze_copy(a, 1)",
+    "torch.as_strided_copy(a, (2,), (2,))", "torch.view_as_real_copy(torch.tensor([1 + 2j]))",
+    "torch.split_copy(n, 2, 2)", "torch.split_with_sizes_copy(n, [1, 3], 2)", "torch.unbind_copy(a, 1)",
+    "torch.range(1, 4)", "torch.range(0, 1, 0.3)", "torch.range(0, 1, -0.3)", "torch.range(4, 1, -1)",
+    "torch.range(1, 4, dtype=torch.int64)", "torch.get_device(a)", "torch.is_distributed(a)"]
+
+
+@pytest.mark.parametrize("expr", TOP_LEVEL_OPS)
+def test_top_level_underlying_ops_as_pytorch(expr):
+    def run(lib):
+        env = {"torch": lib, "a": lib.tensor([[0.5, 2.0], [1.0, -1.0]]), "b": lib.tensor([[0.2, 0.8], [0.3, 0.7]]),
+               "n": lib.tensor(_N, dtype=lib.float32)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = eval(expr, env)
+        if isinstance(out, tuple):
+            return [np.round(np.asarray(t.tolist()), 4).tolist() for t in out]
+        return np.round(np.asarray(out.tolist() if hasattr(out, "tolist") else out), 4).tolist()
+    assert _outcome(run, tp) == _outcome(run, torch)
+
+
+def test_range_needs_its_end():
+    with pytest.raises(TypeError):
+        tp.range(5)
+
+
+def test_copies_of_views_share_nothing_and_keep_the_graph():
+    x = tp.arange(4.0).reshape(2, 2).requires_grad_()
+    for copy in (tp.view_copy(x, (4,)), tp.t_copy(x), tp.slice_copy(x, 1, 0, 1), tp.alias_copy(x)):
+        assert copy._base is None
+        copy.sum().backward()
+    assert x.grad.tolist() == [[4.0, 3.0], [4.0, 3.0]]
+
+
+def test_set_default_tensor_type_sets_the_default_dtype():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tp.set_default_tensor_type("torch.DoubleTensor")
+            assert tp.ones(1).dtype == tp.float64
+            tp.set_default_tensor_type(tp.FloatTensor)
+            assert tp.ones(1).dtype == tp.float32
+            with pytest.raises(TypeError):
+                tp.set_default_tensor_type("torch.LongTensor")
+        finally:
+            tp.set_default_dtype(tp.float32)

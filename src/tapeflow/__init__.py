@@ -43,6 +43,7 @@ from . import (
     testing,
     utils,
 )
+from ._aten import *  # noqa: F403  (PyTorch's underlying ops at the top level: torch.batch_norm, torch.view_copy)
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     bfloat16,

@@ -23,8 +23,7 @@ __all__ = ["_assert", "meshgrid", "finfo", "iinfo", "promote_types", "result_typ
            "get_float32_matmul_precision", "is_conj", "is_neg", "resolve_neg", "is_signed", "scalar_tensor", "vmap",
            "zero_", "fill", "fill_", "inf", "nan", "pi", "e", "newaxis", "is_inference", "is_storage", "empty_strided",
            "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "set_warn_always", "is_warn_always_enabled",
-           "chain_matmul", "margin_ranking_loss", "hinge_embedding_loss", "triplet_margin_loss",
-           "cosine_embedding_loss", "ctc_loss", "poisson_nll_loss"]
+           "chain_matmul"]
 
 
 def meshgrid(*tensors, indexing: str = "ij"):
@@ -598,102 +597,3 @@ def chain_matmul(*matrices):
 
     return multi_dot(matrices)
 
-
-# -- the losses PyTorch also has at the top level -------------------------------------------------------------
-# `torch.hinge_embedding_loss` and its kin are the underlying ops, not `torch.nn.functional`'s: the reduction is a
-# number (0 none, 1 mean, 2 sum; PyTorch's top-level default gives the unreduced loss), positional after the
-# op's own arguments.
-def _reduction(name: str, reduction, position: int) -> str:
-    if isinstance(reduction, bool) or not isinstance(reduction, int):
-        raise TypeError(f"{name}(): argument 'reduction' (position {position}) must be int, not "
-                        f"{type(reduction).__name__}")
-    return {1: "mean", 2: "sum"}.get(reduction, "none")
-
-
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    """`max(0, -target * (input1 - input2) + margin)`; `reduction` 0 (none, the default), 1 (mean) or 2 (sum).
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.margin_ranking_loss(tp.tensor([0.5, 2.0]), tp.tensor([1.0, -1.0]), tp.tensor([1.0, -1.0]))
-        tensor([0.5000, 3.0000])
-    """
-    from .nn import functional as F
-
-    return F.margin_ranking_loss(input1, input2, target, margin,
-                                 reduction=_reduction("margin_ranking_loss", reduction, 5))
-
-
-def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
-    """`input` where `target` is 1, `max(0, margin - input)` where it is -1; `reduction` 0 (none, the default),
-    1 (mean) or 2 (sum).
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.hinge_embedding_loss(tp.tensor([0.5, 2.0]), tp.tensor([1.0, -1.0]))
-        tensor([0.5000, 0.0000])
-    """
-    from .nn import functional as F
-
-    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction, 4))
-
-
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
-    """`max(d(anchor, positive) - d(anchor, negative) + margin, 0)` per sample; `reduction` 0 (none, the
-    default), 1 (mean) or 2 (sum).
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.triplet_margin_loss(tp.zeros(2, 3), tp.ones(2, 3), 2 * tp.ones(2, 3))
-        tensor([0., 0.])
-    """
-    from .nn import functional as F
-
-    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                 reduction=_reduction("triplet_margin_loss", reduction, 8))
-
-
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
-    """`1 - cos(input1, input2)` where `target` is 1, `max(0, cos - margin)` where it is -1; `reduction` 0 (none,
-    the default), 1 (mean) or 2 (sum).
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.cosine_embedding_loss(tp.tensor([[1.0, 0.0]]), tp.tensor([[0.0, 1.0]]), tp.tensor([1.0]))
-        tensor([1.])
-    """
-    from .nn import functional as F
-
-    return F.cosine_embedding_loss(input1, input2, target, margin,
-                                   reduction=_reduction("cosine_embedding_loss", reduction, 5))
-
-
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
-    """The connectionist temporal classification loss per sequence; `reduction` 0 (none, the default), 1 (mean
-    over target lengths, then the batch) or 2 (sum).
-
-    Example:
-        >>> import tapeflow as tp
-        >>> lp = tp.zeros(3, 1, 2).log_softmax(2)
-        >>> tp.ctc_loss(lp, tp.tensor([[1]]), [3], [1])
-        tensor([0.2877])
-    """
-    from .nn import functional as F
-
-    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
-                      reduction=_reduction("ctc_loss", reduction, 6), zero_infinity=zero_infinity)
-
-
-def poisson_nll_loss(input, target, log_input, full, eps, reduction):
-    """The Poisson negative log-likelihood (`exp(input) - target * input` with `log_input`), every argument
-    given as in PyTorch's top-level op; `reduction` 0 (none), 1 (mean) or 2 (sum).
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.poisson_nll_loss(tp.tensor([0.0, 1.0]), tp.tensor([1.0, 2.0]), True, False, 1e-8, 0)
-        tensor([1.0000, 0.7183])
-    """
-    from .nn import functional as F
-
-    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
-                              reduction=_reduction("poisson_nll_loss", reduction, 6))
