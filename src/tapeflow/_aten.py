@@ -428,3 +428,12 @@ def unbind_copy(input, dim=0):
         [[0, 1], [2, 3]]
     """
     return tuple(p.clone() for p in input.unbind(dim))
+
+
+def _attach() -> None:
+    from ._tensor import Tensor
+
+    Tensor.is_distributed = is_distributed
+
+
+_attach()

@@ -93,3 +93,7 @@ Tensor.is_xpu = property(lambda self: False)
 Tensor.is_mps = property(lambda self: False)
 Tensor.is_sparse = property(lambda self: False)
 Tensor.is_quantized = property(lambda self: False)
+# Backends and layouts a tapeflow tensor never has (PyTorch's flags, for code that asks).
+for _flag in ("is_xla", "is_ipu", "is_mkldnn", "is_vulkan", "is_mtia", "is_maia", "is_sparse_csr", "is_nested"):
+    setattr(Tensor, _flag, property(lambda self: False))
+del _flag

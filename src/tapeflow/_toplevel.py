@@ -597,3 +597,7 @@ def chain_matmul(*matrices):
 
     return multi_dot(matrices)
 
+
+
+Tensor.is_neg = is_neg
+Tensor.resolve_neg = resolve_neg
