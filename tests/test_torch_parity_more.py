@@ -354,3 +354,27 @@ def test_set_default_tensor_type_sets_the_default_dtype():
                 tp.set_default_tensor_type("torch.LongTensor")
         finally:
             tp.set_default_dtype(tp.float32)
+
+
+# -- default_collate ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("batch", [
+    "['a', 'b']", "[('a', 1), ('b', 2)]", "[{'s': 'a', 'n': 1.5}, {'s': 'b', 'n': 2.5}]", "[['a', 1], ['b', 2]]",
+    "[(torch.ones(2), 1, np.float32(0.5)), (torch.zeros(2), 0, np.float32(1.5))]", "[P('a', 1), P('b', 2)]",
+    "[np.ones(2), np.zeros(2)]", "[(1, (2.0, 'x')), (3, (4.0, 'y'))]"])
+def test_default_collate_as_pytorch(batch):
+    import collections
+
+    P = collections.namedtuple("P", "s n")
+
+    def show(value):
+        if hasattr(value, "tolist"):
+            return ("tensor", str(value.dtype).split(".")[-1], value.tolist())
+        if isinstance(value, dict):
+            return {k: show(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value).__name__, [show(v) for v in value]
+        return value
+
+    def run(lib):
+        return show(lib.utils.data.default_collate(eval(batch, {"torch": lib, "np": np, "P": P})))
+    assert _outcome(run, tp) == _outcome(run, torch)

@@ -149,7 +149,7 @@ def default_convert(data):
 def default_collate(batch):
     """Merge a list of samples into a batch, as PyTorch does: tensors and arrays are stacked along a new first
     dimension, numbers become a tensor (floats float64, ints int64), dicts and sequences are collated per field
-    (a tuple of fields gives a list), strings stay a list.
+    (a tuple of fields gives a list), strings stay as they came (a field of strings: a tuple).
 
     Example:
         >>> import tapeflow as tp
@@ -174,11 +174,11 @@ def default_collate(batch):
     if isinstance(elem, abc.Mapping):
         return {key: default_collate([d[key] for d in batch]) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, abc.Sequence):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        return [default_collate(s) for s in zip(*batch)]  # (fields of strings stay tuples, as PyTorch's)
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
                     f"{type(elem)}")
 
