@@ -378,3 +378,11 @@ def test_default_collate_as_pytorch(batch):
     def run(lib):
         return show(lib.utils.data.default_collate(eval(batch, {"torch": lib, "np": np, "P": P})))
     assert _outcome(run, tp) == _outcome(run, torch)
+
+
+@pytest.mark.parametrize("shapes", [((2, 2, 3), (1, 3, 2)), ((1, 2, 3), (2, 3, 2)), ((2, 2, 3), (2, 4, 2)),
+                                    ((2, 3), (2, 3, 2)), ((2, 2, 3), (2, 3, 2))])
+def test_bmm_does_not_broadcast_its_batch(shapes):
+    def run(lib):
+        return list(lib.bmm(lib.ones(shapes[0]), lib.ones(shapes[1])).shape)
+    assert _outcome(run, tp) == _outcome(run, torch)

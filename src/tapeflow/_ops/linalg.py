@@ -141,9 +141,7 @@ def bmm(input, mat2):
         >>> tp.bmm(tp.ones(4, 2, 3), tp.ones(4, 3, 5)).shape
         tapeflow.Size([4, 2, 5])
     """
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3 else "batch2 must be a 3D tensor")
-    _check_inner(input._raw.shape, mat2._raw.shape)
+    _check_batches(input, mat2)
     _refuse_bool("bmm", input, mat2)
     _same_dtype("bmm", input, mat2)
     return dispatch(X.bmm, (input, mat2))
@@ -453,7 +451,11 @@ def _check_batches(batch1, batch2) -> None:
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t.ndim != 3:
             raise RuntimeError(f"{name} must be a 3D tensor")
-    _check_inner(batch1._raw.shape, batch2._raw.shape)
+    sa, sb = batch1._raw.shape, batch2._raw.shape
+    if sa[0] != sb[0]:  # (no broadcasting of the batch)
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{sa[0]}, {sa[2]}] but "
+                           f"got: [{sb[0]}, {sb[1]}].")
+    _check_inner(sa, sb)
 
 
 # PyTorch's kernel names in its refusal of Bool (addr takes Bool: `or` for `+`, `and` for `*`).
