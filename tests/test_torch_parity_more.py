@@ -386,3 +386,16 @@ def test_bmm_does_not_broadcast_its_batch(shapes):
     def run(lib):
         return list(lib.bmm(lib.ones(shapes[0]), lib.ones(shapes[1])).shape)
     assert _outcome(run, tp) == _outcome(run, torch)
+
+
+@pytest.mark.parametrize("expr", ["x.pow(3)", "x ** 2.5", "x ** torch.tensor(2.0)", "2 ** x", "x * 3", "x * x"])
+def test_saved_values_of_pow_nodes_under_pytorchs_names(expr):
+    def run(lib):
+        x = lib.tensor([2.0], requires_grad=True)
+        fn = eval(expr, {"torch": lib, "x": x}).grad_fn
+        seen = []
+        for name in ("_saved_self", "_saved_exponent", "_saved_result", "_saved_other"):
+            value = _outcome(lambda _, name=name: getattr(fn, name), lib)
+            seen.append(value.tolist() if hasattr(value, "tolist") else value)
+        return seen
+    assert run(tp) == run(torch)

@@ -221,7 +221,10 @@ def unpack_node(node, create_graph: bool):
 
 
 # -- grad_fn._saved_<name> / grad_fn._raw_saved_<name> ---------------------------------------------------
-_SECOND_INPUT = {"mm": "mat2", "bmm": "mat2", "pow": "exponent"}
+# PyTorch's names of an op's saved inputs, where they are not (self, other); `rpow` (`2 ** x`) takes the
+# exponent first.
+_INPUT_NAMES = {"mm": ("self", "mat2"), "bmm": ("self", "mat2"), "pow": ("self", "exponent"),
+                "pow_scalar": ("self", "exponent"), "rpow": ("exponent", "self")}
 
 
 def saved_slot(node, name: str):
@@ -230,7 +233,7 @@ def saved_slot(node, name: str):
         k = int(name[6:] or 0)
         saved_ans = node._ans is not None or (node._unpack is not None and node._unpack[1] is not None)
         return ("result", k) if saved_ans or node._freed else None
-    names = ("self", _SECOND_INPUT.get(node.op.name, "other"))
+    names = _INPUT_NAMES.get(node.op.name, ("self", "other"))
     if name in names and names.index(name) < len(node.needs):
         return ("input", names.index(name))
     return None
