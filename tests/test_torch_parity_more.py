@@ -399,3 +399,81 @@ def test_saved_values_of_pow_nodes_under_pytorchs_names(expr):
             seen.append(value.tolist() if hasattr(value, "tolist") else value)
         return seen
     assert run(tp) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda o: tp.optim.lr_scheduler.OneCycleLR(o, 1.0, total_steps=10),
+    lambda o: tp.optim.lr_scheduler.OneCycleLR(o, 1.0, total_steps=10, anneal_strategy="linear", three_phase=True),
+    lambda o: tp.optim.lr_scheduler.MultiStepLR(o, [1, 3])])
+def test_scheduler_state_goes_through_a_checkpoint(make):
+    """A checkpoint holding a scheduler's state loads (with the safe unpickler) and resumes the schedule."""
+    import io
+
+    def fresh():
+        opt = tp.optim.SGD([tp.nn.Parameter(tp.ones(1))], lr=1.0, momentum=0.9)
+        return opt, make(opt)
+
+    opt, sched = fresh()
+    for _ in range(3):
+        opt.step()
+        sched.step()
+    buf = io.BytesIO()
+    tp.save({"opt": opt.state_dict(), "sched": sched.state_dict()}, buf)
+    buf.seek(0)
+    loaded = tp.load(buf)
+    opt2, sched2 = fresh()
+    opt2.load_state_dict(loaded["opt"])
+    sched2.load_state_dict(loaded["sched"])
+    for _ in range(4):
+        opt.step()
+        sched.step()
+        opt2.step()
+        sched2.step()
+        assert sched2.get_last_lr() == sched.get_last_lr()
+
+
+# -- from the layers and losses sweep ----------------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("lengths", [([3, 5], [4, 2]), ([5, 5], [2, 2]), ([2, 5], [2, 1])])
+def test_ctc_loss_of_an_impossible_alignment_has_pytorchs_gradient(reduction, zero_infinity, lengths):
+    """An infinite loss (the target cannot fit the input) gives NaN gradients inside its input, as PyTorch's,
+    unless `zero_infinity`."""
+    log_probs = np.log(np.random.default_rng(0).dirichlet(np.ones(4), size=(5, 2))).astype(np.float32)
+    got = []
+    for lib in (torch, tp):
+        lp = lib.tensor(log_probs, requires_grad=True)
+        loss = lib.nn.functional.ctc_loss(lp, lib.tensor([[1, 2, 3, 1], [1, 2, 0, 0]]), lib.tensor(lengths[0]),
+                                          lib.tensor(lengths[1]), reduction=reduction, zero_infinity=zero_infinity)
+        loss.sum().backward()
+        got.append((loss, lp.grad))
+    _same(got[1][0], got[0][0], rtol=1e-5, atol=1e-6)
+    _same(got[1][1], got[0][1], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(3, 4), (2, 4, 3), (4,)])
+def test_cross_entropy_with_probabilities_differentiates_the_class_weights(shape, reduction, label_smoothing):
+    rng = np.random.default_rng(0)
+    logits, target = rng.standard_normal(shape), rng.random(shape)
+    got = []
+    for lib in (torch, tp):
+        x = lib.tensor(logits, requires_grad=True)
+        t = lib.tensor(target, requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 3.0, 0.5], dtype=lib.float64, requires_grad=True)
+        lib.nn.functional.cross_entropy(x, t, weight=w, reduction=reduction,
+                                        label_smoothing=label_smoothing).sum().backward()
+        got.append((x.grad, t.grad, w.grad))
+    for a, b in zip(got[1], got[0]):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("hx", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_lstm_cell_keeps_an_unbatched_input_unbatched(batched, hx):
+    cell = tp.nn.LSTMCell(4, 5)
+    x = tp.randn(2, 4) if batched else tp.randn(4)
+    state = None if not hx else ((tp.zeros(2, 5), tp.zeros(2, 5)) if batched else (tp.zeros(5), tp.zeros(5)))
+    h, c = cell(x, state)
+    assert tuple(h.shape) == tuple(c.shape) == ((2, 5) if batched else (5,))

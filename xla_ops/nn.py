@@ -464,6 +464,11 @@ def _cross_entropy_vjp(g, ans, x, target, weight, ignore_index=-100, reduction="
         wshape = [1] * x.ndim
         wshape[cax] = c
         gt = (-gs * (1 - label_smoothing) * w.reshape(wshape) * logp).astype(target.dtype)
+        if weight is not None:  # (with probabilities the weights enter PyTorch's formula, which differentiates them)
+            smoothed = target.astype(x.dtype) * (1 - label_smoothing) + label_smoothing / c
+            axes = tuple(i for i in range(x.ndim) if i != cax)
+            gw = jnp.sum(-gs * smoothed * logp, axis=axes).astype(weight.dtype)
+            return gx.astype(x.dtype), gt, gw
     return gx.astype(x.dtype), gt, None
 
 

@@ -365,6 +365,9 @@ def copy_(self, src, non_blocking=False):
 
 
 def fill_(self, value):
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
     value = _dtype.check_number_fits(value, self._raw.dtype, self._raw.size)
     return inplace(self, dispatch(X.copy, (self, value)))
 

@@ -29,7 +29,7 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 _ALLOWED = {
     ("tapeflow._tensor", "_rebuild"), ("tapeflow._tensor", "_rebuild_view"), ("tapeflow.nn.parameter", "_rebuild_parameter"),
     ("tapeflow._dtype", "from_jax_dtype"), ("tapeflow._device", "device"),
-    ("collections", "OrderedDict"), ("builtins", "slice"), ("builtins", "complex"), ("builtins", "set"),
+    ("collections", "OrderedDict"), ("collections", "Counter"), ("builtins", "slice"), ("builtins", "complex"), ("builtins", "set"),
     ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "range"),
     ("numpy", "dtype"), ("numpy", "ndarray"),
     ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),

@@ -55,6 +55,19 @@ def _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank):
     return jnp.where(input_lengths > 0, nll, jnp.where(target_lengths > 0, jnp.inf, 0.0))
 
 
+@jax.custom_jvp
+def _infinite_is_nan(loss):
+    """`loss`, whose derivative is NaN where it is infinite: PyTorch's gradient for an impossible alignment
+    (without `zero_infinity`), so that training does not go on as if nothing happened."""
+    return loss
+
+
+@_infinite_is_nan.defjvp
+def _infinite_is_nan_jvp(primals, tangents):
+    (loss,), (t,) = primals, tangents
+    return loss, t * jnp.where(jnp.isinf(loss), jnp.nan, 1.0).astype(t.dtype)
+
+
 def _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
     nll = _ctc_nll(log_probs, targets, input_lengths, target_lengths, blank)
     # NOTE: PyTorch's gradient with respect to log_probs is `exp(log_probs) - posterior` at the frames inside
@@ -65,6 +78,8 @@ def _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction, ze
     loss = nll + (extra - lax.stop_gradient(extra))
     if zero_infinity:
         loss = jnp.where(jnp.isinf(nll), 0.0, loss)
+    else:
+        loss = _infinite_is_nan(loss)
     if reduction == "mean":
         return jnp.mean(loss / jnp.maximum(target_lengths, 1).astype(loss.dtype))
     if reduction == "sum":

@@ -66,7 +66,7 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
         self.total_steps = total_steps
-        self._anneal = self._cos if anneal_strategy == "cos" else self._linear
+        self._anneal_func_type = anneal_strategy  # (a name, not the function: the state must pickle safely)
         up = float(pct_start * total_steps) - 1
         if three_phase:
             self._phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
@@ -95,6 +95,9 @@ class OneCycleLR(LRScheduler):
     @staticmethod
     def _linear(start: float, end: float, pct: float) -> float:
         return (end - start) * pct + start
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        return (self._cos if self._anneal_func_type == "cos" else self._linear)(start, end, pct)
 
     def get_lr(self) -> list[float]:
         step = self.last_epoch

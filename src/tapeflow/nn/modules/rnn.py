@@ -289,8 +289,10 @@ class _Cell(Module):
         x = input if batched else input.unsqueeze(0)
         zeros = _factories.zeros(x.shape[0], self.hidden_size, dtype=x.dtype)
         if self._mode == "LSTM":
-            h, c = hx if hx is not None else (zeros, zeros)
-            h, c = (h, c) if batched else (h.unsqueeze(0), c.unsqueeze(0))
+            if hx is None:
+                h, c = zeros, zeros
+            else:
+                h, c = hx if batched else (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         else:
             h, c = (zeros if hx is None else hx if batched else hx.unsqueeze(0)), None
         # One step is a sequence of length one: the same op (and gate order) as the layers.
