@@ -477,3 +477,89 @@ def test_lstm_cell_keeps_an_unbatched_input_unbatched(batched, hx):
     state = None if not hx else ((tp.zeros(2, 5), tp.zeros(2, 5)) if batched else (tp.zeros(5), tp.zeros(5)))
     h, c = cell(x, state)
     assert tuple(h.shape) == tuple(c.shape) == ((2, 5) if batched else (5,))
+
+
+def test_adam_with_decoupled_weight_decay_is_adamw():
+    got = []
+    for lib in (torch, tp):
+        runs = []
+        for name, extra in (("Adam", {"decoupled_weight_decay": True}), ("AdamW", {}), ("Adam", {})):
+            p = lib.nn.Parameter(lib.tensor([1.0, -2.0]))
+            opt = getattr(lib.optim, name)([p], lr=0.1, weight_decay=0.1, **extra)
+            for _ in range(3):
+                opt.zero_grad()
+                (p * p).sum().backward()
+                opt.step()
+            runs.append((np.round(p.detach().numpy(), 6).tolist(), opt.param_groups[0]["decoupled_weight_decay"]))
+        got.append(runs)
+    assert got[1] == got[0]
+    assert got[1][0] == got[1][1] != got[1][2]
+
+
+def test_optimizers_take_named_parameters():
+    for lib in (torch, tp):
+        m = lib.nn.Linear(2, 1)
+        opt = lib.optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9)
+        m(lib.ones(1, 2)).sum().backward()
+        opt.step()
+        state = opt.state_dict()
+        assert state["param_groups"][0]["param_names"] == ["weight", "bias"]
+        lib.optim.SGD(m.named_parameters(), lr=0.1, momentum=0.9).load_state_dict(state)
+        with pytest.raises(ValueError, match="with/without names"):
+            lib.optim.SGD([("a", m.weight), m.bias], lr=0.1)
+
+
+@pytest.mark.parametrize("lib", ["torch", "tp"])
+def test_container_methods(lib):
+    L = torch if lib == "torch" else tp
+    nn = L.nn
+    s = nn.Sequential(nn.ReLU(), nn.Tanh())
+    assert s.insert(1, nn.Sigmoid()) is s
+    s.insert(-1, nn.Identity())
+    s.extend([nn.ReLU()])
+    assert type(s.pop(0)).__name__ == "ReLU"
+    assert [type(m).__name__ for m in s] == ["Sigmoid", "Identity", "Tanh", "ReLU"]
+    assert len(s + s) == len(s * 2) == len(2 * s) == 8
+    s += nn.Sequential(nn.ReLU())
+    s *= 2
+    assert list(s._modules)[:3] == ["0", "1", "2"] and len(s) == 10
+    with pytest.raises(ValueError):
+        s + [nn.ReLU()]
+    with pytest.raises(ValueError):
+        s * 0
+    ml = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+    assert type(ml.pop(0)).__name__ == "ReLU" and len(ml) == 1 and len(ml + [nn.ReLU()]) == 2
+    pd = nn.ParameterDict({"a": L.ones(1)})
+    assert pd.setdefault("b", L.zeros(2)).shape == (2,)
+    assert list(reversed(pd)) == ["b", "a"]
+    assert pd.popitem()[0] == "b"
+    assert list(pd.copy().keys()) == ["a"] and list(pd.fromkeys(["x", "y"], L.ones(1)).keys()) == ["x", "y"]
+
+
+def test_forward_hooks_with_always_call_run_when_forward_raises():
+    seen = {}
+    for name, lib in (("torch", torch), ("tp", tp)):
+        class Failing(lib.nn.Module):
+            def forward(self, x):
+                raise ValueError("boom")
+
+        m, calls = Failing(), []
+        m.register_forward_hook(lambda mod, a, o, calls=calls: calls.append(("always", o)), always_call=True)
+        m.register_forward_hook(lambda mod, a, o, calls=calls: calls.append(("plain", o)))
+        m.register_forward_hook(lambda mod, a, k, o, calls=calls: calls.append(("kwargs", o, k)), always_call=True,
+                                with_kwargs=True)
+        with pytest.raises(ValueError, match="boom"):
+            m(lib.ones(1))
+        seen[name] = calls
+    assert seen["tp"] == seen["torch"] == [("always", None), ("kwargs", None, {})]
+
+
+@pytest.mark.parametrize("n,stride,output_padding,dilation", [
+    (1, 2, 2, 1), (2, 2, 2, 1), (2, 1, 1, 1), (2, 2, 1, 2), (2, 1, 2, 3), (2, (2, 3), (1, 3), 1), (3, 2, (1, 2, 1), 1)])
+def test_conv_transpose_refuses_output_padding_as_pytorch(n, stride, output_padding, dilation):
+    def run(lib):
+        fn = getattr(lib.nn.functional, f"conv_transpose{n}d")
+        shape = (1, 1) + (3,) * n
+        return list(fn(lib.ones(shape), lib.ones(shape), stride=stride, output_padding=output_padding,
+                       dilation=dilation).shape)
+    assert _outcome(run, tp) == _outcome(run, torch)

@@ -297,6 +297,19 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 
 @lower_precision
+def _check_output_padding(output_padding, stride, dilation) -> None:
+    """PyTorch's refusal of an output padding not smaller than the stride or the dilation (a 1-D one is shown
+    as a 2-D one of height 1)."""
+    if all(o < s or o < d for o, s, d in zip(output_padding, stride, dilation)):
+        return
+    fill = (1,) * (2 - len(stride)) if len(stride) < 2 else ()
+    names = ("depth", "height", "width")[-max(len(stride), 2):]
+    show = lambda label, values: " ".join(f"{label}_{k}: {v}" for k, v in zip(names, values))  # noqa: E731
+    raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                       f"{show('output_padding', (0,) * len(fill) + tuple(output_padding))} "
+                       f"{show('stride', fill + tuple(stride))} {show('dilation', fill + tuple(dilation))}")
+
+
 def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups, dilation, kernels=True):
     _check(input, f"conv_transpose{n}d")
     unbatched = input.ndim == n + 1
@@ -312,6 +325,7 @@ def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, g
     params = (("stride", _tuple(stride, n, "stride")), ("padding", _tuple(padding, n, "padding")),
               ("output_padding", _tuple(output_padding, n, "output_padding")),
               ("dilation", _tuple(dilation, n, "dilation")), ("groups", int(groups)))
+    _check_output_padding(*(dict(params)[k] for k in ("output_padding", "stride", "dilation")))
     _same_weight_dtype(input, weight)
     if kernels:
         _integer_kernel(input, n, (), transposed=True)

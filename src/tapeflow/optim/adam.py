@@ -19,7 +19,7 @@ class Adam(Optimizer):
         lr: learning rate (default 1e-3).
         betas: coefficients of the running averages of the gradient and its square.
         eps: added to the denominator.
-        weight_decay: L2 penalty added to the gradient.
+        weight_decay: L2 penalty added to the gradient (with `decoupled_weight_decay=True`, decayed as `AdamW`).
         amsgrad: use the maximum of past squared averages.
         maximize: ascend instead of descend.
         foreach, capturable, differentiable, fused: accepted for compatibility.
@@ -36,8 +36,9 @@ class Adam(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
-                 capturable: bool = False, differentiable: bool = False, fused=None):
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach=None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False, fused=None,
+                 decoupled_weight_decay: bool = False):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -49,7 +50,8 @@ class Adam(Optimizer):
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
-                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused)
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=bool(decoupled_weight_decay or self._decoupled))
         super().__init__(params, defaults)
 
     def step(self, closure=None):
@@ -60,7 +62,8 @@ class Adam(Optimizer):
                 beta1, beta2 = group["betas"]
                 amsgrad = group["amsgrad"]
                 static = (("beta1", beta1), ("beta2", beta2), ("eps", group["eps"]),
-                          ("weight_decay", group["weight_decay"]), ("decoupled", self._decoupled),
+                          ("weight_decay", group["weight_decay"]),
+                          ("decoupled", group.get("decoupled_weight_decay", self._decoupled)),
                           ("amsgrad", amsgrad), ("maximize", group["maximize"]))
                 lr = group["lr"]
                 buffers = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if amsgrad else [])

@@ -64,7 +64,7 @@ class Optimizer:
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
+            groups = [{"params": groups}]  # (tensors, or (name, tensor) pairs)
         for g in groups:
             self.add_param_group(g)
 
@@ -90,6 +90,12 @@ class Optimizer:
         group = dict(param_group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        named = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[1], Tensor) for p in group["params"]]
+        if any(named):  # `model.named_parameters()`: the names go to the group's "param_names", as PyTorch's
+            if not all(named):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            group["param_names"] = [name for name, _ in group["params"]]
+            group["params"] = [p for _, p in group["params"]]
         for p in group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")

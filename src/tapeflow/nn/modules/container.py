@@ -77,6 +77,54 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Insert `module` before position `index`; returns self."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        items = list(self._modules.values())
+        items.insert(index % n if index < 0 else index, module)
+        _renumber(self, items)
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        """Append every module of `sequential`; returns self."""
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def pop(self, key: int | slice):
+        """Remove and return the module (or the `Sequential` of the modules) at `key`."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+        return self.extend(list(other))
+
+    def __mul__(self, other: int) -> Sequential:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return Sequential(*(list(self) * other))  # (the same modules repeated, as PyTorch's)
+
+    __rmul__ = __mul__
+
+    def __imul__(self, other: int) -> Sequential:
+        repeated = self * other
+        _renumber(self, list(repeated))
+        return self
+
     def forward(self, input):
         for m in self._modules.values():
             input = m(input)
@@ -136,6 +184,15 @@ class ModuleList(Module):
         items = list(self._modules.values())
         items.insert(index, module)
         _renumber(self, items)
+
+    def pop(self, key: int | slice):
+        """Remove and return the module (or the `ModuleList` of the modules) at `key`."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList([*self, *other])
 
 
 class ModuleDict(Module):

@@ -98,14 +98,34 @@ class Module(ModuleExtras):
             bw = BackwardHook(self, [*_global_backward_hooks.values(), *self._backward_hooks.values()],
                               [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()])
             args = bw.setup_input(args)
-        out = self.forward(*args, **kwargs)
-        for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-            res = hook(self, args, kwargs, out) if hid in kw_hooks else hook(self, args, out)
-            if res is not None:
-                out = res
+        out, called = None, set()
+        try:
+            out = self.forward(*args, **kwargs)
+            for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                called.add(hid)
+                res = hook(self, args, kwargs, out) if hid in kw_hooks else hook(self, args, out)
+                if res is not None:
+                    out = res
+        except Exception:
+            self._run_always_called_hooks(args, kwargs, out, called, kw_hooks)
+            raise
         if bw is not None:
             out = bw.setup_output(out)
         return out
+
+    def _run_always_called_hooks(self, args, kwargs, out, called: set, kw_hooks) -> None:
+        """After `forward` (or a forward hook) raised: the forward hooks registered with `always_call=True` that
+        have not run yet, as PyTorch runs them; an error of theirs is a warning (the first error propagates)."""
+        always = self.__dict__.get("_hooks_always_called", ())
+        for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+            if hid not in always or hid in called:
+                continue
+            try:
+                res = hook(self, args, kwargs, out) if hid in kw_hooks else hook(self, args, out)
+                out = out if res is None else res
+            except Exception as e:  # noqa: BLE001 (reported, then the forward's own error is raised)
+                warnings.warn("module forward hook with ``always_call=True`` raised an exception that was silenced "
+                              f"as another error was raised in forward: {e}", stacklevel=3)
 
     def forward(self, *args, **kwargs):  # noqa: F811
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -518,12 +538,13 @@ class Module(ModuleExtras):
         """
         return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
         """Register `hook(module, args, output) -> None | new_output`, run after `forward`.
 
         With `with_kwargs=True` the hook is `hook(module, args, kwargs, output)`;
-        `prepend=True` runs it before the hooks already registered.
+        `prepend=True` runs it before the hooks already registered; `always_call=True` runs it also when
+        `forward` raises (with `output` None), before the error propagates.
 
         Example:
             >>> import tapeflow as tp
@@ -532,7 +553,10 @@ class Module(ModuleExtras):
             >>> m(tp.ones(1))
             tensor([2.])
         """
-        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+        handle = self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+        if always_call:
+            self.__dict__.setdefault("_hooks_always_called", set()).add(handle.id)
+        return handle
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register `hook(module, grad_input, grad_output) -> None | new_grad_input`.

@@ -168,6 +168,37 @@ class ParameterDict(Module):
         for k in list(self._keys):
             del self[k]
 
+    def setdefault(self, key: str, default=None):
+        """The entry under `key`, first set to `default` if there is none."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self):
+        """Remove and return the last `(name, parameter)` added."""
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def copy(self) -> ParameterDict:
+        """A new `ParameterDict` holding the same parameters."""
+        return ParameterDict(OrderedDict(self.items()))
+
+    def fromkeys(self, keys, default=None) -> ParameterDict:
+        """A new `ParameterDict` with every key of `keys` set to `default`."""
+        return ParameterDict(OrderedDict((k, default) for k in keys))
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __or__(self, other) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ior__(self, other) -> ParameterDict:
+        self.update(other)
+        return self
+
     def update(self, parameters) -> None:
         """Add entries from a mapping or an iterable of `(name, value)` pairs."""
         if isinstance(parameters, (OrderedDict, ParameterDict)):

@@ -49,6 +49,10 @@ class PackedSequence(NamedTuple):
     def is_cuda(self) -> bool:
         return self.data.is_cuda
 
+    def is_pinned(self) -> bool:
+        """False: tapeflow has no pinned host memory."""
+        return False
+
 
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
     """The permutation that undoes `permutation` (None stays None)."""
