@@ -563,3 +563,20 @@ def test_conv_transpose_refuses_output_padding_as_pytorch(n, stride, output_padd
         return list(fn(lib.ones(shape), lib.ones(shape), stride=stride, output_padding=output_padding,
                        dilation=dilation).shape)
     assert _outcome(run, tp) == _outcome(run, torch)
+
+
+def test_module_reprs_and_copies_as_pytorch():
+    import copy
+
+    seen = []
+    for lib in (torch, tp):
+        nn = lib.nn
+        mods = [nn.LayerNorm(4), nn.LayerNorm(4, bias=False), nn.GroupNorm(2, 4), nn.GroupNorm(2, 4, bias=False),
+                nn.GroupNorm(2, 4, affine=False), nn.Upsample(scale_factor=2), nn.Upsample(scale_factor=(2, 3))]
+        p = nn.Parameter(lib.ones(2))
+        p.grad = lib.ones(2)
+        t = lib.ones(2, requires_grad=True)
+        t.grad = lib.ones(2)
+        seen.append(([repr(m) for m in mods], copy.deepcopy(p).grad, copy.deepcopy(t).grad.tolist(),
+                     [n for n, _ in nn.GroupNorm(2, 4, bias=False).named_parameters()]))
+    assert seen[0] == seen[1]

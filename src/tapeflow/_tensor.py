@@ -715,7 +715,7 @@ class Tensor:
     def _copy_leaf(cls, t):
         new = _new(cls)
         _init(new, t._data, None, 0, t._requires_grad)
-        if t._grad is not None:
+        if t._grad is not None and not t._is_param:  # (a Parameter's copy starts without one, as PyTorch's)
             new._grad = Tensor._wrap(t._grad._data)
         if t.__dict__:
             for k, v in t.__dict__.items():

@@ -27,6 +27,11 @@ class Upsample(Module):
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None):
         super().__init__()
+        # (scale factors kept as floats, as PyTorch's: its repr shows `2.0`)
+        if isinstance(scale_factor, (tuple, list)):
+            scale_factor = tuple(float(f) for f in scale_factor)
+        elif scale_factor:
+            scale_factor = float(scale_factor)
         self.size, self.scale_factor, self.mode = size, scale_factor, mode
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 
