@@ -194,37 +194,19 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return _functional().rms_norm(input, normalized_shape, weight, eps)
 
 
-def dropout(input, p, train):
-    """`nn.functional.dropout` with `p` and `train` required, positional.
+def _dropout_function(name: str, example: str, shown: str):
+    def f(input, p, train):
+        return getattr(_functional(), name)(input, p, train)
 
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.dropout(tp.ones(2), 0.5, False)
-        tensor([1., 1.])
-    """
-    return _functional().dropout(input, p, train)
-
-
-def alpha_dropout(input, p, train):
-    """`nn.functional.alpha_dropout` with `p` and `train` required, positional.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.alpha_dropout(tp.ones(2), 0.5, False)
-        tensor([1., 1.])
-    """
-    return _functional().alpha_dropout(input, p, train)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"`nn.functional.{name}` with `p` and `train` required, positional.\n\nExample:\n"
+                 f"    >>> import tapeflow as tp\n    >>> tp.{name}({example}, 0.5, False)\n    {shown}\n")
+    return f
 
 
-def feature_alpha_dropout(input, p, train):
-    """`nn.functional.feature_alpha_dropout` with `p` and `train` required, positional.
-
-    Example:
-        >>> import tapeflow as tp
-        >>> tp.feature_alpha_dropout(tp.ones(1, 2), 0.5, False)
-        tensor([[1., 1.]])
-    """
-    return _functional().feature_alpha_dropout(input, p, train)
+dropout = _dropout_function("dropout", "tp.ones(2)", "tensor([1., 1.])")
+alpha_dropout = _dropout_function("alpha_dropout", "tp.ones(2)", "tensor([1., 1.])")
+feature_alpha_dropout = _dropout_function("feature_alpha_dropout", "tp.ones(1, 2)", "tensor([[1., 1.]])")
 
 
 def constant_pad_nd(input, pad, value=0):
