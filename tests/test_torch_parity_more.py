@@ -580,3 +580,21 @@ def test_module_reprs_and_copies_as_pytorch():
         seen.append(([repr(m) for m in mods], copy.deepcopy(p).grad, copy.deepcopy(t).grad.tolist(),
                      [n for n, _ in nn.GroupNorm(2, 4, bias=False).named_parameters()]))
     assert seen[0] == seen[1]
+
+
+def test_soft_margin_loss_refuses_a_target_that_requires_grad():
+    for lib in (torch, tp):
+        with pytest.raises(RuntimeError, match="'soft_margin_loss' is not differentiable with respect to argument "
+                                               "'target'"):
+            lib.nn.functional.soft_margin_loss(lib.randn(3, requires_grad=True), lib.rand(3, requires_grad=True))
+
+
+def test_running_statistics_stay_differentiable_for_jax_transforms():
+    """PyTorch refuses running statistics that require grad; tapeflow differentiates them, because JAX
+    transforms (equinox's filter_grad over a module in eval mode) treat every float array as an input."""
+    import equinox
+    import jax.numpy as jnp
+
+    model = tp.nn.Sequential(tp.nn.Linear(3, 3), tp.nn.BatchNorm1d(3)).eval()
+    grads = equinox.filter_grad(lambda m, x: m(x).sum())(tp.interop.to_equinox(model), jnp.ones((4, 3), jnp.float32))
+    assert grads is not None

@@ -101,6 +101,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         tensor(1.4100)
     """
     reduction = _reduction(reduction, size_average, reduce)
+    not_differentiable("soft_margin_loss", target=target)
     # PyTorch computes in the input's dtype, in place: the product must cast back to it, and an integer one
     # cannot hold exp's float result.
     product = -input * target
