@@ -598,3 +598,10 @@ def test_running_statistics_stay_differentiable_for_jax_transforms():
     model = tp.nn.Sequential(tp.nn.Linear(3, 3), tp.nn.BatchNorm1d(3)).eval()
     grads = equinox.filter_grad(lambda m, x: m(x).sum())(tp.interop.to_equinox(model), jnp.ones((4, 3), jnp.float32))
     assert grads is not None
+
+
+@pytest.mark.parametrize("theta,size", [((2, 2, 3), (3, 1, 4, 4)), ((2, 3, 4), (1, 1, 4, 4, 2)), ((2, 2, 3), (2, 1, 4, 4))])
+def test_affine_grid_batch_mismatch_as_pytorch(theta, size):
+    def run(lib):
+        return list(lib.nn.functional.affine_grid(lib.ones(theta), size=size, align_corners=False).shape)
+    assert _outcome(run, tp) == _outcome(run, torch)

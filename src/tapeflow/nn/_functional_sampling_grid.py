@@ -68,9 +68,10 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
                                   f"respectively. Got size {size}.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    if theta.shape[0] != size[0]:
-        raise ValueError(f"Expected a batch of affine matrices matching the batch size {size[0]}. Got "
-                         f"{theta.shape}.")
+    if theta.shape[0] != size[0]:  # (PyTorch's batched product of the base grid and theta refuses it)
+        k1 = len(size) - 1
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, {k1}] but "
+                           f"got: [{theta.shape[0]}, {k1}].")
     k = len(spatial)
     # coordinates ordered (x, y[, z]) = the last spatial dimension first, then a column of ones
     axes = [_base(s, align_corners, theta) for s in spatial]
