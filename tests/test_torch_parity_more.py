@@ -605,3 +605,11 @@ def test_affine_grid_batch_mismatch_as_pytorch(theta, size):
     def run(lib):
         return list(lib.nn.functional.affine_grid(lib.ones(theta), size=size, align_corners=False).shape)
     assert _outcome(run, tp) == _outcome(run, torch)
+
+
+def test_a_load_state_dict_post_hook_returning_a_value_is_refused():
+    for lib in (torch, tp):
+        m = lib.nn.Linear(1, 1)
+        m.register_load_state_dict_post_hook(lambda mod, keys: keys)
+        with pytest.raises(AssertionError, match="not expected to return new values"):
+            m.load_state_dict(m.state_dict())

@@ -82,7 +82,10 @@ def load_state_dict(module, state_dict, strict: bool = True, assign: bool = Fals
     result = _Result(missing, unexpected)
     for _, mod in module.named_modules(remove_duplicate=False):
         for hook in list(mod.__dict__.get("_load_state_dict_post_hooks", {}).values()):
-            hook(mod, result)
+            if hook(mod, result) is not None:
+                raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
+                                     "return new values, if incompatible_keys need to be modified, it should be done "
+                                     "inplace.")
     if strict:
         if unexpected:
             errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
