@@ -613,3 +613,25 @@ def test_a_load_state_dict_post_hook_returning_a_value_is_refused():
         m.register_load_state_dict_post_hook(lambda mod, keys: keys)
         with pytest.raises(AssertionError, match="not expected to return new values"):
             m.load_state_dict(m.state_dict())
+
+
+def test_full_backward_hook_sees_one_entry_per_positional_argument():
+    """Zeros for a tensor input that needs no gradient (when another one needs one), None for a non-tensor."""
+    seen = {}
+    for name, lib in (("torch", torch), ("tp", tp)):
+        class M(lib.nn.Module):
+            def forward(self, a, b, c, d=None):
+                return a * 2 + b
+
+        m, calls = M(), []
+        m.register_full_backward_hook(lambda mod, gi, go, calls=calls: calls.append(
+            [None if g is None else (str(g.dtype).split(".")[-1], g.tolist()) for g in gi]))
+        m(lib.ones(2, requires_grad=True), lib.ones(2), lib.ones(3, dtype=lib.int64), d=lib.ones(2)).sum().backward()
+        m(lib.ones(2), lib.ones(2, requires_grad=True), 3).sum().backward()
+        m(3, lib.ones(2, requires_grad=True), 3).sum().backward()
+        b = lib.ones(2, requires_grad=True)
+        scaled = M()
+        scaled.register_full_backward_hook(lambda mod, gi, go: tuple(None if g is None else g * 10 for g in gi))
+        scaled(lib.ones(2), b, 7).sum().backward()
+        seen[name] = (calls, b.grad.tolist())
+    assert seen["tp"] == seen["torch"]

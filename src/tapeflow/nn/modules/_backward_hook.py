@@ -29,14 +29,16 @@ class BackwardHook:
         self.n_outputs = 0
         self.output_positions: list[int] = []
         self.grad_output = None
+        self.constant_inputs: list = []
 
     def _identity(self, tensors):
         return dispatch(xla_ops.nn.backward_hook, tuple(tensors))
 
     def setup_input(self, args: tuple) -> tuple:
+        # `grad_input` has one entry per positional argument, as PyTorch's: None for those that are not tensors.
         tensor_args = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        self.n_inputs = len(tensor_args)
-        self.slots = {i: k for k, i in enumerate(tensor_args)}
+        self.n_inputs = len(args)
+        self.slots = {i: i for i in tensor_args}
         if not state.grad_enabled or not self.hooks:
             # Pre-hooks alone need only the output node.
             return args
@@ -44,6 +46,8 @@ class BackwardHook:
         self.input_positions = pos
         if not pos:
             return args
+        # The tensor inputs that need no gradient: PyTorch's hook sees zeros of their shape and dtype for them.
+        self.constant_inputs = [(self.slots[i], args[i].shape, args[i].dtype) for i in tensor_args if i not in pos]
         outs = self._identity([args[i] for i in pos])
         outs[0].grad_fn.register_prehook(self._on_grad_input)
         new = list(args)
@@ -103,6 +107,11 @@ class BackwardHook:
         tensor_slots = self.slots
         for i, g in zip(self.input_positions, grads):
             full[tensor_slots[i]] = g
+        if self.constant_inputs:
+            from ..._factories import zeros
+
+            for slot, shape, dtype in self.constant_inputs:
+                full[slot] = zeros(shape, dtype=dtype)
         res = self._run(tuple(full))
         self.grad_output = None  # (a later pass through the inputs alone runs no hook either)
         if res is None:

@@ -561,8 +561,9 @@ class Module(ModuleExtras):
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
         """Register `hook(module, grad_input, grad_output) -> None | new_grad_input`.
 
-        `grad_input` holds the gradients w.r.t. the module's positional tensor
-        inputs (`None` for inputs that do not require grad), `grad_output` those
+        `grad_input` holds one entry per positional argument: the gradient of a
+        tensor input (zeros for one that needs no gradient, as in PyTorch), None
+        for an argument that is not a tensor; `grad_output` holds those
         w.r.t. its outputs (`None` for outputs that are not tensors or need no
         gradient). The hook runs once both are known; `prepend=True` runs it
         before the hooks already registered.
