@@ -635,3 +635,18 @@ def test_full_backward_hook_sees_one_entry_per_positional_argument():
         scaled(lib.ones(2), b, 7).sum().backward()
         seen[name] = (calls, b.grad.tolist())
     assert seen["tp"] == seen["torch"]
+
+
+def test_a_custom_backward_returning_a_non_tensor_raises_pytorchs_error():
+    for lib in (torch, tp):
+        class F(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return "a"
+
+        with pytest.raises(RuntimeError, match=r"expected Variable or None \(got str\)"):
+            F.apply(lib.tensor([3.0], requires_grad=True)).sum().backward()

@@ -235,8 +235,8 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(None)
                 continue
             if not isinstance(r, Tensor):
-                raise TypeError(f"function {self.name()} returned a gradient of type {type(r).__name__} at "
-                                f"index {i}; gradients must be Tensors or None")
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__}): function {self.name()} "
+                                   f"returned it as the gradient at index {i}; gradients must be Tensors or None")
             out.append(_fit_grad(self, i, r, meta, create_graph))
         return tuple(out)
 
