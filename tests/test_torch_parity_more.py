@@ -650,3 +650,8 @@ def test_a_custom_backward_returning_a_non_tensor_raises_pytorchs_error():
 
         with pytest.raises(RuntimeError, match=r"expected Variable or None \(got str\)"):
             F.apply(lib.tensor([3.0], requires_grad=True)).sum().backward()
+
+
+def test_attention_modules_print_as_pytorch():
+    assert repr(tp.nn.MultiheadAttention(4, 2)) == repr(torch.nn.MultiheadAttention(4, 2))
+    assert repr(tp.nn.TransformerEncoderLayer(4, 2, 8)) == repr(torch.nn.TransformerEncoderLayer(4, 2, 8))

@@ -10,7 +10,7 @@ from .. import functional as F
 from .. import init
 from .._functional_attention import attend, causal_mask, mismatched_masks, module_mask
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
@@ -68,7 +68,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **kw)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
             self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
             self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))

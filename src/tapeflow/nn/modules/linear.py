@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Linear", "Identity", "Bilinear", "LazyLinear"]
+__all__ = ["Linear", "Identity", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
 
 def reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
@@ -81,6 +81,17 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """`Linear` under the name PyTorch gives `MultiheadAttention`'s output projection (which its dynamic
+    quantisation leaves alone); it computes exactly as `Linear`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.nn.MultiheadAttention(4, 2).out_proj
+        NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """
 
 
 class Bilinear(Module):
