@@ -296,7 +296,6 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     return _convnd(3, input, weight, bias, stride, padding, dilation, groups)
 
 
-@lower_precision
 def _check_output_padding(output_padding, stride, dilation) -> None:
     """PyTorch's refusal of an output padding not smaller than the stride or the dilation (a 1-D one is shown
     as a 2-D one of height 1)."""
@@ -310,6 +309,7 @@ def _check_output_padding(output_padding, stride, dilation) -> None:
                        f"{show('stride', fill + tuple(stride))} {show('dilation', fill + tuple(dilation))}")
 
 
+@lower_precision
 def _conv_transposend(n, input, weight, bias, stride, padding, output_padding, groups, dilation, kernels=True):
     _check(input, f"conv_transpose{n}d")
     unbatched = input.ndim == n + 1
