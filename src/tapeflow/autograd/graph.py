@@ -13,7 +13,8 @@ import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .._adaptive import resolve
+from .. import _dispatch as _dispatch_state
+from .._adaptive import call_tiered, resolve
 from .._dtype import PREFIX, from_jax_dtype
 from .._state import state
 from .._tensor import Size, Tensor
@@ -317,8 +318,9 @@ class OpNode(Node):
             if op.double_backward is not None:
                 out = _refuse_double_backward(op, self.params, saved, out)
             return out
-        return op.backward(self.params, self.needs, self._metas, nout)(
-            *grads, ans, *[s._data if isinstance(s, Tensor) else s for s in saved])
+        vjp = op.backward(self.params, self.needs, self._metas, nout)
+        args = [*grads, ans, *[s._data if isinstance(s, Tensor) else s for s in saved]]
+        return call_tiered(vjp, args) if _dispatch_state._adaptive else vjp(*args)
 
     def __getattr__(self, name):
         # `grad_fn._saved_self`, `_saved_other`, `_saved_result` (and `_raw_saved_*`), as PyTorch's nodes have.
