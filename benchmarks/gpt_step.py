@@ -163,6 +163,10 @@ def first_steps() -> None:
             "{setup}; s = gpt_step.build({lib}); s(); s(); print(time.perf_counter() - t0)")
     with tempfile.TemporaryDirectory() as cache:  # (an empty compilation cache: the first run compiles everything)
         env = dict(os.environ, TAPEFLOW_CACHE_DIR=cache)
+        # Imports read compiled bytecode, as after an install: an environment that forbids writing it would
+        # time the compilation of tapeflow's sources at every start (PyTorch's come compiled by pip).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([sys.executable, "-c", "import tapeflow"], check=True, env=dict(env, TAPEFLOW_CACHE_DIR="0"))
         for run in ("first run, empty cache", "second run"):
             for name, lib, setup in (("tapeflow", "tapeflow", "pass"),
                                      ("torch (1 thread)", "torch", "torch.set_num_threads(1)")):

@@ -7,9 +7,9 @@ flags, so an upgrade never loads a stale program. The environment variable `TAPE
 moves it (`0`, `off` or an empty value turn it off), and so does `set_compilation_cache_dir` at any
 time. A cache directory the user configured in JAX itself is left as it is. The cache is bounded:
 when a process starts with more than 2 GiB in it, the programs used least recently are deleted down
-to 1.5 GiB (one directory scan per process; JAX's own eviction would scan the directory at every
-compilation). Processes may share it: an entry is written once, and an unreadable one is compiled
-again.
+to 1.5 GiB (one directory scan per process, on a thread of its own: with ~100,000 entries it takes
+~0.4 s; JAX's own eviction would scan the directory at every compilation). Processes may share it:
+an entry is written once, and an unreadable one is compiled again.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def set_compilation_cache_dir(path: str | os.PathLike | None) -> None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # every program: most are small
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     compilation_cache.reset_cache()  # the next compilation opens the new directory
-    if where is not None:
-        _trim(where, MAX_BYTES)
+    if where is not None:  # (a scan of the whole directory: off the program's own thread)
+        threading.Thread(target=_trim, args=(where, MAX_BYTES), name="tapeflow-cache-trim", daemon=True).start()
     _current[0] = None if path is None else os.fspath(path)
 
 
@@ -72,14 +72,15 @@ def _trim(where: str, max_bytes: int) -> None:
     total = sum(size for _, size, _ in entries)
     if total <= max_bytes:
         return
-    for _, size, path in sorted(entries):
-        if total <= max_bytes * 3 // 4:
-            break
-        try:
-            os.remove(path)
-            total -= size
-        except OSError:  # removed by another process meanwhile
-            pass
+    with XLA_LOCK:  # (no entry of this process is read or written meanwhile)
+        for _, size, path in sorted(entries):
+            if total <= max_bytes * 3 // 4:
+                break
+            try:
+                os.remove(path)
+                total -= size
+            except OSError:  # removed by another process meanwhile
+                pass
 
 
 def get_compilation_cache_dir() -> str | None:
