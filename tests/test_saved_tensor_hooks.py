@@ -18,7 +18,11 @@ def _error(fn):
 
 
 def _vals(t):
-    return None if t is None else np.round(np.asarray(t.detach().tolist(), dtype=np.float64), 5).tolist()
+    """The values to 6 significant digits (float32 libraries may differ in the last ulp: 436.78522 against
+    436.78519 is one ulp)."""
+    if t is None:
+        return None
+    return [float(f"{v:.6g}") for v in np.asarray(t.detach().tolist(), dtype=np.float64).ravel()]
 
 
 def _x(m):

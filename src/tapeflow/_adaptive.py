@@ -191,13 +191,14 @@ def _replay(ops, externals, live, call=None) -> list:
 
 
 # Tiered compilation. An op's program on a new input signature, run op by op (a structure's first sightings,
-# the engine's node-by-node backward), is compiled with XLA's quick settings on the CPU: no LLVM optimisation
-# and the plain elemental emitter compile a new op 3-10x faster (tanh: ~200 -> ~25 ms), and that is what a
-# step with new shapes waits for. The code runs slower on large arrays, so a signature run more than `TIER_UP`
-# times is compiled again with full optimisation. Segment programs, staged code (`tp.compile`) and op-by-op
-# mode (adaptive eager off) always compile with full optimisation. `TAPEFLOW_TIER_UP=0` turns the quick tier off.
+# the engine's node-by-node backward), is compiled with quicker settings on the CPU: XLA's plain elemental
+# emitter and LLVM's -O1, which compile a new op in about half the time (a tanh ~85 -> ~30 ms, a max-pool
+# backward ~380 -> ~160 ms) for code about as fast; -O0 would compile faster still, but its loops run up to 20x
+# slower and its rounding differs visibly (a 0/0 became x/0). A signature run more than `TIER_UP` times is
+# compiled again with full optimisation. Segment programs, staged code (`tp.compile`) and op-by-op mode
+# (adaptive eager off) always compile fully. `TAPEFLOW_TIER_UP=0` turns the quick tier off.
 TIER_UP = int(os.environ.get("TAPEFLOW_TIER_UP", "16"))
-QUICK_OPTIONS = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
+QUICK_OPTIONS = {"xla_backend_optimization_level": 1, "xla_cpu_use_fusion_emitters": False}
 _runs: dict = {}  # (program, input avals) -> runs at the quick tier
 _quick: dict = {}  # program -> its quick-tier variant
 _tiering: list = []  # [whether programs compile for the CPU], found on first use
