@@ -62,6 +62,49 @@ def test_max_pool2d_return_indices_matches_torch(shape, kw):
     _close(xp.grad, xq.grad, 0, 0)
 
 
+POOL_SPECIAL = [  # (functional, input shape, kwargs)
+    ("max_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool2d", (2, 3, 7, 7), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool2d", (1, 2, 6, 7), dict(kernel_size=2, ceil_mode=True)),
+    ("max_pool2d", (1, 2, 8, 7), dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1))),
+    ("max_pool3d", (1, 2, 5, 4, 5), dict(kernel_size=2, stride=1, padding=1)),
+]
+
+
+@pytest.mark.parametrize("fn,shape,kw", POOL_SPECIAL, ids=[f"{f}{s}" for f, s, _ in POOL_SPECIAL])
+def test_max_pool_picks_as_pytorch_among_nans_infs_and_ties(fn, shape, kw):
+    """Windows with NaNs (PyTorch's kernels take the last one), ties (the first maximum) and `-inf` only
+    (the first cell inside the input): the indices, the gradient, the forward-mode tangent and the gradient
+    under `jax.jit(jax.grad)` all pick PyTorch's cell."""
+    import jax
+
+    from tapeflow.autograd import forward_ad as fwAD
+    from tapeflow.interop import to_jax
+
+    torch = _torch()
+    rng = np.random.default_rng(1)
+    x_np = rng.integers(-2, 3, shape).astype(np.float64)
+    x_np[rng.random(shape) < 0.15] = np.nan
+    x_np[rng.random(shape) < 0.3] = -np.inf
+    x_np.reshape(-1)[:4] = -np.inf  # (the first window: -inf, or padding, only)
+    xp, xt = _pair(x_np)
+    yp, ip = getattr(F, fn)(xp, **kw, return_indices=True)
+    yt, it = getattr(torch.nn.functional, fn)(xt, **kw, return_indices=True)
+    _close(yp, yt)
+    np.testing.assert_array_equal(ip.numpy(), it.numpy())
+    g = rng.normal(size=tuple(yt.shape))
+    yp.backward(tp.tensor(g))
+    yt.backward(torch.tensor(g))
+    _close(xp.grad, xt.grad)
+    f = to_jax(lambda x: (getattr(F, fn)(x, **kw) * tp.tensor(g)).sum())
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.grad(f))(x_np)), xt.grad.numpy())
+    t = rng.normal(size=shape)
+    with fwAD.dual_level():
+        tangent = fwAD.unpack_dual(getattr(F, fn)(fwAD.make_dual(tp.tensor(x_np), tp.tensor(t)), **kw)).tangent
+    _close(tangent, np.take_along_axis(t.reshape(*shape[:2], -1), it.numpy().reshape(*shape[:2], -1), 2)
+           .reshape(it.shape))
+
+
 def test_max_pool_modules_and_1d_match_torch():
     torch = _torch()
     rng = np.random.default_rng(1)

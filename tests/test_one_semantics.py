@@ -197,6 +197,16 @@ CASES = {
     "max_pool_overlap": (lambda lib, F, x: (F.max_pool1d(x.reshape(1, 1, 5), 3, stride=1) * _v(lib, x, [1.0, 2.0, 3.0])).sum(),
                          [1.0, 3.0, 3.0, 1.0, 3.0]),
     "max_pool2d_ties": (lambda lib, F, x: (F.max_pool2d(x.reshape(1, 1, 2, 2), 2)).sum(), [1.0, 1.0, 1.0, 1.0]),
+    # PyTorch's kernels take a NaN over any number, and a later NaN over an earlier one
+    "max_pool2d_nan": (lambda lib, F, x: (F.max_pool2d(x.reshape(1, 1, 2, 2), 2)).sum(), [1.0, float("nan"), 2.0, 1.0]),
+    "max_pool2d_two_nans": (lambda lib, F, x: (F.max_pool2d(x.reshape(1, 1, 2, 3), 2, 1) * _v(lib, x, [2.0, 3.0])).sum(),
+                            [float("nan"), 1.0, 0.0, 5.0, float("nan"), 4.0]),
+    "max_pool1d_dilated_nan": (lambda lib, F, x: (F.max_pool1d(x.reshape(1, 1, 5), 2, 1, dilation=2) * _v(lib, x, [1.0, 2.0, 3.0])).sum(),
+                               [float("nan"), 4.0, 3.0, float("nan"), 1.0]),
+    # a window of -inf only: its first cell inside the input gets the gradient, not the padding
+    "max_pool2d_neg_inf_padded": (lambda lib, F, x: (F.max_pool2d(x.reshape(1, 1, 3, 3), 2, 2, 1)).sum(),
+                                  [-float("inf")] * 4 + [1.0] + [-float("inf")] * 4),
+    "max_pool3d_ties": (lambda lib, F, x: (F.max_pool3d(x.reshape(1, 1, 2, 2, 2), 2) * 3).sum(), [1.0, 2.0, 2.0, 0.0] * 2),
     "avg_pool_ceil": (lambda lib, F, x: (F.avg_pool1d(x.reshape(1, 1, 5), 2, ceil_mode=True) * _v(lib, x, [1.0, 2.0, 3.0])).sum(),
                       [1.0, 3.0, 3.0, 1.0, 3.0]),
     "lp_pool": (lambda lib, F, x: F.lp_pool1d(x.reshape(1, 1, 4), 2, 2).sum(), [0.0, 0.0, 1.0, 2.0]),

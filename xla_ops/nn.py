@@ -134,8 +134,8 @@ def _beats(v, best):
     return take | jnp.isnan(v) if jnp.issubdtype(v.dtype, jnp.floating) else take
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3, 4, 5))
 def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
-    # A Python scalar init lets JAX pick its differentiable max-pool primitive.
     init = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
     if any(d != 1 for d in dilation):
         # JAX has no VJP for dilated max windows: scan the window offsets instead, keeping the first
@@ -150,26 +150,55 @@ def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
                                  ((0, 0), (0, 0)) + tuple(pads))
 
 
-def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
-    """The flat position (into each input plane, int64) of every window's maximum, as PyTorch picks it:
-    the first maximum in scan order, or a NaN; a window of all `-inf` points at its first cell in the input."""
+@_max_pool.defjvp
+def _max_pool_jvp(kernel, stride, padding, dilation, ceil_mode, primals, tangents):
+    """The tangent of each window's maximum is the tangent of the cell PyTorch picks (`_picked_offsets`), read
+    at its index, as PyTorch's forward-mode and backward formulas read it. (JAX's own max-pool rule takes the
+    last cell `>=` the running maximum, so a NaN followed by a number sent the gradient to the number.) The
+    VJP, the transpose of this gather, is a scatter-add: on the CPU 3-4x faster than JAX's select-and-scatter."""
+    (x,), (dx,) = primals, tangents
+    args = (kernel, stride, padding, dilation, ceil_mode)
+    idx = _max_pool_indices(x, *args)
+    n, c = idx.shape[:2]
+    dy = jnp.take_along_axis(dx.reshape(n, c, -1), idx.reshape(n, c, -1), axis=2, mode="promise_in_bounds")
+    return _max_pool(x, *args), dy.reshape(idx.shape)
+
+
+def _picked_offsets(x, kernel, stride, padding, dilation, ceil_mode):
+    """Per window, the number (in PyTorch's scan order) of the kernel offset whose cell PyTorch's kernels pick:
+    the first maximum, or the last NaN; in a window of `-inf` only, its first cell inside the input."""
     low = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
-    views, offs, size = _window_views(x, kernel, stride, padding, dilation, ceil_mode, low)
-    plane = x.shape[2:]
-    flat_stride = [math.prod(plane[i + 1:]) for i in range(len(plane))]
-
-    def flat(pos):  # per-dimension positions -> flat index, broadcast over the output grid
-        grids = jnp.meshgrid(*[jnp.asarray(q, jnp.int64) * f for q, f in zip(pos, flat_stride)], indexing="ij")
-        return functools.reduce(jnp.add, grids)
-
-    starts = [np.arange(n) * s - p for n, s, p in zip(size, stride, padding)]
-    first = [np.where(q < 0, q % d, q) for q, d in zip(starts, dilation)]  # skip the left padding
+    views, _, size = _window_views(x, kernel, stride, padding, dilation, ceil_mode, low)
+    # the first offset inside the input, per dimension and window start, then numbered as the scan counts
+    firsts = [np.where(q < 0, -(q // d), 0) for q, d in zip(_window_starts(size, stride, padding), dilation)]
+    grids = np.meshgrid(*firsts, indexing="ij")
+    first = sum(g * math.prod(kernel[i + 1:]) for i, g in enumerate(grids)).astype(np.int32)
     best = jnp.full(x.shape[:2] + tuple(size), low, x.dtype)
-    idx = jnp.broadcast_to(flat(first), best.shape)
-    for off, v in zip(offs, views):
+    picked = jnp.broadcast_to(first, best.shape)
+    for j, v in enumerate(views):
         take = _beats(v, best)
         best = jnp.where(take, v, best)
-        idx = jnp.where(take, flat([q + o * d for q, o, d in zip(starts, off, dilation)]), idx)
+        picked = jnp.where(take, np.int32(j), picked)
+    return picked
+
+
+def _window_starts(size, stride, padding) -> list:
+    """Per spatial dimension, where each window starts in the input (negative in the left padding)."""
+    return [np.arange(n) * s - p for n, s, p in zip(size, stride, padding)]
+
+
+def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """The flat position (into each input plane, int64) of every window's maximum, as PyTorch picks it (see
+    `_picked_offsets`)."""
+    picked = _picked_offsets(x, kernel, stride, padding, dilation, ceil_mode)
+    size = picked.shape[2:]
+    plane = x.shape[2:]
+    flat_stride = [math.prod(plane[i + 1:]) for i in range(len(plane))]
+    idx = jnp.zeros(picked.shape, jnp.int64)
+    for j, off in enumerate(itertools.product(*(range(k) for k in kernel))):
+        pos = [q + o * d for q, o, d in zip(_window_starts(size, stride, padding), off, dilation)]
+        grids = np.meshgrid(*[q * f for q, f in zip(pos, flat_stride)], indexing="ij")
+        idx = jnp.where(picked == j, sum(grids).astype(np.int64), idx)
     return idx
 
 
