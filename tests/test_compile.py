@@ -490,6 +490,34 @@ def test_a_forward_whose_results_need_history_runs_eagerly_and_stays_differentia
     assert not torch_like.training
 
 
+def test_module_compile_compiles_the_call_in_place():
+    """`model.compile()` (PyTorch's `Module.compile`): the module stays itself (its state_dict keys, its type),
+    its hooks run inside the program, a result that needs history stays differentiable, and a copy runs
+    eagerly."""
+    import copy
+
+    model = tp.nn.Sequential(tp.nn.Linear(3, 4), tp.nn.Tanh(), tp.nn.Linear(4, 2))
+    x = tp.ones(5, 3)
+    ref = model(x).detach()
+    calls = []
+    model[1].register_forward_hook(lambda m, args, out: calls.append(1))
+    assert model.compile() is None
+    assert type(model) is tp.nn.Sequential and list(model.state_dict())[0] == "0.weight"
+    with tp.no_grad():
+        for _ in range(3):
+            np.testing.assert_allclose(model(x).numpy(), ref.numpy(), rtol=1e-6)
+    assert model._compiled_call_impl.traces == 1 and len(calls) == 1  # the hook ran while tracing only
+    y = model(x)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    assert model[0].weight.grad.shape == (4, 3)
+    twin = copy.deepcopy(model)
+    assert twin._compiled_call_impl is None
+    np.testing.assert_allclose(twin(x).detach().numpy(), ref.numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        model.compile(bogus=1)
+
+
 def test_a_trace_that_fails_runs_eagerly_unless_fullgraph():
     seen = []
 

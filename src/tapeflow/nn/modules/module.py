@@ -70,9 +70,34 @@ class Module(ModuleExtras):
         d["_backward_pre_hooks"] = OrderedDict()
 
     forward: Callable[..., Any]
+    _compiled_call_impl = None  # set by `compile()`
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's call (hooks included) with `tapeflow.compile` (PyTorch's `Module.compile`):
+        unlike `tp.compile(module)`, the module stays itself, so its `state_dict` keys do not change. The
+        arguments are `tapeflow.compile`'s.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> m = tp.nn.Linear(2, 1)
+            >>> m.compile()
+            >>> with tp.no_grad():
+            ...     y = m(tp.ones(1, 2))
+            >>> y.shape, next(iter(m.state_dict()))
+            (tapeflow.Size([1, 1]), 'weight')
+        """
+        from ...interop.compile import compile as compile_fn
+
+        self.__dict__["_compiled_call_impl"] = compile_fn(self._call_impl, *args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
+        """The module's call without `compile()`'s program: its hooks and `forward`."""
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _global_forward_hooks or _global_forward_pre_hooks or _global_backward_hooks
                 or _global_backward_pre_hooks):
@@ -622,6 +647,11 @@ class Module(ModuleExtras):
         if len(lines) == 1 and not self._modules:
             return head + lines[0] + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)  # (a program is not copied or saved: the copy runs eagerly)
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
