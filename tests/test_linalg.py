@@ -620,3 +620,64 @@ def test_cholesky_ex_finds_the_first_minor_that_is_not_positive_definite():
         with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
             tp.linalg.cholesky_ex(x, check_errors=True)
     assert tp.linalg.cholesky_ex(A.detach()[1], upper=True).info.item() == 0
+
+
+HOUSEHOLDER = {  # name: (A's shape, tau's length, dtype)
+    "square": ((4, 4), 4, np.float64),
+    "tall, fewer reflectors": ((5, 3), 2, np.float64),
+    "batched": ((2, 4, 3), 3, np.float64),
+    "no reflector": ((3, 2), 0, np.float64),
+    "complex": ((4, 3), 3, np.complex128),
+    "float32": ((6, 4), 4, np.float32),
+}
+
+
+@pytest.mark.parametrize("name", list(HOUSEHOLDER))
+def test_householder_product_matches_pytorch(name):
+    """`linalg.householder_product` / `orgqr`: values and gradients in both inputs, as PyTorch's; and the Q of a
+    QR factorisation back from LAPACK's `geqrf` reflectors."""
+    torch = pytest.importorskip("torch")
+    shape, k, dt = HOUSEHOLDER[name]
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape).astype(dt)
+    tau = rng.uniform(0.2, 1.5, (*shape[:-2], k)).astype(dt)
+    if np.iscomplexobj(a):
+        a = a + 1j * rng.standard_normal(shape)
+        tau = tau + 0.3j
+    g = rng.standard_normal(shape)
+    results = []
+    for lib in (tp, torch):
+        A, T = lib.tensor(a, requires_grad=True), lib.tensor(tau, requires_grad=True)
+        Q = lib.linalg.householder_product(A, T)
+        (Q.real * lib.tensor(g, dtype=Q.real.dtype)).sum().backward()
+        # (no reflector: PyTorch leaves both gradients None, tapeflow gives zeros)
+        results.append([np.zeros(x.shape) if g is None else g.detach().numpy() for x, g in
+                        ((Q, Q), (A, A.grad), (T, T.grad))])
+        np.testing.assert_allclose(lib.orgqr(A, T).detach().numpy(), results[-1][0])
+        np.testing.assert_allclose(A.orgqr(T).detach().numpy(), results[-1][0])
+    tol = 2e-5 if dt == np.float32 else 1e-10
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=tol, atol=tol)
+    if name == "square":
+        raw, t = torch.geqrf(torch.tensor(a))
+        q = tp.linalg.householder_product(tp.tensor(raw.numpy()), tp.tensor(t.numpy())).numpy()
+        np.testing.assert_allclose(q @ np.triu(raw.numpy()), a, atol=1e-12)
+
+
+def test_householder_product_refuses_bad_inputs_as_pytorch():
+    torch = pytest.importorskip("torch")
+    cases = {
+        "1d": lambda m: m.linalg.householder_product(m.ones(3), m.ones(1)),
+        "wide": lambda m: m.linalg.householder_product(m.ones(2, 3), m.ones(1)),
+        "tau too long": lambda m: m.linalg.householder_product(m.ones(3, 2), m.ones(3)),
+        "tau dims": lambda m: m.linalg.householder_product(m.ones(3, 2), m.ones(1, 2)),
+        "batch": lambda m: m.linalg.householder_product(m.ones(2, 3, 2), m.ones(3, 2)),
+        "dtypes": lambda m: m.linalg.householder_product(m.ones(3, 2), m.ones(2, dtype=m.float64)),
+        "integers": lambda m: m.orgqr(m.ones(3, 2, dtype=m.int64), m.ones(2, dtype=m.int64)),
+    }
+    for name, f in cases.items():
+        with pytest.raises(Exception) as theirs:
+            f(torch)
+        with pytest.raises(type(theirs.value)) as mine:
+            f(tp)
+        assert str(mine.value) == str(theirs.value), name

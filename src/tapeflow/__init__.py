@@ -137,6 +137,7 @@ from .autograd.grad_mode import (
 )
 from .interop import compile, from_dlpack
 from .linalg import cholesky_inverse, cholesky_solve, det, inverse, logdet, slogdet
+from .linalg import householder_product as orgqr
 from .nn._functional_distance import cosine_similarity, pairwise_distance, pdist
 from .serialization import load, save
 

@@ -107,6 +107,7 @@ Tensor.inverse = linalg.inverse
 Tensor.cholesky_solve = linalg.cholesky_solve
 Tensor.cholesky_inverse = linalg.cholesky_inverse
 Tensor.det = linalg.det
+Tensor.orgqr = linalg.householder_product
 
 
 def _view(self, *shape, dtype=None):

@@ -36,12 +36,12 @@ inner inverse isin isneginf isposinf kron kthvalue lcm ldexp le lerp less less_e
 log2 log_softmax logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor logit logspace
 logsumexp lt lu_solve masked_select matmul matrix_power max maximum mean median min minimum mm mode msort mul
 multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy ne neg negative nextafter
-nonzero norm normal not_equal ones outer polar polygamma pow prod qr quantile rad2deg rand randint randn randperm
+nonzero norm normal not_equal ones orgqr outer polar polygamma pow prod qr quantile rad2deg rand randint randn randperm
 reciprocal remainder renorm round row_stack rsqrt scatter scatter_add searchsorted sgn sigmoid sign signbit sin sinc
 sinh slice_scatter slogdet softmax sort sqrt square stack std sub subtract sum svd take take_along_dim tan tanh
 tensordot threshold topk triangular_solve tril triu true_divide trunc var vdot vstack where xlogy zeros""".split()
 
-LINALG = """cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh inv inv_ex lu lu_factor lu_factor_ex lu_solve
+LINALG = """cholesky cholesky_ex cond cross det eig eigh eigvals eigvalsh householder_product inv inv_ex lu lu_factor lu_factor_ex lu_solve
 matmul matrix_norm matrix_power matrix_rank multi_dot norm pinv qr slogdet solve solve_ex solve_triangular svd svdvals
 tensorinv tensorsolve vecdot vector_norm""".split()
 

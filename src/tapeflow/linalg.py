@@ -35,7 +35,7 @@ from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigvals", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu",
            "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
            "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
@@ -499,6 +499,48 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
 
     powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
     return cat([_factories.ones_like(x).unsqueeze(-1), powers], -1)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    """The first `n` columns of `H_1 @ ... @ H_k` for `A` of shape `(*, m, n)` and `tau` of shape `(*, k)`
+    (`k <= n <= m`): `H_i = I - tau_i v_i v_i^H`, with `v_i` the `i`-th column of `A` below the diagonal and a
+    1 on it (LAPACK's `orgqr`, as after `geqrf`). Differentiable in both inputs.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.linalg.householder_product(tp.tensor([[0.0, 0.0], [2.0, 0.0], [4.0, 3.0]]), tp.tensor([0.5]))
+        tensor([[ 0.5000, -1.0000],
+                [-1.0000, -1.0000],
+                [-2.0000, -4.0000]])
+    """
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1] if tau.ndim else 1
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < k:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {A.ndim}")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_dtype.SCALAR_NAMES[tau.dtype.name]} does not match input dtype "
+                           f"{_dtype.SCALAR_NAMES[A.dtype.name]}")
+    if not (A.is_floating_point() or A.is_complex()):
+        raise _kernel("orgqr_cpu")(A.dtype.name)
+    eye = _factories.eye(m, n, dtype=A.dtype, device=A.device)
+    V = A.tril(-1) + eye
+    Q = eye.expand(*A.shape[:-2], m, n)
+    if k == 0:  # the identity's columns, still a result of both inputs (zero gradients), as PyTorch's is
+        Q = Q + (A[..., :0].sum(-1, keepdim=True) + tau.sum(-1)[..., None, None])
+    for i in reversed(range(k)):  # H_k first: each reflector applied to the product of those after it
+        v = V[..., :, i:i + 1]
+        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mH @ Q)
+    return Q
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -8,6 +8,7 @@ import numpy as np
 from ... import _factories, _ops
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...linalg import householder_product
 from ..functional import normalize
 from ..modules.module import Module
 from .parametrize import register_parametrization
@@ -111,19 +112,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 _ORTH_MAPS = ("matrix_exp", "cayley", "householder")
 
 
-def _householder_product(A, tau):
-    """`H_1 @ ... @ H_k` restricted to its first `k` columns, `H_i = I - tau_i v_i v_i^H` with `v_i` the `i`-th
-    column of `A` below the diagonal and a 1 on it (`torch.linalg.householder_product`), in differentiable ops."""
-    n, k = A.shape[-2], A.shape[-1]
-    eye = _factories.eye(n, k, dtype=A.dtype, device=A.device)
-    V = A.tril(-1) + eye
-    Q = eye.expand(*A.shape[:-2], n, k)
-    for i in reversed(range(k)):
-        v = V[..., :, i:i + 1]
-        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mH @ Q)
-    return Q
-
-
 def _geqrf(A):
     """LAPACK's `geqrf` (`torch.geqrf`): reflectors below the diagonal of the result, `R` on and above it, and
     the reflectors' scales `tau`. No gradient."""
@@ -167,7 +155,7 @@ class _Orthogonal(Module):
             X, n, k = X.mT, k, n
         if self.orthogonal_map == "householder":  # X is real
             A = X.tril(-1)
-            Q = _householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
+            Q = householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
             # the diagonal of X holds the signs (+-1); cast so that no gradient reaches it
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         else:
