@@ -151,6 +151,84 @@ def test_multihead_attention_errors_and_nan_rows():
     assert np.isnan(out[:, 0]).all() and not np.isnan(out[:, 1]).any()  # as PyTorch's need_weights path
 
 
+def _mha_functional(lib, name):
+    """`F.multi_head_attention_forward` with the weights given directly (sequence-first inputs), its output,
+    weights and the gradients of every input and weight."""
+    r = np.random.default_rng(7)
+    E, h, L, S, N = 8, 2, 4, 5, 3
+    separate = "separate" in name
+    kv = (S, N, 6) if separate else (S, N, E)
+    arrays = {"q": (L, N, E), "k": kv, "v": kv, "out_w": (E, E), "out_b": (E,), "in_b": (3 * E,)}
+    arrays.update({"q_w": (E, E), "k_w": (E, 6), "v_w": (E, 6)} if separate else {"in_w": (3 * E, E)})
+    if "bias_kv" in name:
+        arrays.update(bias_k=(1, 1, E), bias_v=(1, 1, E))
+    if "static" in name:
+        arrays.update(static_k=(N * h, 7, E // h), static_v=(N * h, 7, E // h))
+    t = {k: _t(lib, r.normal(size=s), True) for k, s in arrays.items()}
+    q, k, v = t["q"], t["k"], t["v"]
+    kw = dict(need_weights="no weights" not in name, average_attn_weights="per head" not in name)
+    src = 7 + ("zero" in name) if "static" in name else S + ("bias_kv" in name) + ("zero" in name)
+    if "masks" in name:
+        kw.update(attn_mask=_t(lib, r.normal(size=(N * h, L, S))), key_padding_mask=_t(lib, _padding(N, S, [5, 2, 4])))
+    if "causal" in name:
+        kw.update(attn_mask=_t(lib, _causal(L)[:, :S] if S == L else np.triu(np.full((L, S), -np.inf), 1)),
+                  is_causal=True)
+    if "static" in name:
+        kw.update(static_k=t["static_k"], static_v=t["static_v"])
+    if "unbatched" in name:
+        q, k, v = q[:, 0], k[:, 0], v[:, 0]
+    out, w = lib.nn.functional.multi_head_attention_forward(
+        q, k, v, E, h, t.get("in_w"), t["in_b"], t.get("bias_k"), t.get("bias_v"), "zero" in name, 0.0, t["out_w"],
+        t["out_b"], use_separate_proj_weight=separate, q_proj_weight=t.get("q_w"), k_proj_weight=t.get("k_w"),
+        v_proj_weight=t.get("v_w"), **kw)
+    loss = (out * out).sum() + (0 if w is None else (w * _t(lib, r.normal(size=tuple(w.shape)))).sum())
+    loss.backward()
+    assert w is None or w.shape[-1] == src
+    return [out, *([] if w is None else [w])] + [t[k].grad for k in sorted(t)]
+
+
+MHA_FUNCTIONAL = ["packed", "separate projections, masks", "bias_kv zero, per head", "static k v, zero",
+                  "unbatched, no weights", "causal, no weights", "packed masks, no weights"]
+
+
+@pytest.mark.parametrize("name", MHA_FUNCTIONAL)
+def test_multi_head_attention_forward_equals_pytorch(name):
+    mine, theirs = _mha_functional(tp, name), _mha_functional(torch, name)
+    assert len(mine) == len(theirs)
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        if b is None:
+            assert a is None or not a.abs().sum().item(), f"{name}: {i}"
+        else:
+            _close(a, b, f"{name}: output/gradient {i}")
+
+
+def test_multi_head_attention_forward_refuses_bad_inputs_as_pytorch():
+    def call(lib, q=(3, 2, 8), k=(3, 2, 8), v=(3, 2, 8), E=8, h=2, in_w=(24, 8), **kw):
+        arr = {n: lib.ones(*s) if isinstance(s, tuple) else s for n, s in dict(q=q, k=k, v=v, in_w=in_w).items()}
+        kw = {n: lib.ones(*a) if isinstance(a, tuple) else a for n, a in kw.items()}
+        return lib.nn.functional.multi_head_attention_forward(
+            arr["q"], arr["k"], arr["v"], E, h, arr["in_w"], None, kw.pop("bias_k", None), kw.pop("bias_v", None),
+            False, 0.0, lib.ones(8, 8), None, **kw)
+
+    cases = {
+        "embed": dict(E=6), "heads": dict(h=3), "rank": dict(q=(3, 8)), "4-d": dict(q=(1, 3, 2, 8)),
+        "kv shapes": dict(v=(4, 2, 8)), "no in_proj": dict(in_w=None), "mask rank": dict(attn_mask=(3,)),
+        "2d mask": dict(attn_mask=(3, 4)), "3d mask": dict(attn_mask=(2, 3, 3)), "kpm": dict(key_padding_mask=(2, 4)),
+        "kpm rank": dict(key_padding_mask=(2,)), "causal": dict(is_causal=True),
+        "bias_k only": dict(bias_k=(1, 1, 8)), "static": dict(static_k=(4, 3, 5)),
+        "static heads": dict(static_v=(3, 3, 4)), "static with bias": dict(bias_k=(1, 1, 8), bias_v=(1, 1, 8),
+                                                                          static_k=(4, 3, 4)),
+        "separate missing": dict(use_separate_proj_weight=True),
+    }
+    for name, kw in cases.items():
+        with pytest.raises(Exception) as theirs:
+            call(torch, **kw)
+        with pytest.raises(type(theirs.value)) as mine:
+            call(tp, **kw)
+        expected = str(theirs.value).replace("torch.Size", "tapeflow.Size")
+        assert str(mine.value) == expected, name
+
+
 LAYERS = {
     "encoder layer post-norm, masks": (
         lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), [(4, 2, 8)],

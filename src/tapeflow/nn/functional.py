@@ -18,7 +18,7 @@ from .._ops._dtype_rules import _kernel
 from .._tensor import Tensor
 from ..amp import lower_precision
 from ..autograd.grad_mode import no_grad
-from ._functional_attention import scaled_dot_product_attention
+from ._functional_attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._functional_ctc import ctc_loss
 from ._functional_distance import cosine_similarity, pairwise_distance, pdist
 from ._functional_embedding_bag import embedding_bag
@@ -111,7 +111,7 @@ __all__ = [
     "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
     "batch_norm", "layer_norm", "group_norm", "dropout", "embedding", "relu", "gelu", "silu", "elu",
     "leaky_relu", "softplus", "tanh", "sigmoid", "softmax", "log_softmax", "one_hot", "pad", "normalize",
-    "scaled_dot_product_attention", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
+    "scaled_dot_product_attention", "multi_head_attention_forward", "mse_loss", "l1_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "huber_loss",
     "hardtanh", "relu6", "hardsigmoid", "hardswish", "softshrink", "hardshrink", "threshold", "celu", "selu",
     "mish", "softsign", "tanhshrink", "logsigmoid", "interpolate", "upsample",

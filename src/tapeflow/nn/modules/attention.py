@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
-from ... import _ops
-from ..._factories import empty, zeros
+from ..._factories import empty
 from .. import functional as F
 from .. import init
-from .._functional_attention import attend, causal_mask, mismatched_masks, module_mask
+from .._functional_attention import mismatched_masks
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
@@ -90,108 +87,29 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_k)
             init.xavier_normal_(self.bias_v)
 
-    def _project(self, query, key, value):
-        E = self.embed_dim
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-
-    def _check_shapes(self, query, key, value) -> None:
-        """PyTorch's checks of the inputs' ranks and sizes (it raises AssertionError)."""
-        if query.ndim == 3 and (key.ndim != 3 or value.ndim != 3):
-            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
-        if query.ndim == 2 and (key.ndim != 2 or value.ndim != 2):
-            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
-        if query.ndim not in (2, 3):
-            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D "
-                                 "query tensor")
-        if query.shape[-1] != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
-        if self._qkv_same_embed_dim and tuple(key.shape) != tuple(value.shape):
-            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
-
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False):
-        """Attend `query` to `key`/`value`; returns `(output, weights or None)`.
+        """Attend `query` to `key`/`value`; returns `(output, weights or None)` (see
+        `nn.functional.multi_head_attention_forward`).
 
         Masks follow PyTorch: in a boolean `attn_mask` (`(L, S)` or `(N*heads, L, S)`) or
         `key_padding_mask` (`(N, S)`), True marks a position that may NOT be attended; float masks are
         added to the scores. `is_causal` is a hint that `attn_mask` is the causal mask (which it needs).
         """
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                               "module method `generate_square_subsequent_mask` to create this mask.")
-        self._check_shapes(query, key, value)
         key_padding_mask, attn_mask = mismatched_masks(key_padding_mask, "key_padding_mask", attn_mask, "attn_mask",
                                                        query.dtype)
-        unbatched = query.ndim == 2
-        if unbatched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        batched = query.ndim == 3
+        if self.batch_first and batched:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        L, N, _ = query.shape
-        dtype = query.dtype
-        kpm = module_mask(key_padding_mask, "key_padding_mask", dtype)
-        if is_causal and kpm is None and not need_weights:
-            mask = causal_mask(L, key.shape[0], dtype)  # PyTorch trusts the hint on this path
-        else:
-            mask = self._check_attn_mask(module_mask(attn_mask, "attn_mask", dtype), L, key.shape[0], N)
-        q, k, v = self._project(query, key, value)
-        if self.bias_k is not None:
-            k, v = _ops.cat([k, self.bias_k.expand(1, N, -1)]), _ops.cat([v, self.bias_v.expand(1, N, -1)])
-            mask, kpm = _pad_last(mask), _pad_last(kpm)
-        h, d = self.num_heads, self.head_dim
-        q, k, v = (t.reshape(t.shape[0], N, h, d).permute(1, 2, 0, 3) for t in (q, k, v))  # (N, h, len, d)
-        if self.add_zero_attn:
-            k = _ops.cat([k, zeros(N, h, 1, d, dtype=k.dtype)], 2)
-            v = _ops.cat([v, zeros(N, h, 1, d, dtype=v.dtype)], 2)
-            mask, kpm = _pad_last(mask), _pad_last(kpm)
-        S = k.shape[2]
-        if mask is not None and mask.ndim == 3:
-            mask = mask.reshape(N, h, L, S)
-        if kpm is not None:
-            kpm = kpm.reshape(N, 1, 1, S)
-            mask = kpm if mask is None else mask + kpm
-        p = self.dropout if self.training else 0.0
-        out, weights = attend(q, k, v, mask, p, 1.0 / math.sqrt(d), safe=not need_weights)
-        out = self.out_proj(out.permute(2, 0, 1, 3).reshape(L, N, self.embed_dim))
-        if unbatched:
-            out = out.squeeze(1)
-        elif self.batch_first:
-            out = out.transpose(0, 1)
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = weights.mean(1)
-        if unbatched:
-            weights = weights.squeeze(0)
-        return out, weights
-
-    def _check_attn_mask(self, mask, L, S, N):
-        if mask is None:
-            return None
-        if mask.ndim == 2 and tuple(mask.shape) != (L, S):
-            raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be {(L, S)}.")
-        if mask.ndim == 3 and tuple(mask.shape) != (N * self.num_heads, L, S):
-            raise RuntimeError(f"The shape of the 3D attn_mask is {mask.shape}, but should be "
-                               f"{(N * self.num_heads, L, S)}.")
-        if mask.ndim not in (2, 3):
-            raise RuntimeError(f"attn_mask's dimension {mask.ndim} is not supported")
-        return mask
+        separate = not self._qkv_same_embed_dim
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights, is_causal=is_causal)
+        return (out.transpose(0, 1) if self.batch_first and batched else out), weights
 
     def extra_repr(self) -> str:
         return ""
 
-
-def _pad_last(mask):
-    """One more key to attend (an added bias or zero key): a zero column at the end of the mask."""
-    return None if mask is None else F.pad(mask, (0, 1))

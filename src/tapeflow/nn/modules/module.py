@@ -74,9 +74,12 @@ class Module(ModuleExtras):
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # (`_call_impl` written out: one frame fewer between the caller and `forward`, on every module call)
         if self._compiled_call_impl is not None:
             return self._compiled_call_impl(*args, **kwargs)
-        return self._call_impl(*args, **kwargs)
+        if not self._hooked():
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
 
     def compile(self, *args, **kwargs) -> None:
         """Compile this module's call (hooks included) with `tapeflow.compile` (PyTorch's `Module.compile`):
@@ -98,11 +101,15 @@ class Module(ModuleExtras):
 
     def _call_impl(self, *args, **kwargs):
         """The module's call without `compile()`'s program: its hooks and `forward`."""
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _global_forward_hooks or _global_forward_pre_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks):
+        if not self._hooked():
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
+
+    def _hooked(self) -> bool:
+        """Whether a hook (the module's or a global one) runs around `forward`."""
+        return bool(self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                    or self._backward_pre_hooks or _global_forward_hooks or _global_forward_pre_hooks
+                    or _global_backward_hooks or _global_backward_pre_hooks)
 
     def _call_with_hooks(self, args, kwargs):
         kw_hooks = self.__dict__.get("_hooks_with_kwargs", ())
