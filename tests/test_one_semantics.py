@@ -377,6 +377,27 @@ def test_hessian_paths_agree_at_a_kink():
     _close(jax.hessian(to_jax(f))(jnp.asarray(x)), want, "jax.hessian(to_jax(f)) vs functional.hessian")
 
 
+def test_a_power_of_zero_adds_no_curvature_at_zero_on_any_path():
+    """`x ** 0` is constant: PyTorch's gradient of it is a constant zero with no graph, so a second derivative
+    of `x ** 0 + x ** 2` at x == 0 is 2 (not the NaN of `0 * 0 ** -1`), on the tape and on every traced path."""
+    def f(x):
+        return (x ** 0 + x ** 2 * 3 + x ** 0.0).sum()
+
+    x = np.asarray([0.0, 1.5])
+    want = np.diag([6.0, 6.0])
+    xt = tp.tensor(x, requires_grad=True)
+    (g,) = tp.autograd.grad(f(xt), xt, create_graph=True)
+    _close(np.stack([tp.autograd.grad(g[i], xt, retain_graph=True)[0].numpy() for i in range(2)]), want, "tape")
+    _close(tp.autograd.functional.hessian(f, tp.tensor(x)).numpy(), want, "functional.hessian")
+    _close(tp.func.hessian(f)(tp.tensor(x)).numpy(), want, "tp.func.hessian")
+    _close(jax.hessian(to_jax(f))(jnp.asarray(x)), want, "jax.hessian(to_jax(f))")
+    if torch is not None:
+        xo = torch.tensor(x, requires_grad=True)
+        (go,) = torch.autograd.grad(f(xo), xo, create_graph=True)
+        _close(torch.autograd.functional.hessian(f, torch.tensor(x)).numpy(), want, "PyTorch")
+        _close(go.detach().numpy(), g.detach().numpy(), "first derivative vs PyTorch")
+
+
 def test_a_hook_that_reads_values_raises_under_jit():
     def f(x):
         y = x * 2

@@ -66,6 +66,15 @@ def _pow_base_grad(g, x, y):
     return g * jnp.where(y == 0, 0, y * jnp.power(x, y - 1))
 
 
+def _pow_scalar_vjp(g, ans, x, y):
+    # NOTE: PyTorch's gradient of `x ** 0` for a number 0 is a constant zero: it has no graph, so a second
+    # derivative sees nothing of it. Here the base is replaced by 1 where the exponent is 0 before the power, so
+    # the derivative of that zero is zero too, and not the 0 * inf = NaN of `0 ** -1` at x == 0. (A tensor
+    # exponent keeps `_pow_base_grad`, whose second derivative there is NaN, as PyTorch's is.)
+    safe = jnp.where(y == 0, 1, x)
+    return unbroadcast(g * jnp.where(y == 0, 0, y * jnp.power(safe, y - 1)), x), None
+
+
 def _log_base(x):
     # log x with log 0 = -inf, written so that differentiating it again never meets 1/0 (x == 0 is a constant).
     return jnp.where(x == 0, -jnp.inf, jnp.log(jnp.where(x == 0, 1, x)))
@@ -98,8 +107,7 @@ def _pow_tensors(x, y):
 
 
 pow = op("pow", _pow_tensors, _pow_vjp, saves=("x", "y", "ans"), node="PowBackward1")
-pow_scalar = op("pow_scalar", _pow, lambda g, ans, x, y: (unbroadcast(_pow_base_grad(g, x, y), x), None),
-                saves=("x", "y"), node="PowBackward0", edges=(0,))
+pow_scalar = op("pow_scalar", _pow, _pow_scalar_vjp, saves=("x", "y"), node="PowBackward0", edges=(0,))
 # NOTE: a number to the power of a tensor: d/dx y**x = y**x log y, with `pow`'s rules for the exponent.
 rpow = op("rpow", lambda x, y: jnp.power(y, x),
           lambda g, ans, x, y: (unbroadcast(_pow_exponent_grad(g, ans, y, x), x), None),
