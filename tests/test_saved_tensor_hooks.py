@@ -348,6 +348,7 @@ def raw_saved_tensor_details(m):
     s = a * m.ones(())
     return [tuple(meta.shape), str(meta.dtype).split(".")[-1], _error(lambda: z.grad_fn()),
             m.stack([x, y], 1).grad_fn._saved_dim,
+            [t.grad_fn._saved_self_sym_sizes for t in (x.sum(), x.expand(2, *x.shape), x.mean(0), x.reshape(-1))],
             b.grad_fn._raw_saved_self.data is a, b.grad_fn._raw_saved_self.unpack_hook is unpack,
             c.grad_fn._raw_saved_result.data is c, c.grad_fn._raw_saved_result.unpack_hook,
             d.grad_fn._raw_saved_self.data is c, len(w.grad_fn._raw_saved_tensors),

@@ -239,6 +239,20 @@ def saved_slot(node, name: str):
     return None
 
 
+def input_shape(node, name: str) -> tuple | None:
+    """The shape of the input PyTorch calls `name` (`"self"`, `"other"`) of an op node, as its
+    `_saved_<name>_sym_sizes` gives it; None if the node has no such input."""
+    names = _INPUT_NAMES.get(node.op.name, ("self", "other"))
+    if name not in names or names.index(name) >= len(node.needs):
+        return None
+    i = names.index(name)
+    meta = node._metas[i] if i < len(node._metas) else None
+    if meta is not None:  # (shape, dtype) of an input not saved; a dtype of None: a Python number
+        return None if meta[1] is None else tuple(meta[0])
+    saved = node._saved[i] if i < len(node._saved) else None
+    return None if saved is None or not hasattr(saved, "shape") else tuple(saved.shape)
+
+
 def _check_version(node, value) -> None:
     for entry in node._versions:
         if (entry[2] is value or (value is None and entry[2] is None)) and entry[0].version != entry[1]:

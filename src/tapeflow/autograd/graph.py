@@ -334,6 +334,12 @@ class OpNode(Node):
             params = dict(self.params)
             if not raw and name[7:] in params:  # a static argument the node keeps (`_saved_dim`)
                 return params[name[7:]]
+            if not raw and name.endswith("_sym_sizes"):  # an input's shape (`_saved_self_sym_sizes`)
+                from ._saved_hooks import input_shape
+
+                shape = input_shape(self, name[7:-10])
+                if shape is not None:
+                    return shape
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _release(self):
