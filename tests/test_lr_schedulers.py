@@ -108,3 +108,73 @@ def test_composite_and_cyclic_schedulers_resume_from_their_state_dicts(name):
     lrs = _resume_run(tp, _RESUMED[name])
     assert len(set(lrs[5:])) > 1, "after resuming, the scheduler must keep changing the new optimizer's lr"
     np.testing.assert_allclose(lrs, _resume_run(torch, _RESUMED[name]), rtol=1e-6)
+
+
+def _trained(lib, make_opt, make_sched, closure=False):
+    """A few steps of `make_opt` (and `make_sched`) on a small quadratic: the parameters, the learning rates,
+    and the keys of the optimizer's and scheduler's state dicts."""
+    w = lib.nn.Parameter(lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3)))
+    b = lib.nn.Parameter(lib.tensor(np.array([0.3, -0.2])))
+    opt = make_opt(lib, [w, b])
+    sched = make_sched(lib, opt) if make_sched else None
+    lrs = []
+    for _ in range(6):
+        def loss():
+            opt.zero_grad()
+            out = ((w @ lib.tensor(np.array([1.0, 2.0, -1.0])) + b) ** 2).sum() + (w ** 4).sum()
+            out.backward()
+            return out
+        opt.step(loss) if closure else (loss(), opt.step())
+        if sched is not None:
+            sched.step(1.0) if isinstance(sched, lib.optim.lr_scheduler.ReduceLROnPlateau) else sched.step()
+            lrs.append(opt.param_groups[0]["lr"])
+    sd = opt.state_dict()
+    return (w.detach().numpy(), b.detach().numpy(), lrs, sorted(sd["state"].get(0, {})), sorted(sd["param_groups"][0]),
+            sorted(sched.state_dict()) if sched is not None else [])
+
+
+_S = "lr_scheduler"
+STATE_KEYS = {
+    "LBFGS": (lambda L, p: L.optim.LBFGS(p, lr=0.5, history_size=3, max_iter=5), None, True),
+    "OneCycleLR": (lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.9),
+                   lambda L, o: getattr(L.optim, _S).OneCycleLR(o, 1.0, total_steps=10), False),
+    "OneCycleLR three-phase Adam": (lambda L, p: L.optim.Adam(p, lr=0.1),
+                                    lambda L, o: getattr(L.optim, _S).OneCycleLR(o, 0.5, total_steps=8,
+                                                                                 three_phase=True), False),
+    "CyclicLR": (lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.9),
+                 lambda L, o: getattr(L.optim, _S).CyclicLR(o, 0.01, 0.1, step_size_up=2), False),
+    "CyclicLR without momentum": (lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.9),
+                                  lambda L, o: getattr(L.optim, _S).CyclicLR(o, 0.01, 0.1, cycle_momentum=False),
+                                  False),
+    "ReduceLROnPlateau": (lambda L, p: L.optim.SGD(p, lr=0.1),
+                          lambda L, o: getattr(L.optim, _S).ReduceLROnPlateau(o, patience=1), False),
+    "CosineAnnealingWarmRestarts": (lambda L, p: L.optim.SGD(p, lr=0.1),
+                                    lambda L, o: getattr(L.optim, _S).CosineAnnealingWarmRestarts(o, 2, 2), False),
+    "StepLR": (lambda L, p: L.optim.SGD(p, lr=0.1), lambda L, o: getattr(L.optim, _S).StepLR(o, 2, 0.5), False),
+}
+
+
+@pytest.mark.parametrize("name", list(STATE_KEYS))
+def test_state_dict_keys_and_steps_match_pytorch(name):
+    """The same parameters and learning rates as PyTorch's, and state dicts with PyTorch's keys (a checkpoint's
+    structure, including the schedulers' private flags and LBFGS's kept coefficients)."""
+    make_opt, make_sched, closure = STATE_KEYS[name]
+    mine, theirs = _trained(tp, make_opt, make_sched, closure), _trained(torch, make_opt, make_sched, closure)
+    np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-10)
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-10)
+    np.testing.assert_allclose(mine[2], theirs[2], rtol=1e-12)
+    assert mine[3:] == theirs[3:]
+
+
+def test_get_lr_outside_step_warns_as_pytorch():
+    opt = tp.optim.SGD([tp.zeros(1, requires_grad=True)], lr=1.0)
+    sched = tp.optim.lr_scheduler.StepLR(opt, 1)
+    with pytest.warns(UserWarning, match=r"please use `get_last_lr\(\)`"):
+        sched.get_lr()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.step()
+        sched.step()
+        tp.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 2).step()

@@ -12,15 +12,22 @@ from .optimizer import Optimizer
 __all__ = ["OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts", "ReduceLROnPlateau"]
 
 
-def _momentum_key(optimizer: Optimizer, cycle_momentum: bool) -> str | None:
-    """Where a cyclic schedule writes momentum: `betas[0]` (Adam family) or `momentum` (SGD, RMSprop)."""
-    if not cycle_momentum:
-        return None
-    if "betas" in optimizer.defaults:
-        return "betas"
-    if "momentum" in optimizer.defaults:
-        return "momentum"
-    raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+class _CyclesMomentum:
+    """What OneCycleLR and CyclicLR share: with `cycle_momentum`, where momentum is written, `betas[0]` (Adam
+    family: `use_beta1`) or `momentum` (SGD, RMSprop); the attributes are PyTorch's, so are the state dicts."""
+
+    def _momentum_setting(self, optimizer: Optimizer, cycle_momentum: bool) -> None:
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+
+    @property
+    def _key(self) -> str | None:
+        if not self.cycle_momentum:
+            return None
+        return "betas" if self.use_beta1 else "momentum"
 
 
 def _set_momentum(group: dict, key: str | None, value: float) -> None:
@@ -39,7 +46,7 @@ def _per_group(value, optimizer: Optimizer, name: str) -> list:
     return [value] * n
 
 
-class OneCycleLR(LRScheduler):
+class OneCycleLR(_CyclesMomentum, LRScheduler):
     """The one-cycle policy: warm up from `max_lr / div_factor` to `max_lr`, then anneal far below it;
     momentum cycles the other way. Step once per batch, `total_steps` times.
 
@@ -69,14 +76,16 @@ class OneCycleLR(LRScheduler):
         self._anneal_func_type = anneal_strategy  # (a name, not the function: the state must pickle safely)
         up = float(pct_start * total_steps) - 1
         if three_phase:
-            self._phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
-                             "max_momentum"),
-                            (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+            phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                      (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                            (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
-        self._key = _momentum_key(optimizer, cycle_momentum)
+            phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        # (PyTorch's form: each phase's last step and the param-group keys it anneals between)
+        self._schedule_phases = [dict(zip(("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum"), p))
+                                 for p in phases]
+        self._momentum_setting(optimizer, cycle_momentum)
         if last_epoch == -1:
             for group, mx, lo, hi in zip(optimizer.param_groups, _per_group(max_lr, optimizer, "max_lr"),
                                          _per_group(base_momentum, optimizer, "base_momentum"),
@@ -106,18 +115,20 @@ class OneCycleLR(LRScheduler):
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
-            for i, (end, lr0, lr1, m0, m1) in enumerate(self._phases):
-                if step <= end or i == len(self._phases) - 1:
+            for i, phase in enumerate(self._schedule_phases):
+                end = phase["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
-                    lrs.append(self._anneal(group[lr0], group[lr1], pct))
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
                     if self._key is not None:
-                        _set_momentum(group, self._key, self._anneal(group[m0], group[m1], pct))
+                        _set_momentum(group, self._key, self._anneal(group[phase["start_momentum"]],
+                                                                     group[phase["end_momentum"]], pct))
                     break
                 start = end
         return lrs
 
 
-class CyclicLR(LRScheduler):
+class CyclicLR(_CyclesMomentum, LRScheduler):
     """Cycle the lr between `base_lr` and `max_lr` (triangular, triangular2 or exp_range); step once per batch.
 
     Example:
@@ -145,12 +156,14 @@ class CyclicLR(LRScheduler):
         self.mode, self.gamma = mode, gamma
         self._scale_fn_custom = scale_fn  # (the built-in modes are computed in `scale_fn`: nothing unpicklable kept)
         self.scale_mode = ("iterations" if mode == "exp_range" else "cycle") if scale_fn is None else scale_mode
-        self._key = _momentum_key(optimizer, cycle_momentum)
-        self.base_momentums = _per_group(base_momentum, optimizer, "base_momentum")
-        self.max_momentums = _per_group(max_momentum, optimizer, "max_momentum")
-        if self._key is not None and last_epoch == -1:
-            for m, group in zip(self.max_momentums, optimizer.param_groups):
-                _set_momentum(group, self._key, m)
+        self._momentum_setting(optimizer, cycle_momentum)
+        if cycle_momentum:
+            self.base_momentums = _per_group(base_momentum, optimizer, "base_momentum")
+            self.max_momentums = _per_group(max_momentum, optimizer, "max_momentum")
+            if last_epoch == -1:
+                for hi, lo, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    _set_momentum(group, self._key, hi)
+                    group["max_momentum"], group["base_momentum"] = hi, lo
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -239,7 +252,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
         self._step_count += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        try:
+            lrs = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -269,7 +287,10 @@ class ReduceLROnPlateau(LRScheduler):
         self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, factor, patience
         self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
         self.min_lrs = _per_group(min_lr, optimizer, "min_lr")
-        self.best = math.inf if mode == "min" else -math.inf
+        # (a single min_lr also serves param groups added later; a list is per group)
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.best = self.mode_worse
         self.num_bad_epochs = self.cooldown_counter = 0
         self.last_epoch = 0
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
@@ -290,6 +311,15 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
+            groups = len(self.optimizer.param_groups)
+            if groups != len(self.min_lrs):
+                if self.default_min_lr is None:
+                    raise RuntimeError(
+                        f"The number of param groups in the `optimizer` ({groups}) differs from when "
+                        f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new param group "
+                        "being added to the optimizer. Please modify the `min_lrs` field to match the length of the "
+                        "`optimizer` param groups.")
+                self.min_lrs = [self.default_min_lr] * groups
             for group, lo in zip(self.optimizer.param_groups, self.min_lrs):
                 new = max(group["lr"] * self.factor, lo)
                 if group["lr"] - new > self.eps:

@@ -167,7 +167,8 @@ def _direction(state, flat_grad, history_size):
         state["old_stps"].append(s)
         state["ro"].append(1.0 / ys)
         state["H_diag"] = ys / float(_ops.dot(y, y))
-    state["d"] = _two_loop(flat_grad, state["old_dirs"], state["old_stps"], state["ro"], state["H_diag"])
+    al = state.setdefault("al", [None] * history_size)  # (kept in the state, as PyTorch's is)
+    state["d"] = _two_loop(flat_grad, state["old_dirs"], state["old_stps"], state["ro"], state["H_diag"], al)
     return state["d"]
 
 
@@ -178,9 +179,9 @@ def _with_grad(closure):
     return run
 
 
-def _two_loop(flat_grad, old_dirs, old_stps, ro, H_diag):
-    """The L-BFGS direction `-H g` from the kept curvature pairs (Nocedal & Wright, algorithm 7.4)."""
-    al = [0.0] * len(old_dirs)
+def _two_loop(flat_grad, old_dirs, old_stps, ro, H_diag, al):
+    """The L-BFGS direction `-H g` from the kept curvature pairs (Nocedal & Wright, algorithm 7.4); `al` (at least
+    as long as the history) receives the first loop's coefficients."""
     q = -flat_grad
     for i in range(len(old_dirs) - 1, -1, -1):
         al[i] = float(_ops.dot(old_stps[i], q)) * ro[i]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import bisect
 import collections
+import functools
 import math
 import types
+import warnings
 from collections.abc import Callable
 
 from .optimizer import Optimizer
@@ -20,6 +22,18 @@ from .optimizer import Optimizer
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR", "PolynomialLR",
            "CosineAnnealingLR", "LambdaLR", "MultiplicativeLR", "SequentialLR", "ChainedScheduler", "OneCycleLR",
            "CyclicLR", "CosineAnnealingWarmRestarts", "ReduceLROnPlateau"]
+
+
+def _warns_outside_step(get_lr):
+    """A built-in schedule's `get_lr`, warning as PyTorch's do when called anywhere but inside `step()`."""
+    @functools.wraps(get_lr)
+    def checked(self):
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                          UserWarning, stacklevel=2)
+        return get_lr(self)
+
+    return checked
 
 
 class LRScheduler:
@@ -40,6 +54,12 @@ class LRScheduler:
         [0.5]
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        fn = cls.__dict__.get("get_lr")
+        if fn is not None and cls.__module__.startswith("tapeflow.optim"):  # (a user's scheduler: as written)
+            cls.get_lr = _warns_outside_step(fn)
+
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -54,11 +74,16 @@ class LRScheduler:
                                    "optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._get_lr_called_within_step = False  # (PyTorch's flags, part of its state dict)
         self._initial_step()
 
     def _initial_step(self) -> None:
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list[float]:
         """The learning rates for the current `last_epoch` (each subclass's rule)."""
@@ -72,12 +97,16 @@ class LRScheduler:
         """Advance one epoch and update the optimizer's learning rates (`epoch`: jump there, PyTorch's deprecated
         form, using the closed form of the schedule where it has one)."""
         self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            lrs = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            lrs = self._closed_form() if hasattr(self, "_closed_form") else self.get_lr()
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                lrs = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                lrs = self._closed_form() if hasattr(self, "_closed_form") else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
