@@ -4,6 +4,7 @@ resize_, apply_/map_, the legacy new, sizes and layouts, memory formats."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -115,3 +116,26 @@ def test_float_of_a_tensor_that_requires_grad_warns_once(monkeypatch):
         "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
         "Consider using tensor.detach() first."]
     assert caught[0].category is UserWarning and caught[0].filename == __file__
+
+
+def test_frombuffer_reads_as_pytorch_and_refuses_what_it_refuses():
+    """`frombuffer` (an MNIST file's header skipped by `offset`, say): the same values and dtype as PyTorch's, and
+    its ValueErrors word for word; the tensor is a copy, so a later write to the buffer does not show."""
+    data = bytearray(np.arange(12, dtype=np.int16).tobytes())
+    for kw in (dict(), dict(offset=4), dict(count=3, offset=2)):
+        for dt in ("int16", "uint8", "float16"):
+            mine = tp.frombuffer(data, dtype=getattr(tp, dt), **kw)
+            theirs = torch.frombuffer(bytearray(data), dtype=getattr(torch, dt), **kw)
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+            assert str(mine.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    t = tp.frombuffer(data, dtype=tp.int16)
+    data[0] = 7
+    assert t[0].item() == 0
+    assert tp.frombuffer(data, dtype=tp.float32, requires_grad=True).requires_grad
+    for kw in (dict(count=0), dict(offset=30), dict(offset=-1), dict(offset=1), dict(count=20)):
+        with pytest.raises(ValueError) as theirs:
+            torch.frombuffer(bytearray(data), dtype=torch.int16, **kw)
+        with pytest.raises(ValueError, match=re.escape(str(theirs.value))):
+            tp.frombuffer(data, dtype=tp.int16, **kw)
+    with pytest.raises(ValueError, match="does not implement Python buffer protocol"):
+        tp.frombuffer([1, 2], dtype=tp.int16)

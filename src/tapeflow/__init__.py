@@ -78,6 +78,7 @@ from ._factories import (
     empty_like,
     eye,
     from_numpy,
+    frombuffer,
     full,
     full_like,
     get_rng_state,

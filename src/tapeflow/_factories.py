@@ -24,7 +24,8 @@ from ._mt19937 import DEFAULT_SEED, MT19937
 from ._state import state
 from ._tensor import Pending, Tensor, py_type_name
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
+__all__ = ["tensor", "as_tensor", "from_numpy", "frombuffer", "zeros", "ones", "full", "empty", "arange", "linspace",
+           "logspace",
            "eye", "rand", "randn", "randint", "randperm", "normal", "zeros_like", "ones_like", "full_like",
            "empty_like", "rand_like", "randn_like", "randint_like", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "Generator", "next_key"]
@@ -179,6 +180,40 @@ def from_numpy(a: np.ndarray) -> Tensor:
                         "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
                         "uint32, uint16, uint8, and bool.")
     return Tensor._wrap(host_array(a))
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor of `dtype` read from an object with the buffer protocol (`bytes`, `bytearray`, `mmap`),
+    skipping `offset` bytes and reading `count` elements (all that are left when negative). A tensor's values
+    live on its device, so unlike PyTorch's this one is a copy: a later write to the buffer does not show.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.frombuffer(bytearray(b"\x01\x00\x02\x00"), dtype=tp.int16)
+        tensor([1, 2], dtype=tapeflow.int16)
+    """
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    jd = np.dtype(_dtype.to_jax_dtype(dtype))
+    size, item = view.nbytes, jd.itemsize
+    if size == 0 or count == 0:
+        raise ValueError(f"both buffer length ({size}) and count ({count}) must not be 0")
+    if not 0 <= offset < size:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({size} "
+                         "bytes) minus 1")
+    if count < 0:
+        if (size - offset) % item:
+            raise ValueError(f"buffer length ({size - offset} bytes) after offset ({offset} bytes) must be a multiple "
+                             f"of element size ({item})")
+        count = (size - offset) // item
+    elif offset + count * item > size:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset ({offset} bytes) must not be "
+                         f"greater than actual buffer length ({size} bytes)")
+    arr = np.frombuffer(view.cast("B"), dtype=jd, count=count, offset=offset)
+    t = Tensor._wrap(host_array(arr.copy()))
+    return t.requires_grad_() if requires_grad else t
 
 
 def _shape(size, name: str | None = None) -> tuple:
