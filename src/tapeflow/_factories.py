@@ -189,7 +189,7 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad
 
     Example:
         >>> import tapeflow as tp
-        >>> tp.frombuffer(bytearray(b"\x01\x00\x02\x00"), dtype=tp.int16)
+        >>> tp.frombuffer(bytes([1, 0, 2, 0]), dtype=tp.int16)
         tensor([1, 2], dtype=tapeflow.int16)
     """
     try:
