@@ -126,7 +126,7 @@ from ._tensor import Size, Tensor, is_tensor
 from ._tensor_extras import *  # noqa: F403  (layouts, memory formats, older linear-algebra spellings)
 from ._toplevel import *  # noqa: F403  (meshgrid, finfo/iinfo, promotion queries, printing and thread settings)
 from ._windows import *  # noqa: F403  (window functions, asarray)
-from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .amp import GradScaler, autocast, get_autocast_dtype, is_autocast_enabled
 from .autograd.anomaly_mode import is_anomaly_enabled, set_detect_anomaly
 from .autograd.grad_mode import (
     enable_grad,

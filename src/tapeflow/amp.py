@@ -327,7 +327,21 @@ def custom_bwd(bwd=None, *, device_type: str):
 
 
 class GradScaler:
-    """Dynamic loss scaling, as `torch.amp.GradScaler`."""
+    """Dynamic loss scaling, as `torch.amp.GradScaler` (also `tp.GradScaler`): `scale(loss)` before backward,
+    `step(optimizer)` unscales the gradients and skips the step when one is inf or NaN, `update()` adapts the
+    scale. Off (every call passes through) where the device is unavailable, with PyTorch's warning.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> scaler = tp.GradScaler("cpu", init_scale=8.0)
+        >>> w = tp.ones(2, requires_grad=True)
+        >>> opt = tp.optim.SGD([w], lr=0.5)
+        >>> scaler.scale((w * w).sum()).backward()
+        >>> w.grad
+        tensor([16., 16.])
+        >>> scaler.step(opt); scaler.update(); w
+        tensor([0., 0.], requires_grad=True)
+    """
 
     def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
