@@ -12,6 +12,15 @@ def _seed():
 
 
 @pytest.fixture
+def adaptive():
+    """Adaptive eager on for the test (whatever the environment chose), as it was after."""
+    was = tp.is_adaptive_eager_enabled()
+    tp.set_adaptive_eager(True)
+    yield
+    tp.set_adaptive_eager(was)
+
+
+@pytest.fixture
 def state_walks(monkeypatch):
     """Counts the staging layer's walks over a function's state (`walks["n"]`) from now on."""
     from tapeflow._staging import state

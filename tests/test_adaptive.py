@@ -13,14 +13,6 @@ import tapeflow as tp
 from tapeflow import _adaptive, nn, optim
 
 
-@pytest.fixture
-def adaptive():
-    was = tp.is_adaptive_eager_enabled()
-    tp.set_adaptive_eager(True)
-    yield
-    tp.set_adaptive_eager(was)
-
-
 def _stats():
     return tp.adaptive_eager_stats()
 

@@ -11,14 +11,6 @@ from tapeflow import _adaptive, _dispatch
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu", reason="the quick tier is the CPU compiler's")
 
 
-@pytest.fixture
-def adaptive():
-    was = tp.is_adaptive_eager_enabled()
-    tp.set_adaptive_eager(True)
-    yield
-    tp.set_adaptive_eager(was)
-
-
 def _compiled_signatures(fn) -> int:
     return fn._cache_size()
 
