@@ -180,9 +180,14 @@ def _module_fingerprint(mods) -> tuple:
     """Training flags and the identities of every parameter, buffer and child of the modules `mods` (a module
     and every module under it when the snapshot was taken: a new or replaced child changes its parent's)."""
     fp = []
+    add, extend = fp.append, fp.extend  # (this runs at every call of a staged function: no tuple per module)
     for s in mods:
-        fp += (s.training, *map(id, s._parameters.values()), None, *map(id, s._buffers.values()), None,
-               *map(id, s._modules.values()))
+        add(s.training)
+        extend(map(id, s._parameters.values()))
+        add(None)
+        extend(map(id, s._buffers.values()))
+        add(None)
+        extend(map(id, s._modules.values()))
     return tuple(fp)
 
 
@@ -250,8 +255,11 @@ def _optimizer_settings(opt) -> tuple:
     for g in opt.param_groups:
         settings = []
         for k, v in g.items():
-            if k != "params":
-                settings.append((k, "traced") if k == "lr" and _is_rate(v) else (k, _hashable(v)))
+            if k == "params":
+                continue
+            if type(v) not in _PLAIN:
+                v = _hashable(v)
+            settings.append((k, "traced") if k == "lr" and _is_rate(v) else (k, v))
         groups.append(tuple(settings))
     state, per_param = [], opt.state
     for p in optimizer_params(opt):
@@ -264,6 +272,9 @@ def _optimizer_settings(opt) -> tuple:
 def hyperparameters(modules: list, optimizers: list) -> tuple:
     """The Python-level settings a trace bakes in: training flags and optimizer settings."""
     return tuple(m.training for root in modules for m in root.modules()), tuple(map(_optimizer_settings, optimizers))
+
+
+_PLAIN = frozenset((float, int, bool, str, type(None)))  # settings kept as they are (immutable and hashable)
 
 
 def _is_rate(v) -> bool:
