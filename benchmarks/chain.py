@@ -1,12 +1,17 @@
 """A 100-op chain of small elementwise ops, forward + backward: tapeflow vs PyTorch eager vs jax.jit.
 
-Also times backward through a 100,000-op chain (linear time, no recursion).
+Also times backward through a 100,000-op chain (linear time, no recursion), and the chain with each library alone
+in a fresh process: in one process, XLA's threads and PyTorch's compete for a small machine's cores, which slows
+PyTorch's steps and flatters the in-process ratio.
 
 Run: python benchmarks/chain.py
 """
 
 from __future__ import annotations
 
+import statistics
+import subprocess
+import sys
 import time
 
 import jax
@@ -86,5 +91,58 @@ def main() -> None:
         print(f"\nbackward through a {n:,}-op chain: {dt:.2f} s ({dt / n * 1e6:.1f} us per node)")
 
 
+# Each library alone in a fresh process: in one process, XLA's CPU threads and PyTorch's compete for this
+# machine's two cores and slow PyTorch's steps down by up to 3x, which flatters the in-process ratio above.
+CHILD = r"""
+import statistics, sys, time
+import numpy as np
+lib = sys.argv[1]
+if lib == "torch":
+    import torch as m
+else:
+    import tapeflow as m
+x = m.tensor(np.random.default_rng(0).standard_normal(16).astype(np.float32), requires_grad=True)
+
+def step():
+    x.grad = None
+    y = x
+    for _ in range(25):
+        y = y * 1.01
+        y = y + 0.1
+        y = y.tanh()
+        y = y - 0.05
+    y.sum().backward()
+    if lib != "torch":
+        x.grad._data.block_until_ready()
+
+for _ in range(50):
+    step()
+times = []
+for _ in range(300):
+    t = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t)
+print(statistics.median(times))
+"""
+
+
+def separate_processes(rounds: int = 3) -> None:
+    medians = {"tapeflow": [], "torch": []}
+    for _ in range(rounds):  # alternating, so that both see the same machine
+        for lib in medians:
+            out = subprocess.run([sys.executable, "-c", CHILD, lib], capture_output=True, text=True, check=True)
+            medians[lib].append(float(out.stdout.strip().splitlines()[-1]))
+    mine, theirs = statistics.median(medians["tapeflow"]), statistics.median(medians["torch"])
+    print(f"\n100-op chain, forward + backward, each library alone in its own process (median of {rounds} runs)")
+    print(f"  tapeflow eager  {mine * 1e3:9.3f} ms   {mine / theirs:6.2f}x torch eager")
+    print(f"  torch eager     {theirs * 1e3:9.3f} ms   {1.0:6.2f}x torch eager")
+
+
 if __name__ == "__main__":
     main()
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        separate_processes()
