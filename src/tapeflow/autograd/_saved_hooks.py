@@ -233,19 +233,24 @@ def saved_slot(node, name: str):
         k = int(name[6:] or 0)
         saved_ans = node._ans is not None or (node._unpack is not None and node._unpack[1] is not None)
         return ("result", k) if saved_ans or node._freed else None
+    i = _input_index(node, name)
+    return None if i is None else ("input", i)
+
+
+def _input_index(node, name: str) -> int | None:
+    """The position of the input PyTorch calls `name` (`"self"`, `"other"`, `"exponent"`) of an op node."""
     names = _INPUT_NAMES.get(node.op.name, ("self", "other"))
     if name in names and names.index(name) < len(node.needs):
-        return ("input", names.index(name))
+        return names.index(name)
     return None
 
 
 def input_shape(node, name: str) -> tuple | None:
     """The shape of the input PyTorch calls `name` (`"self"`, `"other"`) of an op node, as its
     `_saved_<name>_sym_sizes` gives it; None if the node has no such input."""
-    names = _INPUT_NAMES.get(node.op.name, ("self", "other"))
-    if name not in names or names.index(name) >= len(node.needs):
+    i = _input_index(node, name)
+    if i is None:
         return None
-    i = names.index(name)
     meta = node._metas[i] if i < len(node._metas) else None
     if meta is not None:  # (shape, dtype) of an input not saved; a dtype of None: a Python number
         return None if meta[1] is None else tuple(meta[0])
