@@ -284,3 +284,30 @@ def test_matches_pytorch(scenario):
     got = scenario(tp)
     torch = pytest.importorskip("torch")
     assert got == scenario(torch)
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_an_undefined_gradient_reaches_a_function_as_zeros_or_none(materialize):
+    """`torch._C._functions.UndefinedGrad` (used by PyTorch's own autograd tests) feeds no gradient backwards: a
+    custom Function then sees zeros, or None when it turned materialization off."""
+    from tapeflow.torch import _C
+
+    seen = []
+
+    class Through(tp.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen.append(None if grad is None else grad.tolist())
+            return grad
+
+    x = tp.ones(2, requires_grad=True)
+    out = _C._functions.UndefinedGrad()(Through.apply(x))
+    assert type(out.grad_fn).__name__ == "UndefinedGradBackward"
+    out.sum().backward()
+    assert seen == [[0.0, 0.0] if materialize else None]
+    assert x.grad is None if not materialize else x.grad.tolist() == [0.0, 0.0]

@@ -128,6 +128,28 @@ def test_gradients_through_values_and_the_dense_operand():
     assert grads[0] == grads[1]
 
 
+def test_an_empty_sparse_leaf_of_a_size_gets_pytorchs_dense_gradient():
+    seen = []
+    for lib in (tp, torch):
+        s = lib.sparse_coo_tensor((3, 3), requires_grad=True)
+        dense = lib.tensor(np.arange(9.0, dtype=np.float32).reshape(3, 3), requires_grad=True)
+        (s.mm(dense) + dense.addmm(s, dense)).sum().backward()
+        seen.append((repr(s).replace("tapeflow", "torch"), s.is_leaf, s.grad.layout == lib.strided,
+                     s.grad.tolist(), dense.grad.tolist(), repr(lib.sparse_coo_tensor(size=(2, 3)))))
+    assert seen[0][:-1] == seen[1][:-1]
+    assert seen[0][-1].replace("tapeflow", "torch") == seen[1][-1]
+
+
+def test_a_dense_gradient_into_a_sparse_grad_replaces_it_with_the_dense_sum():
+    seen = []
+    for lib in (tp, torch):
+        p = lib.tensor([1.5, 1.5], requires_grad=True)
+        p.grad = old = lib.sparse_coo_tensor(lib.tensor([[1, 1]]), lib.tensor([1.0, 1.0]))
+        (p * 2).sum().backward()
+        seen.append((p.grad is old, p.grad.layout == lib.strided, p.grad.tolist()))
+    assert seen[0] == seen[1] == (False, True, [2.0, 4.0])
+
+
 def _pygcn_step(lib):
     """Kipf's pygcn pattern: a scipy-style COO adjacency through the legacy constructor, `torch.spmm`."""
     rng = np.random.default_rng(0)

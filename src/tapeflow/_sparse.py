@@ -7,8 +7,9 @@ A sparse tensor here is a dense tensor that remembers the indices and values it 
 (through the values, when they require grad). Conversions (`to`, `float`, `double`, `cpu`, `cuda`, `type`,
 `clone`, `detach`) keep the sparse layout; other ops return dense tensors, also where PyTorch returns
 sparse ones (`sparse * 2`, `sparse.t()`, `sparse + sparse`: their values are PyTorch's). The memory is
-the dense tensor's: graphs of up to a few tens of thousands of nodes. A sparse tensor cannot be a leaf
-that requires grad (its gradient would be dense); saving one with `tp.save` stores it dense.
+the dense tensor's: graphs of up to a few tens of thousands of nodes. A sparse leaf that requires grad
+gets a dense `.grad`, as in PyTorch, and a dense gradient accumulated into a sparse `.grad` replaces it with
+the dense sum; saving a sparse tensor with `tp.save` stores it dense.
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ def _check_indices(idx: np.ndarray, size) -> None:
                                f"{high}")
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None, requires_grad=False,
                       check_invariants=None, is_coalesced=None) -> Tensor:
     """A sparse COO tensor with `values` at `indices` (sparse_dim x nnz); duplicate indices add up. Without
     `size`, each sparse dimension is one past its largest index (values' trailing dimensions follow).
+    `sparse_coo_tensor(size)` is an empty one. With `requires_grad`, it is a leaf whose `.grad` is dense.
 
     Example:
         >>> import tapeflow as tp
@@ -76,6 +78,12 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
     """
     from ._factories import tensor
 
+    if values is None:  # sparse_coo_tensor(size): no entries
+        size = indices if size is None else size
+        if size is None or isinstance(size, Tensor):
+            raise TypeError("sparse_coo_tensor() takes `indices` and `values`, or a `size` alone")
+        size = tuple(int(s) for s in size)
+        indices, values = tensor(np.zeros((len(size), 0), np.int64)), tensor([], dtype=dtype or _dtype.get_default_dtype())
     indices = indices if isinstance(indices, Tensor) else tensor(indices)
     values = values if isinstance(values, Tensor) else tensor(values)
     if indices.ndim != 2:
@@ -83,9 +91,6 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
     if indices.shape[1] != values.shape[0] if values.ndim else indices.shape[1] != 1:
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {indices.shape[1]}, "
                            f"nnz from values: {values.shape[0] if values.ndim else 1}")
-    if requires_grad:
-        raise NotImplementedError("tapeflow: a sparse tensor cannot be a leaf that requires grad (its gradient "
-                                  "would be dense); build it from values that require grad instead")
     idx = np.asarray(indices.detach().tolist(), dtype=np.int64).reshape(indices.shape)
     size = None if size is None else tuple(int(s) for s in size)
     _check_indices(idx, size)
@@ -97,7 +102,16 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
     if device is not None:
         values = values.to(device)
     indices = tensor(idx) if indices.dtype != _dtype.int64 else indices.detach()
-    return _build(indices, values, size, bool(is_coalesced))
+    if not requires_grad:
+        return _build(indices, values, size, bool(is_coalesced))
+    if values.requires_grad:
+        raise RuntimeError("sparse_coo_tensor(): values require grad, so the result is not a leaf; pass "
+                           "requires_grad=False (the result then requires grad through the values)")
+    leaf = _build(indices, values, size, bool(is_coalesced))
+    coo = leaf._coo
+    leaf = leaf.detach().requires_grad_()  # (a leaf: its gradient is the dense gradient, as PyTorch's is)
+    leaf._coo = coo
+    return leaf
 
 
 def _coalesce(self) -> Tensor:
@@ -199,10 +213,13 @@ def _sparse_repr(self, base_repr) -> str:
     coo = coo_of(self)
     if coo is None:
         return base_repr(self)
-    indices = repr(coo.indices.detach()).replace("\n", "\n" + " " * len("tensor(indices="))
+    indices = repr(coo.indices.detach()).replace(f", dtype={_dtype.int64}", "")  # (indices are always int64)
+    indices = indices.replace("\n", "\n" + " " * len("tensor(indices="))
     values = repr(coo.values.detach())
     if ", dtype=" in values:  # (the dtype is printed once, after the size)
         values = values[:values.index(", dtype=")] + ")"
+    if coo.values.numel() == 0 and ", size=" not in values:  # (PyTorch gives an empty one's size here)
+        values = values[:-1] + f", size={tuple(coo.values.shape)})"
     values = values.replace("\n", "\n" + " " * len("       values="))
     size = "(" + ", ".join(str(s) for s in self.shape) + ("," if self.ndim == 1 else "") + ")"
     dtype = "" if self.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool) else f"dtype={self.dtype}, "

@@ -97,6 +97,8 @@ def _plan(roots):
         v = leaf.variable
         if v._hooks or v._post_accumulate_hooks or v._grad_dtype is not FOLLOW_DTYPE:
             return None
+        if v._grad is not None and v._grad._coo is not None:
+            return None  # (a sparse `.grad` is replaced by the dense sum: see `engine.accumulate`)
     grads_present = tuple(leaf.variable._grad is not None for leaf in leaves)
     return nodes, list(leaves), args, (tuple(key), tuple(root_key), grads_present)
 

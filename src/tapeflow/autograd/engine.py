@@ -50,6 +50,8 @@ def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> No
             old = var._grad
             if old is None:
                 var._grad = Tensor._wrap(g)
+            elif old._coo is not None:  # (gradients arrive dense: their sum replaces a sparse one, as in PyTorch)
+                var._grad = Tensor._wrap(old._data + g)
             else:
                 old._data = old._data + g
                 old._st().version += 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import _set_grad, is_grad_enabled, is_inference_mode_enabled
 
 __all__ = ["is_grad_enabled", "is_inference_mode_enabled", "_set_grad_enabled", "_get_tracing_state",
-           "_log_api_usage_once"]
+           "_log_api_usage_once", "_functions"]
 
 
 def _set_grad_enabled(mode: bool) -> None:
@@ -40,3 +40,48 @@ def _log_api_usage_once(event: str) -> None:
         >>> from tapeflow.torch import _C
         >>> _C._log_api_usage_once("my_library.model")
     """
+
+
+class _UndefinedGradFunction:
+    """The autograd Function behind `_functions.UndefinedGrad` (made on first use: the alias module loads before
+    tapeflow's autograd)."""
+
+    cls = None
+
+    @classmethod
+    def get(cls):
+        if cls.cls is None:
+            from ..autograd.function import Function
+
+            class UndefinedGrad(Function):
+                @staticmethod
+                def forward(ctx, *tensors):
+                    return tuple(t.clone() for t in tensors) if len(tensors) > 1 else tensors[0].clone()
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    return (None,) * len(grads)
+
+            cls.cls = UndefinedGrad
+        return cls.cls
+
+
+class _Functions:
+    """`torch._C._functions`: the autograd node PyTorch's tests use to feed an undefined gradient backwards."""
+
+    class UndefinedGrad:
+        """`UndefinedGrad()(t)`: `t`'s values, on a node whose backward passes no gradient (None) to `t`.
+
+        Example:
+            >>> import tapeflow as tp
+            >>> from tapeflow.torch import _C
+            >>> x = tp.ones(2, requires_grad=True)
+            >>> _C._functions.UndefinedGrad()(x * 2).sum().backward(); print(x.grad)
+            None
+        """
+
+        def __call__(self, *tensors):
+            return _UndefinedGradFunction.get().apply(*tensors)
+
+
+_functions = _Functions()
