@@ -311,3 +311,11 @@ def test_an_undefined_gradient_reaches_a_function_as_zeros_or_none(materialize):
     out.sum().backward()
     assert seen == [[0.0, 0.0] if materialize else None]
     assert x.grad is None if not materialize else x.grad.tolist() == [0.0, 0.0]
+
+
+def test_torch_c_functions_names_the_leaf_node_class():
+    from tapeflow.torch import _C
+
+    x = tp.ones(2, requires_grad=True)
+    first = (x + 1).grad_fn.next_functions[0][0]
+    assert isinstance(first, _C._functions.AccumulateGrad) and first.variable is x

@@ -162,3 +162,16 @@ def test_take_along_dim_refuses_indices_that_are_not_long_as_pytorch(dtype):
             lib.take_along_dim(lib.ones(2, 3), lib.tensor([[0, 1]], dtype=getattr(lib, dtype)), 1)
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+def test_a_list_of_indices_warns_at_the_users_line_when_reading_and_writing():
+    import warnings
+
+    x = tp.zeros(4, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        x[[[0, 1], slice(None)]] = 1.0
+        y = x[[[0, 1], slice(None)]]
+    assert [(w.category, w.filename) for w in caught] == [(UserWarning, __file__)] * 2
+    assert "non-tuple sequence for multidimensional indexing" in str(caught[0].message)
+    assert y.tolist() == [[1.0] * 3] * 2

@@ -86,6 +86,23 @@ def test_legacy_new_takes_sizes_data_and_refusals_as_pytorch(case):
     assert run(tp) == run(torch)
 
 
+_LEGACY_SIZES = [lambda lib: lib.Tensor(lib.Size([4, 4])), lambda lib: lib.Tensor(2, 3), lambda lib: lib.Tensor(),
+                 lambda lib: lib.Tensor(lib.Size([])),
+                 lambda lib: lib.Tensor(lib.zeros(2, 5).size()), lambda lib: lib.FloatTensor(lib.Size([2])),
+                 lambda lib: lib.LongTensor(lib.Size([2, 1]))]
+_LEGACY_DATA = [lambda lib: lib.Tensor((4, 4)), lambda lib: lib.DoubleTensor([[1, 2]]), lambda lib: lib.Tensor([])]
+
+
+@pytest.mark.parametrize("make", _LEGACY_SIZES + _LEGACY_DATA)
+def test_the_legacy_constructors_read_a_size_as_a_shape_and_a_tuple_as_data(make):
+    # (PyTorch's autograd tests build expected gradients with `torch.Tensor(x.size()).fill_(0)`)
+    def run(lib):
+        r = make(lib)  # (a shape's values are uninitialised in PyTorch: only data is compared)
+        return tuple(r.shape), str(r.dtype).split(".")[-1], r.tolist() if make in _LEGACY_DATA else None
+
+    assert run(tp) == run(torch)
+
+
 def test_setitem_of_a_value_made_by_new_gets_its_gradient():
     def grads(lib):
         x = lib.ones(5, 5, requires_grad=True)
@@ -139,3 +156,21 @@ def test_frombuffer_reads_as_pytorch_and_refuses_what_it_refuses():
             tp.frombuffer(data, dtype=tp.int16, **kw)
     with pytest.raises(ValueError, match="does not implement Python buffer protocol"):
         tp.frombuffer([1, 2], dtype=tp.int16)
+
+
+def test_the_deprecated_out_of_place_resize_warns_keeps_the_gradient_and_refuses_a_new_count():
+    import warnings
+
+    def run(lib):
+        x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = x.resize(3, 2)
+            z = x.resize_as(lib.zeros(6))
+        (y * lib.arange(6.0).reshape(3, 2)).sum().backward()
+        with pytest.raises(RuntimeError) as info:
+            x.resize(4, 2)
+        return ([str(w.message) for w in caught], tuple(y.shape), tuple(z.shape), y.tolist(), x.grad.tolist(),
+                str(info.value))
+
+    assert run(tp) == run(torch)

@@ -186,15 +186,17 @@ class Tensor:
     _untracked_no_grad_view = False  # "no_grad" / "inference": a view made so of a tensor that did not require grad
 
     def __init__(self, *args, device=None, dtype=None, requires_grad=False):
-        """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` (a shape)."""
-        if len(args) == 1 and not isinstance(args[0], int):
+        """Legacy constructor: `Tensor([1, 2])` (float data) or `Tensor(2, 3)` / `Tensor(t.size())` (a shape)."""
+        if len(args) == 1 and type(args[0]) is Size:  # (a shape, as in PyTorch; a plain tuple is data)
+            arr = jnp.zeros(args[0], _dtype.get_default_dtype().jax)
+        elif len(args) == 1 and not isinstance(args[0], int):
             src = args[0]
             if isinstance(src, Tensor):
                 arr = src._data
             else:
                 arr = host_array(src, _dtype.get_default_dtype().jax)
-        else:
-            arr = jnp.zeros(tuple(args), _dtype.get_default_dtype().jax)
+        else:  # (no arguments: an empty tensor, shape (0,))
+            arr = jnp.zeros(tuple(args) if args else (0,), _dtype.get_default_dtype().jax)
         if dtype is not None:
             arr = arr.astype(_dtype.to_jax_dtype(dtype))
         if device is not None:

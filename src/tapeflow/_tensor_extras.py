@@ -5,6 +5,8 @@ older linear-algebra spellings (`cholesky`, `lu`, `lu_solve`, `triangular_solve`
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _dtype, _ops, _toplevel, linalg
@@ -186,6 +188,27 @@ def _fill_diagonal_(self, fill_value, wrap: bool = False):
     return inplace(self, _ops.where(tensor(mask), fill_value, self))
 
 
+def _resize(self, *sizes, what="resize"):
+    """The deprecated out-of-place `resize`: this tensor's elements in the shape `sizes` (the same number of
+    elements), differentiable.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tp.ones(2, 3).resize(3, 2).shape
+        tapeflow.Size([3, 2])
+    """
+    warnings.warn(f"non-inplace {what} is deprecated", UserWarning, stacklevel=2)
+    n = int(np.prod(sizes, dtype=np.int64))
+    if n != self.numel():
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({n} elements in total), but the given "
+                           f"tensor has a size of {'x'.join(map(str, self.shape))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, while preserving the number "
+                           "of elements. ")
+    return self.contiguous().view(*sizes)
+
+
 def _resize_(self, *sizes, memory_format=None):
     """Give this tensor the shape `sizes` in place: the flat data are kept where they fit, new elements are 0."""
     from ._dispatch import check_inference_write
@@ -276,6 +299,8 @@ Tensor.is_shared = lambda self: False
 Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.resize_ = _resize_
 Tensor.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
+Tensor.resize = _resize
+Tensor.resize_as = lambda self, tensor: _resize(self, *tensor.size(), what="resize_as")
 Tensor.apply_ = _apply_
 Tensor.map_ = _map_
 Tensor.new = _new

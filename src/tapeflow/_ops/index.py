@@ -317,7 +317,7 @@ def _check_put_shape(input, spec, arrays, values) -> None:
     check_expandable(values, target)
 
 
-def _sequence_as_tuple(index) -> bool:
+def _sequence_as_tuple(index, stacklevel: int = 4) -> bool:
     """PyTorch's (and old NumPy's) rule: a short list holding a tensor, a sequence, a slice, `None` or `...` is
     a tuple of indices (`x[[[0, 1]]]` is `x[[0, 1]]`); a list of numbers is one advanced index."""
     if not isinstance(index, list) or len(index) >= 32:
@@ -325,7 +325,7 @@ def _sequence_as_tuple(index) -> bool:
     if any(isinstance(i, (Tensor, list, tuple, slice)) or i is None or i is Ellipsis for i in index):
         warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
                       "instead of x[seq] (PyTorch will read it as one tensor index in a future release).",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=stacklevel)
         return True
     return False
 
@@ -456,7 +456,7 @@ def _setitem(self, index, value):
         _setitem(_getitem(self, split[0]), split[1], value)
         return
     if not isinstance(index, tuple):
-        index = tuple(index) if _sequence_as_tuple(index) else (index,)
+        index = tuple(index) if _sequence_as_tuple(index, 3) else (index,)
     if builtins.any(type(i) is builtins.bool for i in index):
         # (a Python bool adds a dimension of length 1 (True) or 0 (False): it selects everything, or nothing)
         if False in [i for i in index if type(i) is builtins.bool]:

@@ -5,7 +5,9 @@ libraries call directly (grad mode queries, the tracing-state probe, usage loggi
 
 from __future__ import annotations
 
+from ..autograd.function import Function
 from ..autograd.grad_mode import _set_grad, is_grad_enabled, is_inference_mode_enabled
+from ..autograd.graph import AccumulateGrad
 
 __all__ = ["is_grad_enabled", "is_inference_mode_enabled", "_set_grad_enabled", "_get_tracing_state",
            "_log_api_usage_once", "_functions"]
@@ -42,32 +44,24 @@ def _log_api_usage_once(event: str) -> None:
     """
 
 
-class _UndefinedGradFunction:
-    """The autograd Function behind `_functions.UndefinedGrad` (made on first use: the alias module loads before
-    tapeflow's autograd)."""
+class UndefinedGrad(Function):  # (named for its node, `UndefinedGradBackward`)
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tuple(t.clone() for t in tensors) if len(tensors) > 1 else tensors[0].clone()
 
-    cls = None
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) * len(grads)
 
-    @classmethod
-    def get(cls):
-        if cls.cls is None:
-            from ..autograd.function import Function
 
-            class UndefinedGrad(Function):
-                @staticmethod
-                def forward(ctx, *tensors):
-                    return tuple(t.clone() for t in tensors) if len(tensors) > 1 else tensors[0].clone()
-
-                @staticmethod
-                def backward(ctx, *grads):
-                    return (None,) * len(grads)
-
-            cls.cls = UndefinedGrad
-        return cls.cls
+_UndefinedGradFunction = UndefinedGrad
+del UndefinedGrad
 
 
 class _Functions:
-    """`torch._C._functions`: the autograd node PyTorch's tests use to feed an undefined gradient backwards."""
+    """`torch._C._functions`: the classes of PyTorch's built-in autograd nodes that Python code names."""
+
+    AccumulateGrad = AccumulateGrad
 
     class UndefinedGrad:
         """`UndefinedGrad()(t)`: `t`'s values, on a node whose backward passes no gradient (None) to `t`.
@@ -81,7 +75,7 @@ class _Functions:
         """
 
         def __call__(self, *tensors):
-            return _UndefinedGradFunction.get().apply(*tensors)
+            return _UndefinedGradFunction.apply(*tensors)
 
 
 _functions = _Functions()
