@@ -620,3 +620,33 @@ def test_where_method_takes_the_condition_first():
     check(lambda m, x, y: x.where(x > 0, y), _f(3, 4), _f(3, 4))
     check(lambda m, x: x.where(x < 0.5, 0.0), _f(5))
     check_error(lambda m, x: x.where(x, 0.0), _f(2))
+
+
+_LEGACY_CATS = [
+    lambda lib: lib.cat([lib.zeros(0), lib.tensor(1.0)]), lambda lib: lib.cat([lib.tensor(1.0), lib.zeros(0)]),
+    lambda lib: lib.cat([lib.zeros(0), lib.zeros(0, dtype=lib.int64)]),
+    lambda lib: lib.cat([lib.zeros(0, dtype=lib.int32), lib.ones(2, 2, dtype=lib.int64)], 1),
+    lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(0), lib.ones(1, 3)], -1),
+    lambda lib: lib.cat([lib.zeros(2, 3), lib.zeros(0, dtype=lib.float64), lib.ones(2, 1)], -1),
+    lambda lib: lib.cat([lib.zeros(0), lib.zeros(2, 3), lib.ones(2, 2)], 3)]
+
+
+@pytest.mark.parametrize("make", _LEGACY_CATS)
+def test_a_1d_empty_tensor_joins_a_concatenation_of_any_rank_as_in_pytorch(make):
+    def run(lib):
+        try:
+            r = make(lib)
+        except (RuntimeError, IndexError) as e:
+            return type(e).__name__, str(e)
+        return tuple(r.shape), str(r.dtype).split(".")[-1], r.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_a_1d_empty_tensor_in_a_concatenation_gets_an_empty_gradient():
+    def run(lib):
+        a, b = lib.zeros(0, requires_grad=True), lib.ones(2, 2, requires_grad=True)
+        (lib.cat([b, a, b * 2]) * lib.arange(8.0).view(4, 2)).sum().backward()
+        return tuple(a.grad.shape), b.grad.tolist()
+
+    assert run(tp) == run(torch)

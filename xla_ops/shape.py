@@ -194,12 +194,27 @@ copy = op("copy", lambda x, src: jnp.broadcast_to(src, x.shape).astype(x.dtype),
 # -- copies ------------------------------------------------------------------------
 
 
+def _legacy_empty(x, xs) -> bool:
+    """PyTorch's legacy rule: a 1-D tensor with no elements joins a concatenation of tensors of any rank, adding
+    nothing to it but its dtype."""
+    return x.ndim == 1 and x.shape[0] == 0 and any(y.ndim != 1 for y in xs)
+
+
+def _cat(*xs, dim=0):
+    kept = [x for x in xs if not _legacy_empty(x, xs)]
+    if len(kept) == len(xs):
+        return jnp.concatenate(xs, axis=dim)
+    dtype = jnp.result_type(*xs)
+    return jnp.concatenate([x.astype(dtype) for x in kept], axis=dim)
+
+
 def _cat_vjp(g, ans, *xs, dim):
-    sizes = [x.shape[dim] for x in xs]
-    return tuple(_split(g, sizes, dim))
+    kept = [x for x in xs if not _legacy_empty(x, xs)]
+    parts = iter(_split(g, [x.shape[dim] for x in kept], dim))
+    return tuple(jnp.zeros(x.shape, g.dtype) if _legacy_empty(x, xs) else next(parts) for x in xs)
 
 
-cat = op("cat", lambda *xs, dim=0: jnp.concatenate(xs, axis=dim), _cat_vjp, node="CatBackward0")
+cat = op("cat", _cat, _cat_vjp, node="CatBackward0")
 stack = op("stack", lambda *xs, dim=0: jnp.stack(xs, axis=dim),
            lambda g, ans, *xs, dim=0: tuple(jnp.moveaxis(g, dim, 0)))
 flip = op("flip", lambda x, dims: jnp.flip(x, dims), lambda g, ans, x, dims: (jnp.flip(g, dims),))

@@ -474,10 +474,16 @@ def cat(tensors, dim=0):
     tensors = [_t(x) for x in tensors]
     if not tensors:
         raise ValueError(f"{_dtype.PREFIX[0]}.cat(): expected a non-empty list of Tensors")
-    ref = next((x for x in tensors if x.ndim > 0), tensors[0])
-    tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
+    # (a 1-D tensor without elements joins tensors of any rank and adds nothing but its dtype: PyTorch's legacy rule)
+    legacy = [x.ndim == 1 and x.shape[0] == 0 for x in tensors]
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    ref = next((x for x, e in zip(tensors, legacy) if not e and x.ndim > 0), tensors[0])
     d = _dim(dim, ref.ndim)
     for i, x in enumerate(tensors):
+        if legacy[i]:
+            continue
         if x.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
         for j, (a, b) in enumerate(zip(ref.shape, x.shape)):
