@@ -3,6 +3,7 @@
 import json
 
 import jax
+import pytest
 
 import tapeflow as tp
 from tapeflow.autograd import profiler
@@ -78,3 +79,42 @@ def test_jax_trace(tmp_path):
         with profiler.profile():
             step(tp.randn(2, 2), tp.randn(2, 2, requires_grad=True))
     assert any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+def test_events_and_averages_are_built_and_added_as_pytorchs():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        prof = lib.autograd.profiler_util
+        avg = prof.FunctionEventAvg()
+        avg.add(prof.FunctionEvent(id=0, node_id=0, name="foo", thread=0, start_us=10, end_us=15))
+        avg.add(prof.FunctionEvent(id=1, node_id=0, name="foo", thread=0, start_us=20, end_us=30))
+        avg.add(avg)
+        events = prof.EventList()
+        ranges = [(1, 0, 1), (1, 1, 2), (0, 0, 2), (0, 1, 2), (0, 1, 3)]
+        for i, (thread, start, end) in enumerate(ranges):
+            events.append(prof.FunctionEvent(id=i + 1, node_id=0, name=f"e{i}", thread=thread, start_us=start,
+                                             end_us=end))
+        events._populate_cpu_children()
+        return (avg.key, avg.count, avg.cpu_time_total, avg.self_cpu_time_total, avg.cpu_time,
+                [[c.id for c in e.cpu_children] for e in events])
+
+    assert run(tp) == run(torch)
+
+
+def test_an_op_and_its_backward_node_share_a_sequence_number():
+    with tp.autograd.profiler.profile() as prof:
+        assert tp.autograd._profiler_enabled()
+        x = tp.randn(4, 4, requires_grad=True)
+        (x + x).sum().backward()
+    assert not tp.autograd._profiler_enabled()
+    seq = {}
+    for e in prof.function_events:
+        for name in ("add", "sum"):  # (compile rows carry the number of the op or node they compiled)
+            if e.name.endswith("aten::" + name):
+                seq.setdefault(name, set()).add(e.sequence_nr)
+            elif name.capitalize() in e.name and "Backward" in e.name:
+                seq.setdefault(name + " backward", set()).add(e.sequence_nr)
+    assert seq["add"] == seq["add backward"] and seq["sum"] == seq["sum backward"]
+    assert len(seq["add"] | seq["sum"]) == 2 and min(seq["add"] | seq["sum"]) >= 0
+    assert str(prof) == prof.table()

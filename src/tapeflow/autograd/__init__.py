@@ -1,6 +1,6 @@
 """tapeflow.autograd: the tape, the engine and the tools around them."""
 
-from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph, graph_viz, profiler
+from . import anomaly_mode, forward_ad, function, functional, grad_mode, graph, graph_viz, profiler, profiler_util
 from ._saved_hooks import SavedTensor
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .backward import backward, grad
@@ -14,6 +14,7 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .profiler import _profiler_enabled
 from .variable import Variable
 
 # tp.autograd.graph.to_dot / render, as PyTorch keeps graph tools under torch.autograd.graph.

@@ -17,6 +17,7 @@ is not counted in the op's self time.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import threading
 import time
@@ -35,54 +36,152 @@ _COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/
                    "/jax/core/compile/backend_compile_duration")
 
 
-class FunctionEvent:
-    """One recorded range: name, start/end (microseconds), nesting, input shapes."""
+class Interval:
+    """A time range in microseconds.
 
-    def __init__(self, name, start, tid, shapes, parent):
-        self.name, self.key = name, name
-        self.time_range_start, self.time_range_end = start, start
-        self.thread, self.input_shapes, self.cpu_parent = tid, shapes, parent
+    Example:
+        >>> from tapeflow.autograd.profiler_util import Interval
+        >>> Interval(10, 25).elapsed_us()
+        15
+    """
+
+    __slots__ = ("start", "end")
+
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+    def elapsed_us(self):
+        return self.end - self.start
+
+
+class FunctionEvent:
+    """One recorded range, with PyTorch's constructor and attributes: `name`, `time_range` (microseconds),
+    `thread`, `input_shapes`, `sequence_nr` (the autograd node an op made, or that a backward range ran; -1
+    if none), `count` (1), and its nesting (`cpu_parent`, `cpu_children`).
+
+    Example:
+        >>> from tapeflow.autograd.profiler import FunctionEvent
+        >>> e = FunctionEvent(id=1, name="step", thread=0, start_us=10, end_us=25)
+        >>> e.cpu_time_total, e.count
+        (15, 1)
+    """
+
+    def __init__(self, id, name, thread, start_us, end_us, fwd_thread=None, input_shapes=None, stack=None,
+                 scope=0, use_device=None, cpu_memory_usage=0, device_memory_usage=0, is_async=False,
+                 is_remote=False, sequence_nr=-1, node_id=-1, device_type=None, device_index=0,
+                 device_resource_id=None, is_legacy=False, flops=None, trace_name=None, concrete_inputs=None,
+                 kwinputs=None, is_user_annotation=False, metadata_json=None):
+        self.id, self.node_id, self.name, self.trace_name = id, node_id, name, trace_name
+        self.time_range = Interval(start_us, end_us)
+        self.thread, self.fwd_thread = thread, fwd_thread
+        self.input_shapes = input_shapes if input_shapes is not None else []
+        self.stack, self.scope, self.use_device = stack if stack is not None else [], scope, use_device
+        self.cpu_memory_usage, self.device_memory_usage = cpu_memory_usage, device_memory_usage
+        self.is_async, self.is_remote, self.is_legacy = is_async, is_remote, is_legacy
+        self.sequence_nr, self.flops, self.is_user_annotation = sequence_nr, flops, is_user_annotation
+        self.device_type, self.device_index = device_type, device_index
+        self.concrete_inputs, self.kwinputs = concrete_inputs or [], kwinputs or {}
+        self.count = 1
         self.cpu_children: list = []
+        self.cpu_parent = None
         self.device_time_total = 0.0
 
     @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def time_range_start(self):
+        return self.time_range.start
+
+    @time_range_start.setter
+    def time_range_start(self, value) -> None:
+        self.time_range.start = value
+
+    @property
+    def time_range_end(self):
+        return self.time_range.end
+
+    @time_range_end.setter
+    def time_range_end(self, value) -> None:
+        self.time_range.end = value
+
+    def append_cpu_child(self, child) -> None:
+        self.cpu_children.append(child)
+
+    def set_cpu_parent(self, parent) -> None:
+        self.cpu_parent = parent
+
+    @property
     def cpu_time_total(self) -> float:
-        return self.time_range_end - self.time_range_start
+        return self.time_range.elapsed_us()
 
     @property
     def self_cpu_time_total(self) -> float:
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
     @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total / self.count
+
+    @property
     def self_device_time_total(self) -> float:
         return self.device_time_total
 
+    @property
+    def device_time(self) -> float:
+        return self.device_time_total / self.count
+
     def __repr__(self):
-        return f"<FunctionEvent {self.name} cpu_time_total={self.cpu_time_total:.1f}us>"
+        return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
+                f"cpu_time_total={self.cpu_time_total:.1f}us sequence_nr={self.sequence_nr}>")
 
 
 class FunctionEventAvg:
-    """Totals of the events sharing a key (and input shapes when grouped by them)."""
+    """Totals of the events sharing a key (and input shapes when grouped by them): `add` an event or another
+    average, as PyTorch's does (the first one added gives the key).
 
-    def __init__(self, key, input_shapes=None):
+    Example:
+        >>> from tapeflow.autograd.profiler import FunctionEvent, FunctionEventAvg
+        >>> avg = FunctionEventAvg()
+        >>> avg = avg.add(FunctionEvent(id=0, name="f", thread=0, start_us=0, end_us=4))
+        >>> avg.add(FunctionEvent(id=1, name="f", thread=0, start_us=4, end_us=6)).cpu_time
+        3.0
+    """
+
+    def __init__(self, key=None, input_shapes=None):
         self.key, self.input_shapes = key, input_shapes
         self.count = 0
-        self.cpu_time_total = self.self_cpu_time_total = 0.0
-        self.device_time_total = self.self_device_time_total = 0.0
+        self.node_id, self.is_async, self.is_remote, self.use_device = 0, False, False, None
+        self.cpu_parent, self.stack, self.scope, self.is_legacy = None, None, None, False
+        self.cpu_time_total = self.self_cpu_time_total = 0
+        self.device_time_total = self.self_device_time_total = 0
 
-    def add(self, e):
-        self.count += 1
+    def add(self, other):
+        if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
+            raise AssertionError("can only add a FunctionEvent or a FunctionEventAvg")
+        if self.key is None:
+            self.key, self.node_id, self.is_async, self.is_remote = other.key, other.node_id, other.is_async, \
+                other.is_remote
+            self.cpu_parent, self.input_shapes, self.stack, self.scope = other.cpu_parent, other.input_shapes, \
+                other.stack, other.scope
+        elif other.key != self.key:
+            raise AssertionError(f"cannot add an event of key {other.key!r} to the average of {self.key!r}")
         for f in ("cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total"):
-            setattr(self, f, getattr(self, f) + getattr(e, f))
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+        self.count += other.count
         return self
+
+    def __iadd__(self, other):
+        return self.add(other)
 
     @property
     def cpu_time(self) -> float:
-        return self.cpu_time_total / max(self.count, 1)
+        return 0.0 if self.count == 0 else self.cpu_time_total / self.count
 
     @property
     def device_time(self) -> float:
-        return self.device_time_total / max(self.count, 1)
+        return 0.0 if self.count == 0 else self.device_time_total / self.count
 
     def __repr__(self):
         return f"<FunctionEventAvg key={self.key} count={self.count} cpu_time_total={self.cpu_time_total:.1f}us>"
@@ -109,9 +208,11 @@ class EventList(list):
         return EventList(groups.values())
 
     def total_average(self) -> FunctionEventAvg:
-        total = FunctionEventAvg("Total")
+        total = FunctionEventAvg()
         for e in self:
             total.add(e)
+            total.key = None  # (events of every key add up)
+        total.key = "Total"
         return total
 
     def table(self, sort_by: str | None = "self_cpu_time_total", row_limit: int = 100,
@@ -146,6 +247,32 @@ class EventList(list):
             out.append(f"Self Device time total: {_fmt(sum(r.self_device_time_total for r in self))}")
         return "\n".join(out) + "\n"
 
+    def __str__(self) -> str:
+        return self.table()
+
+    def _populate_cpu_children(self) -> None:
+        """Nest the events by their time ranges, per thread, as PyTorch does for events it did not record
+        nested: an event is the child of the innermost earlier event whose range contains its own."""
+        for e in self:
+            e.cpu_children, e.cpu_parent = [], None
+        by_thread: dict = {}
+        for e in self:
+            if not e.is_async:
+                by_thread.setdefault((e.thread, e.node_id), []).append(e)
+        for events in by_thread.values():
+            events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
+            open_: list = []
+            for e in events:
+                while open_:
+                    parent = open_[-1]
+                    if e.time_range.start >= parent.time_range.end or e.time_range.end > parent.time_range.end:
+                        open_.pop()
+                    else:
+                        parent.append_cpu_child(e)
+                        e.set_cpu_parent(parent)
+                        break
+                open_.append(e)
+
     def export_chrome_trace(self, path: str) -> None:
         ranges = [e for e in self if isinstance(e, FunctionEvent)]
         events = [{"name": e.name, "ph": "X", "cat": "xla_compile" if e.name.startswith(COMPILE_PREFIX) else "cpu_op",
@@ -161,6 +288,18 @@ class EventList(list):
         events = meta + events
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
+
+
+_ids = itertools.count(1)
+
+
+def _event(name: str, start: float, shapes: list, parent, **kw) -> FunctionEvent:
+    """A new event starting now under `parent` (its end is set when the range closes)."""
+    ev = FunctionEvent(next(_ids), name, threading.get_ident() % 100000, start, start, input_shapes=shapes, **kw)
+    if parent is not None:
+        ev.cpu_parent = parent
+        parent.cpu_children.append(ev)
+    return ev
 
 
 def _shapes(args):
@@ -210,22 +349,26 @@ class profile:
     def _now(self):
         return (time.perf_counter() - self._t0) * 1e6
 
-    def _range(self, name, shapes, run):
-        parent = self._stack[-1] if self._stack else None
-        ev = FunctionEvent(name, self._now(), threading.get_ident() % 100000, shapes, parent)
-        if parent is not None:
-            parent.cpu_children.append(ev)
+    def _range(self, name, shapes, run, sequence_nr=-1):
+        ev = _event(name, self._now(), shapes, self._stack[-1] if self._stack else None, sequence_nr=sequence_nr)
         self._stack.append(ev)
         try:
             with jax.profiler.TraceAnnotation(name):
                 out = run()
                 if self.sync:
                     _block(out)
+                if sequence_nr is None:  # (an op: the number of the node it recorded, if it recorded one)
+                    first = out[0] if type(out) is tuple and out else out
+                    fn = getattr(first, "grad_fn", None)
+                    ev.sequence_nr = -1 if fn is None else getattr(fn, "_seq", -1)
         finally:
             self._stack.pop()
             ev.time_range_end = self._now()
             if self.sync and self._has_device:
                 ev.device_time_total = ev.cpu_time_total
+            for child in ev.cpu_children:  # (the compilation of an op or node carries its sequence number)
+                if child.name.startswith(COMPILE_PREFIX):
+                    child.sequence_nr = ev.sequence_nr
             self.function_events.append(ev)
         return out
 
@@ -239,19 +382,17 @@ class profile:
             last.time_range_end = end
             return
         name = COMPILE_PREFIX + (parent.name if parent is not None else fun_name)
-        ev = FunctionEvent(name, end - seconds * 1e6, threading.get_ident() % 100000, [], parent)
+        ev = _event(name, end - seconds * 1e6, [], parent)
         ev.time_range_end = end
-        if parent is not None:
-            parent.cpu_children.append(ev)
         self.function_events.append(ev)
 
     def _op(self, op, args, params, proceed):
         return self._range("aten::" + op.name, _shapes(args) if self.record_shapes else [],
-                           lambda: proceed(op, args, params))
+                           lambda: proceed(op, args, params), None)
 
     def _node(self, node, grads, create_graph, proceed):
         return self._range(node.name(), _shapes(grads) if self.record_shapes else [],
-                           lambda: proceed(node, grads, create_graph))
+                           lambda: proceed(node, grads, create_graph), getattr(node, "_seq", -1))
 
     def __enter__(self):
         if self.enabled:
@@ -281,11 +422,21 @@ class profile:
     def total_average(self) -> FunctionEventAvg:
         return self.function_events.total_average()
 
-    def table(self, sort_by: str | None = "self_cpu_time_total", row_limit: int = 100) -> str:
-        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit)
+    def table(self, sort_by: str | None = "self_cpu_time_total", row_limit: int = 100, header: str | None = None,
+              max_name_column_width: int = 55, **unused) -> str:
+        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, header=header,
+                                         max_name_column_width=max_name_column_width)
+
+    def __str__(self) -> str:
+        return self.table()
 
     def export_chrome_trace(self, path: str) -> None:
         self.function_events.export_chrome_trace(path)
+
+
+def _profiler_enabled() -> bool:
+    """Whether a profile is recording (`torch.autograd._profiler_enabled`)."""
+    return bool(_active)
 
 
 def _on_jax_duration(event: str, duration: float, **kwargs) -> None:
@@ -319,10 +470,7 @@ class record_function:
     def __enter__(self):
         self._open = []
         for p in _active:
-            parent = p._stack[-1] if p._stack else None
-            ev = FunctionEvent(self.name, p._now(), threading.get_ident() % 100000, [], parent)
-            if parent is not None:
-                parent.cpu_children.append(ev)
+            ev = _event(self.name, p._now(), [], p._stack[-1] if p._stack else None, is_user_annotation=True)
             p._stack.append(ev)
             self._open.append((p, ev))
         self._ann = jax.profiler.TraceAnnotation(self.name)
