@@ -118,3 +118,23 @@ def test_an_op_and_its_backward_node_share_a_sequence_number():
     assert seq["add"] == seq["add backward"] and seq["sum"] == seq["sum backward"]
     assert len(seq["add"] | seq["sum"]) == 2 and min(seq["add"] | seq["sum"]) >= 0
     assert str(prof) == prof.table()
+
+
+def test_events_are_listed_in_start_order_with_memory_and_totals():
+    x = tp.ones(10, 10)
+    with tp.autograd.profiler.profile(profile_memory=True) as prof:
+        with tp.autograd.profiler.record_function("outer"):
+            y = x * 2 + 4
+            with tp.autograd.profiler.record_function("inner"):
+                y = y - 1
+        y = y / 1
+    names = [e.name for e in prof.function_events if not e.name.startswith(profiler.COMPILE_PREFIX)]
+    assert names == ["outer", "aten::mul", "aten::add", "inner", "aten::sub", "aten::div"]
+    usage = {e.name: e.cpu_memory_usage for e in prof.function_events}
+    assert usage["aten::mul"] == usage["inner"] == 400 and usage["outer"] == 3 * 400
+    assert prof.self_cpu_time_total == sum(e.self_cpu_time_total for e in prof.function_events) > 0
+
+    outer = tp.autograd.profiler.record_function("outer")  # (closed out of order, and without arguments)
+    outer.__enter__()
+    with tp.autograd.profiler.record_function("inner"):
+        outer.__exit__()

@@ -132,6 +132,14 @@ class FunctionEvent:
     def device_time(self) -> float:
         return self.device_time_total / self.count
 
+    @property
+    def self_cpu_memory_usage(self) -> int:
+        return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    @property
+    def self_device_memory_usage(self) -> int:
+        return self.device_memory_usage - sum(c.device_memory_usage for c in self.cpu_children)
+
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.1f}us sequence_nr={self.sequence_nr}>")
@@ -156,6 +164,8 @@ class FunctionEventAvg:
         self.cpu_parent, self.stack, self.scope, self.is_legacy = None, None, None, False
         self.cpu_time_total = self.self_cpu_time_total = 0
         self.device_time_total = self.self_device_time_total = 0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
 
     def add(self, other):
         if not isinstance(other, (FunctionEvent, FunctionEventAvg)):
@@ -167,7 +177,8 @@ class FunctionEventAvg:
                 other.stack, other.scope
         elif other.key != self.key:
             raise AssertionError(f"cannot add an event of key {other.key!r} to the average of {self.key!r}")
-        for f in ("cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total"):
+        for f in ("cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total",
+                  "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage", "self_device_memory_usage"):
             setattr(self, f, getattr(self, f) + getattr(other, f))
         self.count += other.count
         return self
@@ -302,6 +313,16 @@ def _event(name: str, start: float, shapes: list, parent, **kw) -> FunctionEvent
     return ev
 
 
+def _nbytes(out) -> int:
+    """The bytes of the arrays an op returned (the memory it allocated)."""
+    total = 0
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        raw = getattr(t, "_raw", None)
+        if raw is not None:
+            total += raw.size * raw.dtype.itemsize
+    return total
+
+
 def _shapes(args):
     return [list(a.shape) if hasattr(a, "shape") else [] for a in args]
 
@@ -321,7 +342,10 @@ class profile:
         enabled: record at all.
         use_cuda, use_device: wait for each op's outputs inside its range (see `sync`).
         record_shapes: remember the input shapes of each op.
-        with_stack, profile_memory, with_flops, with_modules: accepted for PyTorch compatibility.
+        profile_memory: record the bytes of the arrays each op returns as its `cpu_memory_usage` (a range's
+            includes those of the ranges inside it). Frees are not recorded: JAX frees an array when its last
+            reference goes, outside any op.
+        with_stack, with_flops, with_modules: accepted for PyTorch compatibility.
         sync: block until each op's outputs are ready inside its range, so times include device work.
 
     Returns:
@@ -339,7 +363,7 @@ class profile:
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
                  record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, with_modules: bool = False, sync: bool = False):
-        self.enabled, self.record_shapes = enabled, record_shapes
+        self.enabled, self.record_shapes, self.profile_memory = enabled, record_shapes, profile_memory
         self.sync = bool(sync or use_cuda or use_device)
         self.function_events = EventList()
         self._stack: list = []
@@ -361,6 +385,8 @@ class profile:
                     first = out[0] if type(out) is tuple and out else out
                     fn = getattr(first, "grad_fn", None)
                     ev.sequence_nr = -1 if fn is None else getattr(fn, "_seq", -1)
+                if self.profile_memory:
+                    ev.cpu_memory_usage += _nbytes(out)
         finally:
             self._stack.pop()
             ev.time_range_end = self._now()
@@ -369,6 +395,8 @@ class profile:
             for child in ev.cpu_children:  # (the compilation of an op or node carries its sequence number)
                 if child.name.startswith(COMPILE_PREFIX):
                     child.sequence_nr = ev.sequence_nr
+            if ev.cpu_parent is not None:
+                ev.cpu_parent.cpu_memory_usage += ev.cpu_memory_usage
             self.function_events.append(ev)
         return out
 
@@ -411,7 +439,14 @@ class profile:
             _active.remove(self)
             if not _active:
                 jax.monitoring.unregister_event_duration_listener(_on_jax_duration)
+            # (in the order the ranges started, an outer one before those inside it, as PyTorch lists them)
+            self.function_events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
         return False
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The host time recorded, in microseconds (each range counted once, without its children)."""
+        return sum(e.self_cpu_time_total for e in self.function_events)
 
     def events(self) -> EventList:
         return self.function_events
@@ -478,11 +513,15 @@ class record_function:
         return self
 
     def __exit__(self, *exc):
-        self._ann.__exit__(*exc)
+        self._ann.__exit__(*(exc or (None, None, None)))
         for p, ev in self._open:
             if p._stack and p._stack[-1] is ev:
                 p._stack.pop()
+            elif ev in p._stack:  # (closed while a range opened after it is still open)
+                p._stack.remove(ev)
             ev.time_range_end = p._now()
+            if ev.cpu_parent is not None:
+                ev.cpu_parent.cpu_memory_usage += ev.cpu_memory_usage
             p.function_events.append(ev)
         return False
 
