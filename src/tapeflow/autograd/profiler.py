@@ -495,7 +495,7 @@ class record_function:
         >>> with tp.autograd.profiler.profile() as prof:
         ...     with tp.autograd.profiler.record_function("step"):
         ...         y = tp.ones(2) * 2
-        >>> [e.key for e in prof.events()][-1]
+        >>> [e.key for e in prof.events()][0]  # (listed in the order they started)
         'step'
     """
 
