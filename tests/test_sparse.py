@@ -204,3 +204,13 @@ def test_gcn_programs_give_pytorchs_numbers(program):
     if program is _examples_gcn_step:
         np.testing.assert_allclose(np.asarray(mine[1]), np.asarray(theirs[1]), rtol=1e-5, atol=1e-6)
         assert mine[2] == theirs[2]
+
+
+def test_dense_data_cannot_be_swapped_for_sparse_data():
+    messages = []
+    for lib in (tp, torch):
+        x, s = lib.randn(1, 2), lib.sparse_coo_tensor(lib.zeros([1, 1]), lib.ones([1]))
+        with pytest.raises(RuntimeError) as info:
+            x.data = s
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

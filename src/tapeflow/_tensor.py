@@ -535,6 +535,9 @@ class Tensor:
         """Swap in `value`'s data (shape and dtype may change); the version counter stays, as in PyTorch."""
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if (self._coo is None) != (value._coo is None):  # (a dense tensor's data cannot become sparse, or back)
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and `tensor` have "
+                               "incompatible tensor type.")
         if self._requires_grad and not _is_float_array(value._raw):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex "
                                "dtype")
