@@ -655,3 +655,86 @@ def test_a_custom_backward_returning_a_non_tensor_raises_pytorchs_error():
 def test_attention_modules_print_as_pytorch():
     assert repr(tp.nn.MultiheadAttention(4, 2)) == repr(torch.nn.MultiheadAttention(4, 2))
     assert repr(tp.nn.TransformerEncoderLayer(4, 2, 8)) == repr(torch.nn.TransformerEncoderLayer(4, 2, 8))
+
+
+_NUMBER_FIRST_CALLS = [
+    lambda lib, p, g, d: p.add(2, g), lambda lib, p, g, d: lib.add(p, 2, g), lambda lib, p, g, d: p.sub_(0.5, g),
+    lambda lib, p, g, d: lib.sub(p, 2, g), lambda lib, p, g, d: p.addcmul(0.1, g, d),
+    lambda lib, p, g, d: lib.addcmul(p, 0.1, g, d), lambda lib, p, g, d: p.addcdiv_(-0.5, g, d),
+    lambda lib, p, g, d: lib.addcdiv(p, 0.1, g, d), lambda lib, p, g, d: p.add(2, 3),
+    lambda lib, p, g, d: p.add_(g, g), lambda lib, p, g, d: lib.add(p, g, g), lambda lib, p, g, d: p.addcmul(g, g, g)]
+
+
+@pytest.mark.parametrize("call", _NUMBER_FIRST_CALLS)
+def test_the_deprecated_number_first_overloads_compute_and_warn_as_pytorch(call):
+    # (old optimizer code: `p.data.add_(-lr, grad)`, `p.data.addcdiv_(-step_size, exp_avg, denom)`)
+    import warnings
+
+    def run(lib):
+        p, g, d = lib.ones(3), lib.tensor([2.0, 3.0, 4.0]), lib.tensor([4.0, 2.0, 1.0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                r = call(lib, p, g, d)
+            except TypeError as e:
+                return "TypeError", str(e)
+        return r.tolist(), p.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_a_deprecated_overload_warns_once_with_pytorchs_text_at_the_callers_line():
+    import warnings
+
+    from tapeflow._ops import elementwise
+
+    elementwise._warned_overloads.clear()
+    p, g = tp.ones(3), tp.ones(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            p.addcdiv_(-0.5, g, g)
+            tp.add(p, 2, g)
+    assert [str(w.message) for w in caught] == [
+        "This overload of addcdiv_ is deprecated:\n\taddcdiv_(Number value, Tensor tensor1, Tensor tensor2)\n"
+        "Consider using one of the following signatures instead:\n\taddcdiv_(Tensor tensor1, Tensor tensor2, *, "
+        "Number value = 1)",
+        "This overload of add is deprecated:\n\tadd(Tensor input, Number alpha, Tensor other, *, Tensor out = None)\n"
+        "Consider using one of the following signatures instead:\n\tadd(Tensor input, Tensor other, *, Number "
+        "alpha = 1, Tensor out = None)"]
+    assert [w.filename for w in caught] == [__file__] * 2
+
+
+def test_an_old_style_adam_step_with_number_first_updates_matches_pytorch():
+    def train(lib):
+        lib.manual_seed(0)
+        w = lib.nn.Parameter(lib.tensor(np.linspace(-1, 1, 6, dtype=np.float32)))
+        m, v = lib.zeros_like(w), lib.zeros_like(w)
+        for step in range(1, 4):
+            loss = ((w * lib.arange(6.0)) ** 2).sum()
+            w.grad = None
+            loss.backward()
+            with lib.no_grad():
+                m.mul_(0.9).add_(1 - 0.9, w.grad)
+                v.mul_(0.999).addcmul_(1 - 0.999, w.grad, w.grad)
+                w.data.addcdiv_(-0.1 / (1 - 0.9 ** step), m, v.sqrt().add_(1e-8))
+        return w.tolist()
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(train(tp), train(torch), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "less_equal_"])
+@pytest.mark.parametrize("other", ["tensor", "number"])
+def test_a_comparison_written_in_place_stops_the_gradient_as_in_pytorch(name, other):
+    def run(lib):
+        x = lib.tensor([0.3, 0.5, 0.7], requires_grad=True)
+        y = x * 1.0
+        r = getattr(y, name)(lib.tensor([0.5, 0.5, 0.5]) if other == "tensor" else 0.5)
+        (r * lib.tensor([2.0, 3.0, 4.0])).sum().backward()
+        return r.tolist(), r.requires_grad, x.grad.tolist()
+
+    assert run(tp) == run(torch)

@@ -15,6 +15,7 @@ from ._device import device as _device
 from ._dispatch import _category, dispatch, inplace, view
 from ._meta import NO_DATA, MetaArray, meta_of
 from ._ops._checks import tensor_arg
+from ._state import state
 from ._tensor import Pending, Tensor, as_tensor
 
 # Functions of `_ops` that are also Tensor methods (same name).
@@ -340,6 +341,45 @@ lgamma logaddexp logical_xor logit lt multiply mvlgamma ne negative nextafter no
 sinc subtract true_divide xlogy""".split():
     if hasattr(_ops, _name) and not hasattr(Tensor, _name + "_"):
         setattr(Tensor, _name + "_", _make_inplace(getattr(_ops, _name), _name + "_"))
+
+
+def _number_first_method(name, inplace_form=False):
+    """The method `name` (add, sub, addcmul, addcdiv), also taking PyTorch's deprecated overload with the scaling
+    number first (`p.add_(-lr, grad)`, `p.addcdiv_(-step, exp_avg, denom)`: old optimizer code)."""
+    fn = getattr(_ops, name)
+    key, tensors = _ops.elementwise._NUMBER_FIRST[name]
+    shown = name + "_" if inplace_form else name
+
+    def method(self, *args, **kwargs):
+        if len(args) > len(tensors):
+            number, rest = _ops.elementwise.number_first(name, args[0], args[1:], shown, 4 if inplace_form else 3)
+            kwargs[key] = number
+            args = rest
+        return fn(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name in _ops.elementwise._NUMBER_FIRST:
+    setattr(Tensor, _name, _number_first_method(_name))
+    setattr(Tensor, _name + "_", _make_inplace(_number_first_method(_name, True), _name + "_"))
+
+
+def _compared_inplace(fn):
+    """`fn` (a comparison) for its in-place form: written into a tensor that requires grad, the result keeps it
+    requiring grad and gives its old value a zero gradient, as PyTorch's `EqBackward0` and kin do (the bare
+    result has no history, so the tensor kept its old one, and its gradient passed through unchanged)."""
+    def compared(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        if self._requires_grad and state.grad_enabled:
+            out = dispatch(X.copy, (self, out))
+        return out
+    return compared
+
+
+for _name in "eq ne lt le gt ge greater greater_equal less less_equal not_equal".split():
+    setattr(Tensor, _name + "_", _make_inplace(_compared_inplace(getattr(_ops, _name)), _name + "_"))
 
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import numbers
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -28,13 +30,16 @@ __all__ = [
 
 
 # -- arithmetic ---------------------------------------------------------------------------------
-def add(input, other, *, alpha=1):
-    """`input + alpha * other`, broadcasting.
+def add(input, other, *deprecated, alpha=1):
+    """`input + alpha * other`, broadcasting. (PyTorch's deprecated `add(input, alpha, other)` warns, and gives
+    the same.)
 
     Example:
         >>> tp.add(tp.tensor([1., 2.]), tp.tensor([10., 20.]), alpha=2)
         tensor([21., 42.])
     """
+    if deprecated:
+        alpha, (other,) = number_first("add", other, deprecated, stacklevel=4)
     if type(alpha) is int and alpha == 1:
         return dispatch(X.add, _pair(_t(input), other))
     pair = _pair(_t(input), other)
@@ -44,19 +49,52 @@ def add(input, other, *, alpha=1):
     return dispatch(X.add, pair, (("alpha", alpha),))
 
 
-def sub(input, other, *, alpha=1):
-    """`input - alpha * other`, broadcasting.
+def sub(input, other, *deprecated, alpha=1):
+    """`input - alpha * other`, broadcasting. (PyTorch's deprecated `sub(input, alpha, other)` warns, and gives
+    the same.)
 
     Example:
         >>> tp.sub(tp.tensor([5.0, 5.0]), tp.tensor([1.0, 2.0]), alpha=2)
         tensor([3., 1.])
     """
+    if deprecated:
+        alpha, (other,) = number_first("sub", other, deprecated, stacklevel=4)
     input = _t(input)
     _no_bool_sub(input, other)
     if type(alpha) is int and alpha == 1:
         return dispatch(X.sub, _pair(input, other))
     pair = _pair(input, other)
     return dispatch(X.sub, pair, (("alpha", _alpha(alpha, pair)),))
+
+
+# PyTorch's deprecated overloads that take the scaling number before the tensors: (scaling keyword, tensors).
+_NUMBER_FIRST = {"add": ("alpha", ("other",)), "sub": ("alpha", ("other",)),
+                 "addcmul": ("value", ("tensor1", "tensor2")), "addcdiv": ("value", ("tensor1", "tensor2"))}
+
+
+def number_first(name: str, number, rest: tuple, method: str | None = None, stacklevel: int = 3) -> tuple:
+    """`(number, rest)` for a call of PyTorch's deprecated overload `name(input, number, *rest)` (or the method
+    `method` of a tensor), with its warning; a TypeError as Python's for any other extra argument."""
+    what, tensors = _NUMBER_FIRST[name]
+    if len(rest) != len(tensors) or isinstance(number, Tensor) or not isinstance(number, numbers.Number):
+        takes, given = len(tensors) + (0 if method else 1), len(rest) + (1 if method else 2)
+        raise TypeError(f"{method or name}() takes {takes} positional argument{'s' if takes > 1 else ''} but {given} "
+                        "were given")
+    listed = ", ".join(f"Tensor {t}" for t in tensors)
+    if method:
+        old, new = f"{method}(Number {what}, {listed})", f"{method}({listed}, *, Number {what} = 1)"
+    else:
+        old = f"{name}(Tensor input, Number {what}, {listed}, *, Tensor out = None)"
+        new = f"{name}(Tensor input, {listed}, *, Number {what} = 1, Tensor out = None)"
+    message = f"This overload of {method or name} is deprecated:\n\t{old}\nConsider using one of the following " \
+              f"signatures instead:\n\t{new}"
+    if message not in _warned_overloads:  # (once per process, as PyTorch warns: old optimizers call it every step)
+        _warned_overloads.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
+    return number, rest
+
+
+_warned_overloads: set = set()
 
 
 def _alpha(alpha, pair):
@@ -408,23 +446,29 @@ def lerp(input, end, weight):
     return dispatch(X.lerp_scalar, (input, end), (("weight", builtins.float(weight)),))
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """`input + value * tensor1 * tensor2`, broadcasting.
+def addcmul(input, tensor1, tensor2, *deprecated, value=1):
+    """`input + value * tensor1 * tensor2`, broadcasting. (PyTorch's deprecated `addcmul(input, value, tensor1,
+    tensor2)` warns, and gives the same.)
 
     Example:
         >>> tp.addcmul(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([3., 4.]), value=0.5)
         tensor([2.5000, 5.0000])
     """
+    if deprecated:
+        value, (tensor1, tensor2) = number_first("addcmul", tensor1, (tensor2, *deprecated), stacklevel=4)
     return _addc("addcmul", X.addcmul, input, tensor1, tensor2, value)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """`input + value * tensor1 / tensor2`, broadcasting.
+def addcdiv(input, tensor1, tensor2, *deprecated, value=1):
+    """`input + value * tensor1 / tensor2`, broadcasting. (PyTorch's deprecated `addcdiv(input, value, tensor1,
+    tensor2)` warns, and gives the same.)
 
     Example:
         >>> tp.addcdiv(tp.ones(2), tp.tensor([1., 2.]), tp.tensor([4., 4.]), value=2)
         tensor([1.5000, 2.0000])
     """
+    if deprecated:
+        value, (tensor1, tensor2) = number_first("addcdiv", tensor1, (tensor2, *deprecated), stacklevel=4)
     return _addc("addcdiv", X.addcdiv, input, tensor1, tensor2, value)
 
 
