@@ -198,3 +198,19 @@ def test_views_made_in_inference_mode_require_grad_as_pytorchs():
         assert c.view(-1).is_inference() and not s.view(-1).is_inference()
     with tp.no_grad():
         assert not c.view(-1).requires_grad and s.view(-1).requires_grad
+
+
+def test_unsafe_preserve_version_counter_hides_writes_as_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 1
+        z = (y * y).sum()
+        with lib.autograd.grad_mode._unsafe_preserve_version_counter(y):
+            with lib.no_grad():
+                y.mul_(2)
+        z.backward()
+        return x.grad.tolist(), y._version
+
+    assert run(tp) == run(torch) == ([4.0, 4.0], 0)

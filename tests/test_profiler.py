@@ -138,3 +138,11 @@ def test_events_are_listed_in_start_order_with_memory_and_totals():
     outer.__enter__()
     with tp.autograd.profiler.record_function("inner"):
         outer.__exit__()
+
+
+def test_pytorchs_profile_arguments_are_accepted():
+    assert tp.autograd.profiler.kineto_available() is False
+    with tp.autograd.profiler.profile(use_kineto=tp.autograd.profiler.kineto_available(), use_cpu=True,
+                                      acc_events=False) as prof:
+        tp.ones(2).sum()
+    assert "aten::sum" in {e.name for e in prof.function_events}

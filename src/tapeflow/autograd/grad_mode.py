@@ -246,3 +246,40 @@ class set_multithreading_enabled(_Mode):
 
     def clone(self):
         return type(self)(self.mode)
+
+
+class _unsafe_preserve_version_counter:
+    """Restore the version counters of `tensors` when the block ends, hiding the in-place writes made in it from
+    autograd's checks (PyTorch's escape hatch: a saved tensor written this way is read with its new values, and
+    nothing warns). Also a decorator.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> x = tp.ones(2)
+        >>> with tp.autograd.grad_mode._unsafe_preserve_version_counter(x):
+        ...     _ = x.mul_(2)
+        >>> x._version, x.tolist()
+        (0, [2.0, 2.0])
+    """
+
+    def __init__(self, tensors):
+        from .._tensor import Tensor
+
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        if not isinstance(self.tensors, tuple):
+            raise AssertionError("Expected tensors to be a tuple")
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        for t, version in zip(self.tensors, self.prev_versions):
+            t._st().version = version
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapper

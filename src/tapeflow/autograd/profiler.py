@@ -26,7 +26,7 @@ import jax
 
 from .._state import state
 
-__all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
+__all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList", "kineto_available"]
 
 _active: list = []  # profiles currently recording
 
@@ -345,7 +345,9 @@ class profile:
         profile_memory: record the bytes of the arrays each op returns as its `cpu_memory_usage` (a range's
             includes those of the ranges inside it). Frees are not recorded: JAX frees an array when its last
             reference goes, outside any op.
-        with_stack, with_flops, with_modules: accepted for PyTorch compatibility.
+        with_stack, with_flops, with_modules, use_kineto, use_cpu, experimental_config, acc_events,
+            custom_trace_id_callback, post_processing_timeout_s, activity_filters: accepted for PyTorch's
+            signature (tapeflow records host ranges itself; it has no Kineto backend).
         sync: block until each op's outputs are ready inside its range, so times include device work.
 
     Returns:
@@ -362,7 +364,9 @@ class profile:
 
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
                  record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
-                 with_stack: bool = False, with_modules: bool = False, sync: bool = False):
+                 with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False, use_cpu: bool = True,
+                 experimental_config=None, acc_events: bool = False, custom_trace_id_callback=None,
+                 post_processing_timeout_s=None, activity_filters=None, sync: bool = False):
         self.enabled, self.record_shapes, self.profile_memory = enabled, record_shapes, profile_memory
         self.sync = bool(sync or use_cuda or use_device)
         self.function_events = EventList()
@@ -467,6 +471,18 @@ class profile:
 
     def export_chrome_trace(self, path: str) -> None:
         self.function_events.export_chrome_trace(path)
+
+
+def kineto_available() -> bool:
+    """False: tapeflow's profiler records its ranges itself, without PyTorch's Kineto library (`profile` accepts
+    `use_kineto` and records the same either way).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.autograd.profiler.kineto_available()
+        False
+    """
+    return False
 
 
 def _profiler_enabled() -> bool:
