@@ -446,3 +446,55 @@ def test_deep_reentrant_backward_does_not_exhaust_the_stack():
 
     with pytest.raises(ValueError, match="from deep inside"):  # an error crosses the threads unchanged
         Nest.apply(tp.ones(1, requires_grad=True), 3 * engine.MAX_NESTED_BACKWARD).sum().backward()
+
+
+def _engine_queries(lib, C):
+    """What hooks learn from the engine's queries (`torch._C._will_engine_execute_node`,
+    `_current_graph_task_id`) over backward passes of several kinds."""
+    seen = []
+
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    def node_of(t):
+        return t.clone().grad_fn.next_functions[0][0] if t.grad_fn is None else t.grad_fn
+
+    a, a2 = lib.ones(2, 3, requires_grad=True), lib.ones(2, 3, requires_grad=True)
+    b = a * a2
+    b2, c = b.cos(), Double.apply(b)
+    nodes = [node_of(t) for t in (a, a2, b, b2, c)]
+    hook = lambda g: seen.append([C._will_engine_execute_node(n) for n in nodes])  # noqa: E731
+    b.register_hook(hook)
+    c.register_hook(hook)
+    out = c.sum()
+    lib.autograd.backward(out, inputs=(a, b), retain_graph=True)
+    lib.autograd.backward(out, retain_graph=True)
+    try:
+        lib.autograd.grad(out, (a,))
+    except RuntimeError as e:
+        seen.append(str(e))
+    for arg in (out.grad_fn, out):
+        try:
+            C._will_engine_execute_node(arg)
+        except RuntimeError as e:
+            seen.append(str(e).replace("tapeflow", "torch"))
+    ids = []
+    t = lib.tensor(1.0, requires_grad=True).clone()
+    t.register_hook(lambda g: ids.append(C._current_graph_task_id()))
+    for _ in range(3):
+        t.backward(retain_graph=True)
+    seen.append(([i - ids[0] for i in ids], C._current_graph_task_id()))
+    return seen
+
+
+def test_hooks_query_the_engine_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    from tapeflow.torch import _C
+
+    assert _engine_queries(tp, _C) == _engine_queries(torch, torch._C)

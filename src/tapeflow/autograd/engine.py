@@ -12,6 +12,7 @@ per node); with it they are Tensors and every step is itself recorded.
 from __future__ import annotations
 
 import heapq
+import itertools
 
 import jax.numpy as jnp
 
@@ -161,10 +162,14 @@ class _Task:
     `queue_callback`'s: run in order while the pass is still current, so one may queue another) and cleanups
     that run however it ends."""
 
-    __slots__ = ("deps", "needed", "targets", "on_exit", "cleanups", "__weakref__")
+    __slots__ = ("deps", "needed", "targets", "capture", "id", "on_exit", "cleanups", "__weakref__")
 
-    def __init__(self, deps, needed, targets=()):
+    def __init__(self, deps, needed, targets=(), capture=False):
         self.deps, self.needed, self.targets, self.on_exit, self.cleanups = deps, needed, targets, [], []
+        self.capture, self.id = capture, next(_task_ids)
+
+
+_task_ids = itertools.count()  # (PyTorch's graph task ids: one per pass the engine runs node by node)
 
 
 #: Backward passes nested on one thread (a custom Function's backward calling backward, reentrant checkpoints)
@@ -264,7 +269,7 @@ def _run_backward(roots, root_grads, *, retain_graph, create_graph, inputs, capt
     # saved-tensor-hooks context entered or left by a hook during backward does not outlive it)
     prev_mode, prev_task, prev_hooks = state.grad_enabled, state.graph_task, state.saved_hooks
     state.grad_enabled = create_graph
-    task = state.graph_task = _Task(deps, needed, {e[0] for e in targets})
+    task = state.graph_task = _Task(deps, needed, {e[0] for e in targets}, capture)
     try:
         while ready:
             _, _, node = heapq.heappop(ready)

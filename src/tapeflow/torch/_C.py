@@ -5,12 +5,14 @@ libraries call directly (grad mode queries, the tracing-state probe, usage loggi
 
 from __future__ import annotations
 
+from .._state import state
+from ..autograd._edges import will_execute
 from ..autograd.function import Function
 from ..autograd.grad_mode import _set_grad, is_grad_enabled, is_inference_mode_enabled
-from ..autograd.graph import AccumulateGrad
+from ..autograd.graph import AccumulateGrad, Node
 
 __all__ = ["is_grad_enabled", "is_inference_mode_enabled", "_set_grad_enabled", "_get_tracing_state",
-           "_log_api_usage_once", "_functions"]
+           "_log_api_usage_once", "_functions", "_will_engine_execute_node", "_current_graph_task_id"]
 
 
 def _set_grad_enabled(mode: bool) -> None:
@@ -79,3 +81,41 @@ class _Functions:
 
 
 _functions = _Functions()
+
+
+def _will_engine_execute_node(node) -> bool:
+    """Whether the backward pass running on this thread will run `node` (a `grad_fn`), as PyTorch's engine
+    answers it from a hook.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow.torch import _C
+        >>> a = tp.ones(2, requires_grad=True); b = a * 2; c = b.cos()
+        >>> seen = []
+        >>> h = b.register_hook(lambda g: seen.append(_C._will_engine_execute_node(c.grad_fn)))
+        >>> b.sum().backward(); seen
+        [False]
+    """
+    if not isinstance(node, Node):
+        raise RuntimeError(f"_will_engine_execute_node expects an grad_fn, but got {type(node).__name__}")
+    task = state.graph_task
+    if task is None:
+        raise RuntimeError("_get_should_execute_nodes should only be called during the backward pass")
+    if task.capture and type(node) is AccumulateGrad:
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return will_execute(node)
+
+
+def _current_graph_task_id() -> int:
+    """The number of the backward pass running on this thread (from a hook or a custom Function's backward);
+    -1 outside one. Passes run as one compiled program have none.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> from tapeflow.torch import _C
+        >>> _C._current_graph_task_id()
+        -1
+    """
+    task = state.graph_task
+    return -1 if task is None else task.id
