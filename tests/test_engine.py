@@ -498,3 +498,18 @@ def test_hooks_query_the_engine_as_in_pytorch():
     from tapeflow.torch import _C
 
     assert _engine_queries(tp, _C) == _engine_queries(torch, torch._C)
+
+
+@pytest.mark.parametrize("returned", ["int", "tensor", "str"])
+def test_a_post_accumulate_grad_hook_that_returns_something_raises_pytorchs_error(returned):
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        value = {"int": 1, "tensor": lib.ones(2), "str": "x"}[returned]
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        a.register_post_accumulate_grad_hook(lambda p: value)
+        with pytest.raises((TypeError, RuntimeError)) as info:
+            (a * 2).sum().backward()
+        return type(info.value).__name__, str(info.value)
+
+    assert run(tp) == run(torch)

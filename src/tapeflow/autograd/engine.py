@@ -58,7 +58,10 @@ def accumulate(var: Tensor, g, create_graph: bool, run_hooks: bool = True) -> No
                 old._st().version += 1
     if var._post_accumulate_hooks:
         for fn in list(var._post_accumulate_hooks.values()):
-            if fn(var) is not None:
+            out = fn(var)
+            if out is not None:
+                if not isinstance(out, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
