@@ -471,6 +471,17 @@ spec("all", [C(B((3, 4))), C(B((3, 4)), dim=(1,), keepdim=True), C(F((3,), INTS)
      _np_keep(np.all), diff=False, tf=lambda x: x.all())
 spec("any", [C(B((3, 4))), C(B((3, 4)), dim=(1,), keepdim=True), C(F((3,), INTS)), C(B((0,)))],
      _np_keep(np.any), diff=False, tf=lambda x: x.any())
+spec("nonzero_static", [C(F((3, 4), INTS), size=20, fill_value=-1), C(F((3, 4), INTS), size=2, fill_value=5),
+                        C(F((5,), INTS), size=7, fill_value=-1)],
+     lambda x, size, fill_value: _np_nonzero_static(x, size, fill_value), diff=False,
+     tf=lambda x: tp.nonzero_static(x, size=20, fill_value=-1))
+
+
+def _np_nonzero_static(x, size, fill_value):
+    rows = np.argwhere(x)[:size]
+    return np.concatenate([rows, np.full((size - len(rows), x.ndim), fill_value)]).astype(np.int64)
+
+
 spec("count_nonzero", [C(F((3, 4), INTS)), C(F((3, 4), INTS), dim=(1,))],
      lambda x, dim=None: np.count_nonzero(x, axis=dim), diff=False, tf=lambda x: tp.count_nonzero(x))
 

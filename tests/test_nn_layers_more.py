@@ -521,3 +521,38 @@ def test_lazy_modules_become_their_full_class_like_pytorch(name, args, shape):
     assert {n: tuple(p.shape) for n, p in m.named_parameters()} == {n: tuple(p.shape) for n, p in tm.named_parameters()}
     assert {n: tuple(b.shape) for n, b in m.named_buffers()} == {n: tuple(b.shape) for n, b in tm.named_buffers()}
     assert all(any(p is q for q in m.parameters()) for p in params_before)  # (an optimizer built before keeps them)
+
+
+def test_sync_batchnorm_converts_and_normalises_as_pytorch():
+    def run(lib):
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 1), lib.nn.BatchNorm2d(4),
+                                lib.nn.Sequential(lib.nn.BatchNorm1d(4, affine=False)))
+        with lib.no_grad():
+            net[1].weight.fill_(2.0)
+        net.eval()
+        s = lib.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        seen = [repr(s).replace("tapeflow", "torch"), s[1].weight is net[1].weight, s.training]
+        s.train()
+        x = lib.arange(72, dtype=lib.float32).view(2, 4, 3, 3) / 10
+        y = s[1](x)
+        seen += [np.round(y.detach().numpy(), 5).tolist(), s[1].running_mean.tolist(), int(s[1].num_batches_tracked)]
+        for bad in (lib.ones(3), lib.ones(2, 0, 3)):
+            with pytest.raises(ValueError) as info:
+                s[1](bad)
+            seen.append(str(info.value))
+        seen.append(list(lib.nn.SyncBatchNorm(4).state_dict()))
+        return seen
+
+    assert run(tp) == run(torch)
+
+
+def test_rnn_cells_share_pytorchs_base_class_parameters_and_reprs():
+    def run(lib):
+        lib.manual_seed(0)
+        cells = [lib.nn.LSTMCell(3, 4, bias=False), lib.nn.RNNCell(3, 4, nonlinearity="relu"), lib.nn.GRUCell(2, 3),
+                 lib.nn.RNNCellBase(3, 4, True, 2)]
+        return [(repr(c), isinstance(c, lib.nn.RNNCellBase), list(c.state_dict()),
+                 [np.round(p.detach().numpy(), 6).tolist() for p in c.parameters()]) for c in cells]
+
+    assert run(tp) == run(torch)

@@ -738,3 +738,65 @@ def test_a_comparison_written_in_place_stops_the_gradient_as_in_pytorch(name, ot
         return r.tolist(), r.requires_grad, x.grad.tolist()
 
     assert run(tp) == run(torch)
+
+
+@pytest.mark.parametrize("size, stride", [((2, 2), (1, 2)), ((2, 3), (3, 1)), ((2, 3, 4), (1, 2, 6)), ((3,), (2,))])
+def test_empty_strided_reports_its_strides_as_pytorch(size, stride):
+    def run(lib):
+        t = lib.empty_strided(size, stride)
+        n = lib.ones(2, dtype=lib.float64).new_empty_strided(size, stride)
+        try:
+            viewed = tuple(t.view(-1).shape)
+        except RuntimeError:
+            viewed = "refused"
+        return t.stride(), t.is_contiguous(), t.contiguous().stride(), viewed, n.stride(), str(n.dtype)[-7:]
+
+    assert run(tp) == run(torch)
+
+
+@pytest.mark.parametrize("data", [[[1, 0], [3, 2]], [0.0, 0.0], 5, 0, [[True, False]]])
+@pytest.mark.parametrize("size, fill", [(4, -1), (1, 7), (0, -1)])
+def test_nonzero_static_pads_and_truncates_as_pytorch(data, size, fill):
+    def run(lib):
+        r = lib.nonzero_static(lib.tensor(data), size=size, fill_value=fill)
+        m = lib.tensor(data).nonzero_static(size=size, fill_value=fill)
+        return r.tolist(), tuple(r.shape), str(r.dtype)[-5:], m.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_nonzero_static_traces_under_jit():
+    import jax
+
+    f = tp.interop.to_jax(lambda x: tp.nonzero_static(x, size=3))
+    assert np.asarray(jax.jit(f)(np.array([0.0, 2.0, 0.0, 5.0]))).tolist() == [[1], [3], [-1]]
+
+
+@pytest.mark.parametrize("name, call", [
+    ("max_pool1d_with_indices", lambda F, x: F.max_pool1d_with_indices(x.view(2, 2, -1), 2)),
+    ("max_pool2d_with_indices", lambda F, x: F.max_pool2d_with_indices(x.view(1, 2, 4, 4), 2)),
+    ("max_pool3d_with_indices", lambda F, x: F.max_pool3d_with_indices(x.view(1, 2, 2, 2, 4), 2)),
+    ("adaptive_max_pool1d_with_indices", lambda F, x: F.adaptive_max_pool1d_with_indices(x.view(2, 2, -1), 3)),
+    ("adaptive_max_pool2d_with_indices", lambda F, x: F.adaptive_max_pool2d_with_indices(x.view(1, 2, 4, 4), 3)),
+    ("adaptive_max_pool3d_with_indices", lambda F, x: F.adaptive_max_pool3d_with_indices(x.view(1, 2, 2, 2, 4), 2))])
+def test_the_with_indices_spellings_of_max_pooling_match_pytorch(name, call):
+    x = np.random.default_rng(3).standard_normal(32).astype(np.float32)
+    mine = call(tp.nn.functional, tp.tensor(x))
+    theirs = call(torch.nn.functional, torch.tensor(x))
+    assert mine[0].tolist() == theirs[0].tolist() and mine[1].tolist() == theirs[1].tolist()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, t: lib.selu_(t), lambda lib, t: lib.celu_(t, 2.0), lambda lib, t: lib.threshold_(t, 0.5, 9.0),
+    lambda lib, t: lib.rrelu_(t, 0.2, 0.4), lambda lib, t: lib.dropout_(t, 0.5, False),
+    lambda lib, t: lib.alpha_dropout_(t, 0.5, False), lambda lib, t: lib.feature_alpha_dropout_(t.view(1, 3), 0.5, False)])
+def test_the_top_level_in_place_activations_write_their_input_as_pytorch(call):
+    def run(lib):
+        t = lib.tensor([-1.0, 0.2, 2.0])
+        r = call(lib, t)
+        x = lib.tensor([-1.0, 0.2, 2.0], requires_grad=True)
+        y = x * 1.0
+        call(lib, y).sum().backward()
+        return np.round(r.tolist(), 6).tolist(), np.round(t.tolist(), 6).tolist(), np.round(x.grad.tolist(), 6).tolist()
+
+    assert run(tp) == run(torch)

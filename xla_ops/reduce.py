@@ -184,6 +184,18 @@ any = op("any", lambda x, dim=None, keepdim=False: jnp.any(x, axis=dim, keepdims
 count_nonzero = op("count_nonzero", lambda x, dim=None: jnp.count_nonzero(x, axis=dim).astype(jnp.int64),
                    differentiable=False)
 
+
+def _nonzero_static(x, size, fill_value):
+    """The indices of the first `size` nonzero elements of `x` in row-major order, one row each; rows past the
+    last nonzero element hold `fill_value` (a static shape: traceable, no host read)."""
+    if x.ndim == 0:
+        return jnp.zeros((size, 0), jnp.int64)
+    idx = jnp.nonzero(x, size=size, fill_value=fill_value)
+    return jnp.stack(idx, axis=1).astype(jnp.int64)
+
+
+nonzero_static = op("nonzero_static", _nonzero_static, differentiable=False)
+
 # -- smooth reductions -------------------------------------------------------------
 logsumexp = op("logsumexp", lambda x, dim, keepdim=False: jax.nn.logsumexp(x, axis=dim, keepdims=keepdim),
                lambda g, ans, x, dim, keepdim=False:

@@ -32,7 +32,7 @@ matmul mm bmm mv dot inner outer ger addmm baddbmm trace svd qr matrix_exp matri
 reshape view_as flatten unflatten ravel permute transpose swapaxes swapdims t adjoint movedim moveaxis expand
 expand_as broadcast_to squeeze unsqueeze narrow select diagonal diag split chunk tensor_split unbind flip fliplr
 flipud roll repeat tile repeat_interleave tril triu contiguous gather take_along_dim scatter scatter_add
-index_select index_add take masked_select nonzero argwhere index_put floor_divide true_divide divide multiply
+index_select index_add take masked_select nonzero nonzero_static argwhere index_put floor_divide true_divide divide multiply
 subtract cross float_power fmax fmin conj conj_physical resolve_conj angle sgn isreal vdot is_nonzero
 copysign heaviside logaddexp logaddexp2 sinc xlogy deg2rad rad2deg signbit isneginf isposinf i0 gcd lcm
 mvlgamma igamma igammac nextafter frexp ldexp bitwise_left_shift bitwise_right_shift nanmedian mode quantile
@@ -587,6 +587,15 @@ def _install_factories():
 
     Tensor.new_full = new_full
     Tensor.new_tensor = _new_tensor
+
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
+                          pin_memory=False):
+        from ._toplevel import empty_strided
+
+        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
+
+    Tensor.new_empty_strided = new_empty_strided
 
 
 _install_factories()

@@ -471,19 +471,24 @@ def is_storage(obj) -> bool:
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
                   pin_memory: bool = False):
-    """`empty(size)`: tapeflow tensors have no strides, so `stride` only has to fit `size`.
+    """`empty(size)` that reports `stride` as its strides (`stride()`, `is_contiguous()`, and which shapes
+    `view()` accepts follow it, as in PyTorch).
 
     Example:
         >>> import tapeflow as tp
-        >>> tp.empty_strided((2, 3), (1, 2)).shape
-        tapeflow.Size([2, 3])
+        >>> t = tp.empty_strided((2, 3), (1, 2))
+        >>> t.shape, t.stride(), t.is_contiguous()
+        (tapeflow.Size([2, 3]), (1, 2), False)
     """
     from ._factories import empty
 
-    if len(tuple(size)) != len(tuple(stride)):
-        raise RuntimeError(f"mismatch in length of strides and shape: got {len(tuple(stride))} strides for "
-                           f"{len(tuple(size))} dimensions")
-    return empty(tuple(size), dtype=dtype, device=device, requires_grad=requires_grad)
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: got {len(stride)} strides for "
+                           f"{len(size)} dimensions")
+    out = empty(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    out.__dict__["_own_layout"] = (size, stride, 0)
+    return out
 
 
 def unsafe_split(input, split_size_or_sections, dim: int = 0):
@@ -601,3 +606,94 @@ def chain_matmul(*matrices):
 
 Tensor.is_neg = is_neg
 Tensor.resolve_neg = resolve_neg
+
+
+# -- PyTorch's top-level in-place forms of some nn.functional functions (`torch.selu_(x)`) ------------------------
+def _functional():
+    from .nn import functional
+
+    return functional
+
+
+def selu_(input):
+    """`selu` written into `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.selu_(tp.tensor([0.0, 1.0]))
+        tensor([0.0000, 1.0507])
+    """
+    return _functional().selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    """`celu` written into `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.celu_(tp.tensor([0.0, 1.0]), 2.0)
+        tensor([0., 1.])
+    """
+    return _functional().celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    """`threshold` written into `input`: elements not above `threshold` become `value`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.threshold_(tp.tensor([0.2, 0.8]), 0.5, 9.0)
+        tensor([9.0000, 0.8000])
+    """
+    return _functional().threshold(input, threshold, value, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """`rrelu` written into `input` (in evaluation, negative slopes are `(lower + upper) / 2`).
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.rrelu_(tp.tensor([-1.0, 1.0]), 0.2, 0.4)
+        tensor([-0.3000,  1.0000])
+    """
+    if generator is not None:
+        raise TypeError("rrelu_() got an unexpected keyword argument 'generator'; draw the slopes with the global "
+                        "generator (seed it with tapeflow.manual_seed)")
+    return _functional().rrelu(input, lower, upper, training, inplace=True)
+
+
+def dropout_(input, p, train):
+    """`dropout` written into `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.dropout_(tp.ones(3), 0.5, False)
+        tensor([1., 1., 1.])
+    """
+    return _functional().dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout_(input, p, train):
+    """`alpha_dropout` written into `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.alpha_dropout_(tp.ones(3), 0.5, False)
+        tensor([1., 1., 1.])
+    """
+    return _functional().alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout_(input, p, train):
+    """`feature_alpha_dropout` written into `input`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> tp.feature_alpha_dropout_(tp.ones(2, 3), 0.5, False)
+        tensor([[1., 1., 1.],
+                [1., 1., 1.]])
+    """
+    return _functional().feature_alpha_dropout(input, p, train, inplace=True)
+
+
+__all__ += ["selu_", "celu_", "threshold_", "rrelu_", "dropout_", "alpha_dropout_", "feature_alpha_dropout_"]

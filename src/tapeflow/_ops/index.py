@@ -24,7 +24,7 @@ from ._dtype_rules import _kernel
 
 __all__ = [
     "argwhere", "cdist", "cross", "detach", "gather", "index_add", "index_put", "index_select",
-    "is_floating_point", "is_nonzero", "masked_select", "nonzero", "numel", "scatter", "scatter_add", "take",
+    "is_floating_point", "is_nonzero", "masked_select", "nonzero", "nonzero_static", "numel", "scatter", "scatter_add", "take",
     "take_along_dim",
 ]
 
@@ -268,6 +268,24 @@ def nonzero(input, *, as_tuple=False):
     if as_tuple:
         return tuple(Tensor._wrap(host_array(i, np.int64)) for i in idx)
     return Tensor._wrap(host_array(np.stack(idx, axis=1) if idx else np.zeros((0, 0)), np.int64))
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """`nonzero` with a fixed number of rows, `size`: the first `size` indices, padded with `fill_value`. Its
+    shape does not depend on the data, so it needs no host read and traces under `jax.jit`.
+
+    Example:
+        >>> tp.nonzero_static(tp.tensor([[1, 0], [3, 2]]), size=4)
+        tensor([[ 0,  0],
+                [ 1,  0],
+                [ 1,  1],
+                [-1, -1]])
+    """
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise TypeError(f"nonzero_static(): argument 'size' must be int, not {type(size).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return dispatch(X.nonzero_static, (input,), (("size", size), ("fill_value", int(fill_value))))
 
 
 def argwhere(input):

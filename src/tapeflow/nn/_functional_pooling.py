@@ -759,3 +759,28 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
         tapeflow.Size([2, 3, 3, 3, 3])
     """
     return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def _with_indices(pool, call: str):
+    """`pool` (a max pooling) that always returns `(output, indices)`: PyTorch's `*_with_indices` spellings.
+    `call` is the arguments of its docstring's example."""
+    def pooled(*args, **kwargs):
+        kwargs.pop("return_indices", None)
+        return pool(*args, **kwargs, return_indices=True)
+    name = pool.__name__ + "_with_indices"
+    pooled.__name__ = pooled.__qualname__ = name
+    pooled.__doc__ = (f"`{pool.__name__}` with `return_indices=True`: `(output, indices)`.\n\n    Example:\n"
+                      f"        >>> import tapeflow as tp\n        >>> out, idx = tp.nn.functional.{name}({call})\n"
+                      f"        >>> idx.dtype\n        tapeflow.int64\n    ")
+    return pooled
+
+
+_EXAMPLES = {max_pool1d: "tp.randn(1, 2, 8), 2", max_pool2d: "tp.randn(1, 2, 8, 8), 2",
+             max_pool3d: "tp.randn(1, 2, 4, 4, 4), 2", adaptive_max_pool1d: "tp.randn(1, 2, 8), 3",
+             adaptive_max_pool2d: "tp.randn(1, 2, 8, 8), 3", adaptive_max_pool3d: "tp.randn(1, 2, 4, 4, 4), 3",
+             fractional_max_pool2d: "tp.randn(1, 2, 8, 8), 2, output_size=5",
+             fractional_max_pool3d: "tp.randn(1, 2, 8, 8, 8), 2, output_size=5"}
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices, adaptive_max_pool1d_with_indices, \
+    adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices, fractional_max_pool2d_with_indices, \
+    fractional_max_pool3d_with_indices = (_with_indices(pool, call) for pool, call in _EXAMPLES.items())
+__all__ += [pool.__name__ + "_with_indices" for pool in _EXAMPLES]

@@ -79,7 +79,7 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm, SyncBatchNorm
 from .param_containers import ParameterDict, ParameterList
 from .pooling import (
     AdaptiveAvgPool1d,
@@ -128,7 +128,7 @@ from .resample import (
     ZeroPad2d,
     ZeroPad3d,
 )
-from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     Transformer,
@@ -149,7 +149,7 @@ __all__ = [
     "InstanceNorm2d", "InstanceNorm3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
     "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
     "ConstantPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "NLLLoss", "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss",
-    "KLDivLoss", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "KLDivLoss", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Conv3d", "ConvTranspose1d", "ConvTranspose3d", "Fold", "Unfold", "LocalResponseNorm",
     "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
@@ -158,7 +158,7 @@ __all__ = [
     "MultiLabelMarginLoss", "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "CosineSimilarity", "PairwiseDistance",
     "GLU", "PReLU", "RReLU", "Softmin", "Softmax2d", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d",
-    "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "Bilinear", "BatchNorm3d", "RMSNorm", "ParameterList",
+    "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "Bilinear", "BatchNorm3d", "SyncBatchNorm", "RMSNorm", "ParameterList",
     "ParameterDict", "EmbeddingBag", "LazyLinear",
     "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",

@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class _BatchNorm(Module):
@@ -54,9 +54,12 @@ class _BatchNorm(Module):
             init.ones_(self.weight)
             init.zeros_(self.bias)
 
-    def forward(self, input):
+    def _check_input_dim(self, input) -> None:
         if input.ndim not in self._dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {input.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad():
@@ -105,6 +108,54 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _dims = (4,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation whose statistics cover the whole batch however it is split over devices (PyTorch's
+    `SyncBatchNorm`). tapeflow runs data parallelism as one SPMD program over a sharded batch, so the
+    statistics of every `BatchNorm` are already the global batch's: this layer computes as `BatchNorm` does,
+    over any input of two or more dimensions. `process_group` is accepted for PyTorch's signature.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> net = tp.nn.Sequential(tp.nn.Conv2d(3, 4, 1), tp.nn.BatchNorm2d(4))
+        >>> net = tp.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        >>> type(net[1]).__name__, net[1](tp.randn(2, 4, 3, 3)).shape
+        ('SyncBatchNorm', tapeflow.Size([2, 4, 3, 3]))
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every `BatchNorm1d/2d/3d` in it replaced by a `SyncBatchNorm` holding the same
+        parameters and running statistics (the module itself when it is one)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                      process_group)
+            if module.affine:
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean, out.running_var = module.running_mean, module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return out
 
 
 class LayerNorm(Module):

@@ -21,7 +21,7 @@ from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _layout, _mask, _unpack
 from .module import Module
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -263,22 +263,50 @@ class GRU(RNNBase):
                          device, dtype)
 
 
-class _Cell(Module):
+class RNNCellBase(Module):
+    """The parameters and initialisation shared by `RNNCell`, `LSTMCell` and `GRUCell` (PyTorch's base class):
+    `weight_ih` `(num_chunks * hidden_size, input_size)`, `weight_hh` `(num_chunks * hidden_size, hidden_size)`
+    and, with `bias`, `bias_ih` and `bias_hh`, all uniform in `±1/sqrt(hidden_size)`.
+
+    Example:
+        >>> import tapeflow as tp
+        >>> cell = tp.nn.RNNCellBase(3, 4, True, 2)
+        >>> [tuple(p.shape) for p in cell.parameters()]
+        [(8, 3), (8, 4), (8,), (8,)]
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gate = num_chunks * hidden_size
+        self.weight_ih = Parameter(_factories.empty(gate, input_size, device=device, dtype=dtype))
+        self.weight_hh = Parameter(_factories.empty(gate, hidden_size, device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(_factories.empty(gate, device=device, dtype=dtype))
+            self.bias_hh = Parameter(_factories.empty(gate, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every parameter uniform in `±1/sqrt(hidden_size)`."""
+        _init_uniform(self, self.hidden_size)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}" + ("" if self.bias is True else f", bias={self.bias}")
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+
+class _Cell(RNNCellBase):
     _mode = "RNN"
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None):
-        super().__init__()
-        self.input_size, self.hidden_size, self.bias, self.nonlinearity = input_size, hidden_size, bias, nonlinearity
-        gate = {"LSTM": 4, "GRU": 3, "RNN": 1}[self._mode] * hidden_size
-        self.weight_ih = Parameter(_factories.empty(gate, input_size, dtype=dtype))
-        self.weight_hh = Parameter(_factories.empty(gate, hidden_size, dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(_factories.empty(gate, dtype=dtype))
-            self.bias_hh = Parameter(_factories.empty(gate, dtype=dtype))
-        else:
-            self.bias_ih = self.bias_hh = None
-        _init_uniform(self, hidden_size)
+        super().__init__(input_size, hidden_size, bias, {"LSTM": 4, "GRU": 3, "RNN": 1}[self._mode], device, dtype)
+        self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
         if input.ndim not in (1, 2):
@@ -302,10 +330,6 @@ class _Cell(Module):
         if self._mode != "LSTM":
             return h if batched else h.squeeze(0)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
-
-    def extra_repr(self) -> str:
-        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
-
 
 class RNNCell(_Cell):
     """One step of an Elman RNN.
