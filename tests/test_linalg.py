@@ -681,3 +681,38 @@ def test_householder_product_refuses_bad_inputs_as_pytorch():
         with pytest.raises(type(theirs.value)) as mine:
             f(tp)
         assert str(mine.value) == str(theirs.value), name
+
+
+def _lowrank_case(lib, call, seed):
+    lib.manual_seed(0)
+    A = lib.randn(20, 4, dtype=lib.float64) @ lib.randn(4, 12, dtype=lib.float64) \
+        + 0.01 * lib.randn(20, 12, dtype=lib.float64)
+    X = A.clone().requires_grad_()
+    lib.manual_seed(seed)
+    U, S, V = call(lib, X)
+    (S.sum() + (U[:, 0] * U[:, 0]).sum()).backward()
+    # (singular vectors are defined up to sign: each column is compared with its first entry made positive)
+    sign = lambda M: M * lib.where(M[:1] < 0, -1.0, 1.0)  # noqa: E731
+    return [np.asarray(t.detach().numpy()) for t in (sign(U), S, sign(V), X.grad)]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, A: lib.svd_lowrank(A, q=4), lambda lib, A: lib.svd_lowrank(A, q=3, niter=0),
+    lambda lib, A: lib.svd_lowrank(A.mT, q=3), lambda lib, A: lib.svd_lowrank(A, q=3, M=lib.ones(1, 12, dtype=A.dtype)),
+    lambda lib, A: lib.pca_lowrank(A), lambda lib, A: lib.pca_lowrank(A, q=2, center=False),
+    lambda lib, A: lib.svd_lowrank(A.view(4, 5, 12), q=2)])
+def test_randomized_low_rank_svd_and_pca_match_pytorch(call):
+    torch = pytest.importorskip("torch")
+    for mine, theirs in zip(_lowrank_case(tp, call, 7), _lowrank_case(torch, call, 7)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("kwargs", [dict(q=13), dict(q=-1), dict(niter=-1)])
+def test_pca_lowrank_refuses_bad_sizes_as_pytorch(kwargs):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (tp, torch):
+        with pytest.raises(ValueError) as info:
+            lib.pca_lowrank(lib.ones(20, 12), **kwargs)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
