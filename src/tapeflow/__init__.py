@@ -115,13 +115,13 @@ from ._legacy import (
     LongTensor,
     ShortTensor,
 )
+from ._lowrank import pca_lowrank, svd_lowrank
 from ._ops import *  # noqa: F403
 from ._ops import return_types  # noqa: F401
 from ._sampling import bernoulli, multinomial, poisson
 from ._sparse import install as _sparse_install
 from ._sparse import sparse_coo_tensor, spmm
 from ._spectral import istft, stft
-from ._lowrank import pca_lowrank, svd_lowrank
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Size, Tensor, is_tensor
 from ._tensor_extras import *  # noqa: F403  (layouts, memory formats, older linear-algebra spellings)
