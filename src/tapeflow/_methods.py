@@ -346,7 +346,8 @@ sinc subtract true_divide xlogy""".split():
 def _number_first_method(name, inplace_form=False):
     """The method `name` (add, sub, addcmul, addcdiv), also taking PyTorch's deprecated overload with the scaling
     number first (`p.add_(-lr, grad)`, `p.addcdiv_(-step, exp_avg, denom)`: old optimizer code)."""
-    fn = getattr(_ops, name)
+    # (the method as installed so far: `addcmul`'s counts argument positions from self, as PyTorch's methods do)
+    fn = getattr(_ops, name) if inplace_form else getattr(Tensor, name)
     key, tensors = _ops.elementwise._NUMBER_FIRST[name]
     shown = name + "_" if inplace_form else name
 
